@@ -1,0 +1,147 @@
+"""The emulator's public Python API: `Machine` and `CallResult`.
+
+Role: load a linked ELF, map user/kernel regions, read and write memory, and
+`call` a routine under the RV64 psABI, returning its result, cycles, retired
+instructions, the faults taken and SUM at exit.  Runs on the block translator
+(`emu.translate`) by default, or on the reference step (`fast=False`).
+Documented in docs/emulator.md.
+Imports: emu.* (not gen, not verify).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from emu.cost import CostModel
+from emu.elf import ElfImage, load_into, read_elf
+from emu.errors import MapError
+from emu.machine import SR_SUM, SSTATUS, Fault, Hart
+from emu.memory import PAGE_MASK, PAGE_SIZE, Memory
+from emu.profile import Profile, load_profile
+from emu.values import MASK
+
+RETURN_SENTINEL = 0xFFFF_FFFF_FFFF_F000  # `ra` of a call; must stay unmapped
+STACK_TOP = 0xFFFF_FFFF_F000_0000        # kernel stack grows down from here
+CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)  # sp, s0-s11
+ARG_REGS = (10, 11, 12, 13, 14, 15, 16, 17)  # a0-a7
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """Outcome of `Machine.call`.  `cycles` is None without a cost profile."""
+
+    ret: int                      # a0 at return (unsigned 64-bit)
+    cycles: int | None
+    instret: int                  # retired instructions (faulting ones excluded)
+    faults: tuple[Fault, ...]     # (pc, addr, cause) per fault resumed at a fixup
+    sum_at_exit: bool             # sstatus.SUM when the routine returned
+    callee_saved_ok: bool         # sp and s0-s11 as they were at entry
+    misaligned: int = 0           # misaligned accesses (cost model only)
+    cache_misses: int = 0         # L1 D misses during the call (cost model only)
+
+    @property
+    def ret_signed(self) -> int:
+        return self.ret - (1 << 64) if self.ret >> 63 else self.ret
+
+
+class Machine:
+    """An S-mode RV64 machine with an optional cycle cost profile."""
+
+    def __init__(self, image: ElfImage | None = None, profile: str | Profile | None = None,
+                 *, stack_size: int = 4 * PAGE_SIZE) -> None:
+        self.image = image
+        self.memory = Memory()
+        if isinstance(profile, str):
+            profile = load_profile(profile)
+        self.profile = profile
+        self.cost = CostModel(profile) if profile is not None else None
+        self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost)
+        if image is not None:
+            load_into(image, self.memory)
+        self.stack_size = stack_size
+        self.memory.map(STACK_TOP - stack_size, stack_size, user=False)
+        self._translator = None
+
+    @classmethod
+    def from_elf(cls, path: str | Path, profile: str | Profile | None = None, **kw) -> "Machine":
+        return cls(read_elf(path), profile, **kw)
+
+    # --- memory ------------------------------------------------------------
+    def map(self, addr: int, size: int, *, user: bool, readable: bool = True,
+            writable: bool = True, executable: bool = False) -> None:
+        """Map [addr, addr+size) (page multiples) as user or kernel pages.
+        Remapping keeps the contents and changes the permissions."""
+        self.memory.map(addr, size, user=user, readable=readable, writable=writable,
+                        executable=executable)
+
+    def unmap(self, addr: int, size: int) -> None:
+        self.memory.unmap(addr & ~PAGE_MASK, size + (addr & PAGE_MASK))
+
+    def write(self, addr: int, data: bytes) -> None:
+        """Host write, ignoring permissions (pages must be mapped)."""
+        self.memory.host_write(addr, data)
+
+    def read(self, addr: int, n: int) -> bytes:
+        """Host read, ignoring permissions (pages must be mapped)."""
+        return self.memory.host_read(addr, n)
+
+    def symbol(self, name: str) -> int:
+        if self.image is None:
+            raise MapError(f"no ELF loaded, so no symbol {name!r}")
+        return self.image.address_of(name)
+
+    def reset_cache(self) -> None:
+        """Empty the modelled L1 D-cache (it persists across calls otherwise)."""
+        if self.cost is not None:
+            self.cost.cache.reset()
+
+    # --- calls ---------------------------------------------------------------
+    def call(self, fn: str | int, *args: int, step_limit: int = 10_000_000,
+             sum_at_entry: bool = False, fast: bool = True) -> CallResult:
+        """Call `fn` (symbol or address) with integer args in a0..a7 and run it
+        until it returns to the sentinel return address."""
+        if len(args) > len(ARG_REGS):
+            raise MapError(f"call: at most {len(ARG_REGS)} register arguments")
+        hart = self.hart
+        entry = fn if isinstance(fn, int) else self.symbol(fn)
+        saved = self._setup_call(entry, args, sum_at_entry)
+        instret0, faults0 = hart.instret, len(hart.faults)
+        misses0 = self.cost.cache.misses if self.cost else 0
+        if self.cost is not None:
+            self.cost.reset()
+        if fast:
+            self._fast().run(RETURN_SENTINEL, step_limit)
+        else:
+            hart.run_reference(RETURN_SENTINEL, step_limit)
+        cost = self.cost
+        return CallResult(
+            ret=hart.x[10], cycles=cost.cycles if cost else None,
+            instret=hart.instret - instret0, faults=tuple(hart.faults[faults0:]),
+            sum_at_exit=bool(hart.csrs[SSTATUS] & SR_SUM),
+            callee_saved_ok=all(hart.x[r] == v for r, v in saved.items()),
+            misaligned=cost.misaligned if cost else 0,
+            cache_misses=(cost.cache.misses - misses0) if cost else 0)
+
+    def _setup_call(self, entry: int, args: tuple[int, ...], sum_at_entry: bool) -> dict[int, int]:
+        hart = self.hart
+        if RETURN_SENTINEL >> 12 in self.memory.pages:
+            raise MapError(f"the return sentinel page {RETURN_SENTINEL:#x} must stay unmapped")
+        hart.x = [0] * 32
+        for i, r in enumerate(CALLEE_SAVED[1:]):
+            hart.x[r] = 0x5A5A_0000_0000_0000 | (i << 8) | r  # recognisable, checked at exit
+        for r, v in zip(ARG_REGS, args):
+            hart.x[r] = v & MASK
+        hart.x[1] = RETURN_SENTINEL
+        hart.x[2] = STACK_TOP
+        status = hart.csrs[SSTATUS] & ~SR_SUM
+        hart.csrs[SSTATUS] = status | (SR_SUM if sum_at_entry else 0)
+        hart.pc = entry
+        return {r: hart.x[r] for r in CALLEE_SAVED}
+
+    def _fast(self):
+        if self._translator is None:
+            from emu.translate import Translator
+
+            self._translator = Translator(self.hart)
+        return self._translator

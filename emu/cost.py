@@ -1,0 +1,223 @@
+"""Cycle cost engine: an in-order issue model plus an L1 D-cache, driven by a profile.
+
+Role: turns the instruction stream into cycles, apart from the semantics.
+Two parts:
+
+* Static schedule.  `schedule(state, uop, taken)` is a *pure* function: the
+  issue state (slots and memory slots used in the current cycle, cycles until
+  each pending register result is ready) and one instruction give the cycles
+  the issue point advanced and the next state.  States are interned to small
+  ints so the block translator can memoise a whole block per (entry state,
+  branch outcome) and get exactly the cycles the per-instruction reference
+  path gets.  Register 32 is a pseudo-register for an unpipelined divider.
+* Dynamic costs, added as stall cycles that freeze the whole pipeline (so they
+  do not change the issue state): L1 D-cache misses (LRU sets, write-allocate),
+  misaligned accesses (firmware trap on u74, a small penalty on c910), and
+  taken `__ex_table` faults (trap entry, table search, return).
+
+Profiles are TOML data (`emu/profiles/*.toml`, see `emu.profile`).
+Imports: emu.decode (Insn only), emu.profile.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from emu.decode import Insn
+from emu.profile import Profile
+
+DIV_UNIT = 32
+
+_CLASS = {}
+for _n in "lb lh lw ld lbu lhu lwu".split():
+    _CLASS[_n] = "load"
+for _n in "sb sh sw sd".split():
+    _CLASS[_n] = "store"
+for _n in "beq bne blt bge bltu bgeu".split():
+    _CLASS[_n] = "branch"
+for _n in "mul mulh mulhu mulhsu mulw".split():
+    _CLASS[_n] = "mul"
+for _n in "div divu rem remu divw divuw remw remuw".split():
+    _CLASS[_n] = "div"
+for _n in "csrrw csrrs csrrc csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split():
+    _CLASS[_n] = "serial"
+_CLASS.update(jal="jal", jalr="jalr")
+
+
+def insn_class(name: str) -> str:
+    return _CLASS.get(name, "alu")
+
+
+@dataclass(frozen=True, slots=True)
+class Uop:
+    """What the scheduler needs to know about one instruction."""
+
+    cls: str
+    srcs: tuple[tuple[int, int], ...]  # (register, cycles it is needed late)
+    dsts: tuple[tuple[int, int], ...]  # (register, latency)
+    mem: int
+    backward: bool
+
+
+_NO_RS1 = frozenset("lui auipc jal csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split())
+_RS2_IMM = frozenset("addi andi ori xori slli srli srai slti sltiu addiw slliw srliw sraiw".split())
+
+
+def _reads_rs2(i: Insn, cls: str) -> bool:
+    if cls in ("store", "branch", "mul", "div"):
+        return True
+    return cls == "alu" and i.name not in _RS2_IMM and i.name not in ("lui", "auipc")
+
+
+@lru_cache(maxsize=None)
+def _uop(i: Insn, p: Profile) -> Uop:
+    cls = insn_class(i.name)
+    srcs: list[tuple[int, int]] = []
+    if i.rs1 and i.name not in _NO_RS1:
+        srcs.append((i.rs1, 0))
+    if i.rs2 and _reads_rs2(i, cls):
+        srcs.append((i.rs2, p.store_data_late if cls == "store" else 0))
+    lat = {"load": p.lat_load, "mul": p.lat_mul, "div": p.lat_div}.get(cls, p.lat_alu)
+    dsts: list[tuple[int, int]] = []
+    if cls == "div" and not p.div_pipelined:
+        srcs.append((DIV_UNIT, 0))
+        dsts.append((DIV_UNIT, p.lat_div))
+    if i.rd and cls not in ("store", "branch"):
+        dsts.append((i.rd, lat))
+    return Uop(cls, tuple(srcs), tuple(dsts), int(cls in ("load", "store")), i.imm < 0)
+
+
+def uop(i: Insn, p: Profile) -> Uop:
+    return _uop(i, p)
+
+
+EMPTY_STATE = (0, 0, ())
+
+
+def schedule(state: tuple, u: Uop, taken: bool, p: Profile) -> tuple[int, tuple]:
+    """Advance the issue model by one instruction: (cycles advanced, new state)."""
+    slots, mem, pend = state
+    ready = dict(pend)
+    need = 0
+    for reg, late in u.srcs:
+        need = max(need, ready.get(reg, 0) - late)
+    if u.cls == "serial":
+        need = max(need, max(ready.values(), default=0))
+    if need <= 0 and (slots >= p.issue_width or mem + u.mem > p.mem_pipes):
+        need = 1
+    adv = max(need, 0)
+    if adv:
+        slots = mem = 0
+    slots, mem = slots + 1, mem + u.mem
+    bubble, redirect = _control_bubble(u, taken, p)
+    step = adv + bubble
+    if step or u.dsts:
+        ready = {r: c - step for r, c in ready.items() if c - step > 0}
+        for reg, lat in u.dsts:
+            if lat - bubble > 0:
+                ready[reg] = lat - bubble
+    if redirect:
+        slots = p.issue_width  # the next instruction starts a new cycle
+    return step, (slots, mem, tuple(sorted(ready.items())))
+
+
+def _control_bubble(u: Uop, taken: bool, p: Profile) -> tuple[int, bool]:
+    """(bubble cycles, whether fetch was redirected so the issue group ends)."""
+    if u.cls == "branch":
+        if taken != u.backward:  # static prediction: backward taken, forward not
+            return p.mispredict, True
+        return (p.taken_bubble, True) if taken else (0, False)
+    if u.cls == "jal":
+        return p.taken_bubble, True
+    if u.cls == "jalr":
+        return p.jalr_bubble, True
+    if u.cls == "serial":
+        return p.serial_cost, True
+    return 0, False
+
+
+class Cache:
+    """Set-associative LRU L1 D-cache; `mru[set]` is that set's most recent line,
+    so an access to it needs no update (the translator inlines that test)."""
+
+    def __init__(self, p: Profile) -> None:
+        self.line_shift = p.cache_line.bit_length() - 1
+        self.nsets = p.cache_size // (p.cache_line * p.cache_ways)
+        self.set_mask = self.nsets - 1
+        self.ways = p.cache_ways
+        self.load_miss, self.store_miss = p.miss_load, p.miss_store
+        self.reset()
+
+    def reset(self) -> None:
+        self.sets: list[list[int]] = [[] for _ in range(self.nsets)]
+        self.mru: list[int] = [-1] * self.nsets
+        self.misses = 0
+
+    def touch(self, line: int, store: int) -> int:
+        """Access one line; returns the stall cycles (0 on a hit)."""
+        idx = line & self.set_mask
+        lines = self.sets[idx]
+        self.mru[idx] = line
+        if line in lines:
+            lines.remove(line)
+            lines.insert(0, line)
+            return 0
+        lines.insert(0, line)
+        if len(lines) > self.ways:
+            lines.pop()
+        self.misses += 1
+        return self.store_miss if store else self.load_miss
+
+
+class CostModel:
+    """Cycle accounting for one machine: issue state, cache, stall counters."""
+
+    def __init__(self, p: Profile) -> None:
+        self.profile = p
+        self.cache = Cache(p)
+        self.states: list[tuple] = []
+        self.state_ids: dict[tuple, int] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        self.state = self.intern(EMPTY_STATE)
+        self.issue_cycles = 0
+        self.stall_cycles = 0
+        self.misaligned = 0
+
+    @property
+    def cycles(self) -> int:
+        return self.issue_cycles + self.stall_cycles + 1
+
+    def intern(self, state: tuple) -> int:
+        sid = self.state_ids.get(state)
+        if sid is None:
+            sid = self.state_ids[state] = len(self.states)
+            self.states.append(state)
+        return sid
+
+    def step(self, sid: int, insn: Insn, taken: bool) -> tuple[int, int]:
+        """(cycles, next state id) for one instruction from state `sid`."""
+        adv, nxt = schedule(self.states[sid], uop(insn, self.profile), taken, self.profile)
+        return adv, self.intern(nxt)
+
+    def on_insn(self, insn: Insn, taken: bool) -> None:
+        adv, self.state = self.step(self.state, insn, taken)
+        self.issue_cycles += adv
+
+    def access(self, addr: int, size: int, store: int) -> None:
+        """Dynamic cost of a permitted access (cache lines touched, misalignment)."""
+        c = self.cache
+        first, last = addr >> c.line_shift, (addr + size - 1) >> c.line_shift
+        for line in (first, last) if first != last else (first,):
+            if c.mru[line & c.set_mask] != line:
+                self.stall_cycles += c.touch(line, store)
+        if addr & (size - 1):
+            self.misaligned += 1
+            self.stall_cycles += self.profile.misaligned_cost
+
+    def on_fault(self) -> None:
+        """A fault resumed at its fixup: trap round trip, pipeline drained."""
+        self.stall_cycles += self.profile.fault_cost
+        self.state = self.intern(EMPTY_STATE)

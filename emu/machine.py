@@ -1,0 +1,165 @@
+"""The hart: registers, CSRs, fetch, and the reference (one instruction at a time) step.
+
+Role: the kernel's machine model around `emu.semantics` with Python ints.
+S-mode only.  `sstatus.SUM` (bit 18) selects which pages loads and stores may
+touch (`emu.memory`).  A `MemFault` in an instruction that has an
+`__ex_table` entry resumes at its fixup with `sstatus` unchanged and is
+recorded as a `Fault`; any other fault raises `Oops`.  A faulting instruction
+has no effect and does not retire.  This step is the reference the block
+translator (`emu.translate`) is tested against, and it executes whatever the
+fast path hands back (faults, misaligned corner cases).
+Imports: emu.decode, emu.semantics, emu.values, emu.memory, emu.cost, emu.errors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from emu.cost import CostModel
+from emu.decode import Insn, decode
+from emu.errors import IllegalInstruction, Oops, StepLimit, Trap
+from emu.memory import PAGE_MASK, MemFault, Memory
+from emu.semantics import SEMANTICS
+from emu.values import INT_OPS, MASK
+
+SSTATUS = 0x100
+SR_SUM = 1 << 18
+# Supervisor CSRs the model keeps, with their writable bits (WARL).
+CSR_WRITABLE = {
+    SSTATUS: (1 << 1) | (1 << 5) | (1 << 8) | SR_SUM | (1 << 19),  # SIE SPIE SPP SUM MXR
+    0x105: MASK,  # stvec
+    0x140: MASK,  # sscratch
+    0x141: MASK,  # sepc
+    0x142: MASK,  # scause
+    0x143: MASK,  # stval
+}
+
+
+class Fault(NamedTuple):
+    """A fault resumed through `__ex_table`: instruction, effective address, cause."""
+
+    pc: int
+    addr: int
+    cause: str
+
+
+class Hart:
+    """One RV64 hart in S-mode; implements `emu.semantics.State` over ints."""
+
+    def __init__(self, memory: Memory, extable: dict[int, int], cost: CostModel | None = None) -> None:
+        self.mem = memory
+        self.extable = extable
+        self.cost = cost
+        self.x = [0] * 32
+        self.pc = 0
+        self.next_pc = 0
+        self.taken = False
+        self.csrs = dict.fromkeys(CSR_WRITABLE, 0)
+        self.faults: list[Fault] = []
+        self.instret = 0
+        self._decoded: dict[int, Insn] = {}
+        self._code_version = -1
+
+    # --- State protocol ----------------------------------------------------
+    @property
+    def sum_set(self) -> int:
+        return (self.csrs[SSTATUS] >> 18) & 1
+
+    def read_x(self, r: int) -> int:
+        return self.x[r]
+
+    def write_x(self, r: int, v: int) -> None:
+        if r:
+            self.x[r] = v
+
+    def load(self, addr: int, size: int) -> int:
+        self.mem.check(addr, size, "load", self.sum_set)
+        if self.cost is not None:
+            self.cost.access(addr, size, 0)
+        return self.mem.get(addr, size)
+
+    def store(self, addr: int, size: int, v: int) -> None:
+        self.mem.check(addr, size, "store", self.sum_set)
+        if self.cost is not None:
+            self.cost.access(addr, size, 1)
+        self.mem.put(addr, size, v)
+
+    def csr_read(self, csr: int) -> int:
+        if csr not in self.csrs:
+            raise IllegalInstruction(self.pc, self._decoded[self.pc].raw, 4, f"csr {csr:#x} not modelled")
+        return self.csrs[csr]
+
+    def csr_write(self, csr: int, v: int) -> None:
+        mask = CSR_WRITABLE.get(csr)
+        if mask is None:
+            raise IllegalInstruction(self.pc, self._decoded[self.pc].raw, 4, f"csr {csr:#x} not modelled")
+        self.csrs[csr] = (self.csrs[csr] & ~mask) | (v & mask)
+
+    def set_pc(self, target: int) -> None:
+        self.next_pc = target
+
+    def branch(self, cond: Any, target: int) -> None:
+        if cond:
+            self.next_pc = target
+            self.taken = True
+
+    def trap(self, cause: str) -> None:
+        raise Trap(self.pc, cause)
+
+    # --- fetch and step ----------------------------------------------------
+    def fetch(self, pc: int) -> Insn:
+        """Decode the instruction at pc (cached until executable memory changes)."""
+        if self._code_version != self.mem.code_version:
+            self._decoded.clear()
+            self._code_version = self.mem.code_version
+        insn = self._decoded.get(pc)
+        if insn is None:
+            insn = self._decoded[pc] = self._fetch_decode(pc)
+        return insn
+
+    def _fetch_decode(self, pc: int) -> Insn:
+        if pc & 1:
+            raise Oops(pc, pc, "fetch: misaligned pc")
+        try:
+            self.mem.fetch_check(pc)
+            low = self.mem.get(pc, 2)
+            if low & 3 == 3:
+                if (pc & PAGE_MASK) > PAGE_MASK - 3:
+                    self.mem.fetch_check(pc + 2)
+                low |= self.mem.get(pc + 2, 2) << 16
+        except MemFault as f:
+            raise Oops(pc, f.addr, f.cause) from None
+        return decode(low, pc)
+
+    def step(self) -> None:
+        """Execute one instruction with the reference semantics."""
+        pc = self.pc
+        insn = self.fetch(pc)
+        self.next_pc = (pc + insn.length) & MASK
+        self.taken = False
+        try:
+            SEMANTICS[insn.name](insn, INT_OPS, self)
+        except MemFault as f:
+            self.take_fault(pc, f)
+            return
+        if self.cost is not None:
+            self.cost.on_insn(insn, self.taken)
+        self.pc = self.next_pc
+        self.instret += 1
+
+    def take_fault(self, pc: int, f: MemFault) -> None:
+        fixup = self.extable.get(pc)
+        if fixup is None:
+            raise Oops(pc, f.addr, f.cause)
+        self.faults.append(Fault(pc, f.addr, f.cause))
+        if self.cost is not None:
+            self.cost.on_fault()
+        self.pc = fixup
+
+    def run_reference(self, stop_pc: int, limit: int) -> None:
+        """Step until pc == stop_pc; StepLimit after `limit` retired instructions."""
+        end = self.instret + limit
+        while self.pc != stop_pc:
+            if self.instret >= end:
+                raise StepLimit(self.pc, limit)
+            self.step()
