@@ -1,0 +1,310 @@
+"""Lowering of user-access routines: CopyUser/ClearUser -> ir.Function.
+
+Layout of __asm_copy_to_user (and its alias __asm_copy_from_user):
+
+  entry        SUM on, end = dst + n, small sizes -> byte copy
+  head         bytes until dst is SZREG-aligned
+  dispatch     co-aligned -> word copy; else shift copy (or bytes)
+  word copy    unrolled, scheduled blocks of whole words
+  shift copy   misaligned source from aligned loads, shifted together
+  tail         remaining words / overlapping word, then bytes
+  byte copy    shared by the small path and the tail
+  done         SUM off, return 0
+  fault exits  a0 += c; return end - a0 (gen.fixups)
+
+Registers: a0 dst cursor, a1 src cursor, a3 dst end, a2 loop limit (n is
+dead once the threshold is checked), t6 carries SR_SUM at entry and exit.
+Role: build phases from Steps (gen.schedule) with fixups (gen.fixups).
+May import gen.ir, gen.schedule, gen.fixups, gen.strategy.
+"""
+from __future__ import annotations
+
+from gen import schedule as S
+from gen.schedule import units
+from gen.fixups import FaultExits, attach, exit_code
+from gen.ir import Function, Insn, Label, Phase
+from gen.strategy import SZREG, ClearUser, CopyUser, Phases
+
+END, LIMIT = "a3", "a2"
+ALIGN_MASK = "-SZREG"
+
+
+def sum_on() -> list[Insn]:
+    return [Insn("li", ("t6", "SR_SUM")), Insn("csrs", ("CSR_STATUS", "t6"),
+            note="let S-mode touch user pages")]
+
+
+def sum_off() -> list[Insn]:
+    return [Insn("li", ("t6", "SR_SUM")), Insn("csrc", ("CSR_STATUS", "t6"),
+            note="and never again after we return")]
+
+
+def _loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
+          skip_to: str, user: bool = True) -> list:
+    """A bottom-tested loop over whole blocks with an exact bound.
+
+    It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
+    Blocks without lookahead are entered only when the threshold guarantees
+    one whole block, so they need no entry test.
+    """
+    size = sum(s.offset for s in block.body if s.kind == "adv_dst")
+    span = size * (1 + block.lookahead)
+    out: list = [Insn("addi", (LIMIT, END, units(-span)),
+                      note=f"last a0 from which {span} bytes remain")]
+    out += attach(block.prologue, exits, policy, user)
+    if block.lookahead:
+        out.append(Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_last")))
+    out.append(Label("1"))
+    out += attach(block.body, exits, policy, user)
+    out.append(Insn("bleu", ("a0", LIMIT, "1b")))
+    if block.lookahead:
+        out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
+        out += attach(block.epilogue, exits, policy, user)
+    return out
+
+
+def _byte_loop(pfx: str, exits: FaultExits, op_load: bool, done: str) -> list:
+    fix = exits.label(0)
+    out: list = [Insn("bgeu", ("a0", END, done)), Label("1")]
+    if op_load:
+        out += [Insn("lbu", ("t0", "0(a1)"), fix), Insn("sb", ("t0", "0(a0)"), fix),
+                Insn("addi", ("a1", "a1", "1"))]
+    else:
+        out.append(Insn("sb", ("zero", "0(a0)"), fix))
+    out += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", END, "1b"))]
+    return out
+
+
+def _head(pfx: str, exits: FaultExits, copy: bool) -> Phase:
+    fix = exits.label(0)
+    body: list = [Insn("addi", ("t1", "a0", "SZREG-1")),
+                  Insn("andi", ("t1", "t1", ALIGN_MASK), note="t1 = dst rounded up to SZREG"),
+                  Insn("beq", ("a0", "t1", f".L{pfx}_head_done")), Label("1")]
+    if copy:
+        body += [Insn("lbu", ("t0", "0(a1)"), fix), Insn("sb", ("t0", "0(a0)"), fix),
+                 Insn("addi", ("a1", "a1", "1"))]
+    else:
+        body.append(Insn("sb", ("zero", "0(a0)"), fix))
+    body += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", "t1", "1b")),
+             Label(f".L{pfx}_head_done")]
+    regs = (("t1", "dst rounded up to SZREG"),) + ((("t0", "byte in flight"),) if copy else ())
+    return Phase(f".L{pfx}_head", "Alignment head",
+                 ("Copy single bytes until dst is SZREG-aligned, so that every word",
+                  "store below is aligned.  The threshold guarantees n > SZREG - 1."),
+                 ("while (dst & (SZREG - 1))", "\t*dst++ = " + ("*src++;" if copy else "0;")),
+                 regs, tuple(body))
+
+
+def _block_regs(block: S.Block, kinds=("load",)) -> list[str]:
+    """Registers a block loads into (or, for fills, stores from)."""
+    seen: list[str] = []
+    for st in block.prologue + block.body:
+        if st.kind in kinds and st.operands[0] not in seen + ["zero"]:
+            seen.append(st.operands[0])
+    return seen
+
+
+def _temps(block: S.Block) -> list[str]:
+    """Registers written by ALU steps that are not loaded words (shift temps)."""
+    loaded = set(_block_regs(block))
+    seen: list[str] = []
+    for st in block.body:
+        if st.kind == "alu" and st.op != "mv" and st.operands[0] not in loaded | set(seen):
+            seen.append(st.operands[0])
+    return seen
+
+
+def _word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool) -> Phase:
+    block = S.word_copy(ph.word_unroll, ph.word_schedule, S.WORD_POOL)
+    size = ph.word_block
+    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
+    regs += [(r, "word in flight") for r in _block_regs(block)]
+    why = [f"Copy {ph.word_unroll} word(s) per iteration, schedule {ph.word_schedule}."]
+    why += (["The source may be misaligned: this core handles that in hardware."] if fast
+            else ["Both pointers are SZREG-aligned here."])
+    return Phase(f".L{pfx}_words", "Word copy", tuple(why),
+                 (f"while (end - dst >= {size}) {{",
+                  f"\tcopy {ph.word_unroll} words; dst += {size}; src += {size};", "}"),
+                 tuple(regs), tuple(_loop(pfx, "words", block, exits, ph.fault, "")))
+
+
+def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
+    block = S.shift_copy(ph.shift_unroll, ph.shift_schedule, "a6", "a4", "a5", S.SHIFT_POOL)
+    size = ph.shift_block
+    setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
+             Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
+             Insn("neg", ("a5", "a4"), note="shl = 64 - shr (sll uses the low 6 bits)"),
+             Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
+             Insn("REG_L", ("a6", "0(a1)"), exits.label(0))]
+    body = setup + _loop(pfx, "shift", block, exits, ph.fault, "")
+    body += [Insn("srli", ("t0", "a4", "3")),
+             Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
+    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
+            ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
+            ("a6", "prev: the aligned source word being consumed"),
+            ("a1", "address of prev")]
+    regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
+    regs += [(r, "destination word being built") for r in _temps(block)]
+    return Phase(f".L{pfx}_shift", "Shift copy",
+                 ("The source is misaligned against the destination.  Load only aligned",
+                  "source words and build each destination word from two neighbours;",
+                  "this never makes a misaligned access and only reads aligned words",
+                  "that hold at least one byte of the source, so it cannot fault where",
+                  f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
+                  f" schedule {ph.shift_schedule}."),
+                 ("prev = *(u64 *)(src & ~7);",
+                  f"while (end - dst >= {size}) {{",
+                  "\tnext = *(u64 *)((src & ~7) + 8);",
+                  "\t*(u64 *)dst = (prev >> shr) | (next << shl);",
+                  "\tprev = next; dst += 8; src += 8;", "}"),
+                 tuple(regs), tuple(body))
+
+
+def _tail_words(pfx: str, exits: FaultExits, copy: bool) -> list:
+    fix = exits.label(0)
+    body: list = [Insn("addi", (LIMIT, END, "-SZREG")),
+                  Insn("bgtu", ("a0", LIMIT, f".L{pfx}_tail_words_done")), Label("1")]
+    if copy:
+        body += [Insn("REG_L", ("t0", "0(a1)"), fix), Insn("REG_S", ("t0", "0(a0)"), fix),
+                 Insn("addi", ("a1", "a1", "SZREG"))]
+    else:
+        body.append(Insn("REG_S", ("zero", "0(a0)"), fix))
+    body += [Insn("addi", ("a0", "a0", "SZREG")), Insn("bleu", ("a0", LIMIT, "1b")),
+             Label(f".L{pfx}_tail_words_done")]
+    return body
+
+
+def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str) -> list:
+    """One misaligned word ending exactly at the end (fast cores only)."""
+    fix = exits.label(0)
+    body: list = [Insn("beq", ("a0", END, done))]
+    if copy:
+        body += [Insn("sub", ("t1", END, "a0"), note="bytes left, < SZREG"),
+                 Insn("add", ("a1", "a1", "t1"), note="src end"),
+                 Insn("REG_L", ("t0", "-SZREG(a1)"), fix),
+                 Insn("REG_S", ("t0", f"-SZREG({END})"), fix,
+                      note="rewrites some copied bytes with equal ones")]
+    else:
+        body.append(Insn("REG_S", ("zero", f"-SZREG({END})"), fix))
+    body.append(Insn("j", (done,)))
+    return body
+
+
+def _tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:
+    done = f".L{pfx}_done"
+    if ph.tail == "bytes":
+        return None
+    body = _tail_words(pfx, exits, copy)
+    why = ["Whole words that did not fill a block, one at a time."]
+    if ph.tail == "overlap":
+        body += _tail_overlap(pfx, exits, copy, done)
+        why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
+        why.append("already copied, which this core may load and store misaligned.")
+    return Phase(f".L{pfx}_tail", "Tail", tuple(why),
+                 ("while (end - dst >= 8) copy one word;",) +
+                 (("if (dst != end) copy the word ending at end;",) if ph.tail == "overlap" else ()),
+                 (("a2", "loop limit: end - 8"), ("t0", "word in flight")), tuple(body))
+
+
+def _entry(pfx: str, ph: Phases, n_reg: str, small_to: str) -> Phase:
+    body = sum_on() + [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
+    if ph.threshold > 0:
+        body += [Insn("li", ("t0", str(ph.threshold)),
+                      note="threshold from the strategy (`small below`)"),
+                 Insn("bltu", (n_reg, "t0", small_to))]
+    return Phase(None, "Entry",
+                 ("Enable user memory access (sstatus.SUM), remember where dst ends,",
+                  f"and send copies shorter than {ph.threshold} bytes to the byte loop,",
+                  "where the set-up below would cost more than it saves."),
+                 (f"if (n < {ph.threshold}) goto bytes;",),
+                 (("t6", "SR_SUM"), (END, "end of dst"), ("t0", "threshold")), tuple(body))
+
+
+def _byte_phase(pfx: str, exits: FaultExits, copy: bool) -> Phase:
+    return Phase(f".L{pfx}_bytes", "Byte copy" if copy else "Byte fill",
+                 ("Small sizes, and what is left after the word loops.",),
+                 ("while (dst < end) *dst++ = " + ("*src++;" if copy else "0;"),),
+                 (("t0", "byte in flight"),) if copy else (),
+                 tuple(_byte_loop(pfx, exits, copy, f".L{pfx}_done")))
+
+
+def _done_phase(pfx: str) -> Phase:
+    return Phase(f".L{pfx}_done", "Done",
+                 ("Every byte was stored: disable user access, return 0.",), (), (),
+                 tuple(sum_off() + [Insn("li", ("a0", "0")), Insn("ret")]))
+
+
+def _fault_phase(exits: FaultExits) -> Phase:
+    return Phase(None, "Fault exits",
+                 ("A user access faulted; the trap handler resumed here with sstatus",
+                  "as it was, so SUM is still set and must be cleared on this path too.",
+                  "a0 plus the label's offset is the first byte not stored: return",
+                  "end - a0, exactly the bytes not copied."),
+                 ("return end - (dst + stored);",), (("a0", "bytes not copied"),),
+                 tuple(exit_code(exits, END, sum_off())))
+
+
+def copy_user_function(cu: CopyUser) -> Function:
+    ph, fast = cu.phases, cu.target.fast_misaligned
+    pfx = "copy"
+    exits = FaultExits(pfx)
+    phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes")]
+    if ph.align != "none":
+        phases.append(_head(pfx, exits, True))
+    if not fast:
+        miss = f".L{pfx}_shift" if ph.shift_unroll else f".L{pfx}_bytes"
+        phases.append(Phase(None, "Dispatch on source alignment",
+                             ("dst is aligned now; a misaligned source takes the "
+                              + ("shift copy." if ph.shift_unroll else "byte loop."),),
+                             (), (("t0", "src & (SZREG - 1)"),),
+                             (Insn("andi", ("t0", "a1", "SZREG-1")),
+                              Insn("bnez", ("t0", miss)))))
+    phases.append(_word_phase(pfx, ph, exits, fast))
+    tail = _tail_phase(pfx, ph, exits, True)
+    if tail:
+        phases.append(tail)
+    if ph.shift_unroll and not fast:
+        phases[-1] = _with_jump(phases[-1], f".L{pfx}_bytes")
+        phases.append(_shift_phase(pfx, ph, exits))
+    phases += [_byte_phase(pfx, exits, True), _done_phase(pfx)]
+    return Function(
+        "__asm_copy_to_user", ("__asm_copy_from_user",),
+        ("Copy n bytes between kernel and user memory.  Either side may be user",
+         "memory: every load and store carries an exception-table entry."),
+        (("a0", "dst"), ("a1", "src"), ("a2", "n")),
+        "a0: the number of bytes not copied (0 on success)",
+        tuple(phases), (_fault_phase(exits),),
+        ("__asm_copy_to_user", "__asm_copy_from_user"))
+
+
+def _with_jump(phase: Phase, target: str) -> Phase:
+    body = phase.body
+    if body and isinstance(body[-1], Insn) and body[-1].op == "j":
+        return phase
+    return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
+                 body + (Insn("j", (target,), note="tail bytes"),))
+
+
+def clear_user_function(cl: ClearUser) -> Function:
+    ph = cl.phases
+    pfx = "clear"
+    exits = FaultExits(pfx)
+    phases = [_entry(pfx, ph, "a1", f".L{pfx}_bytes")]
+    if ph.align != "none":
+        phases.append(_head(pfx, exits, False))
+    block = S.fill_words(ph.word_unroll)
+    phases.append(Phase(f".L{pfx}_words", "Word fill",
+                        (f"Store {ph.word_unroll} zero word(s) per iteration.",),
+                        (f"while (end - dst >= {ph.word_block}) store {ph.word_unroll} zero words;",),
+                        (("a2", f"loop limit: end - {ph.word_block}"),),
+                        tuple(_loop(pfx, "words", block, exits, ph.fault, "", True))))
+    tail = _tail_phase(pfx, ph, exits, False)
+    if tail:
+        phases.append(tail)
+    phases += [_byte_phase(pfx, exits, False), _done_phase(pfx)]
+    return Function(
+        "__clear_user", (),
+        ("Zero n bytes of user memory; any store may fault.",),
+        (("a0", "dst (user)"), ("a1", "n")),
+        "a0: the number of bytes not zeroed (0 on success)",
+        tuple(phases), (_fault_phase(exits),), ("__clear_user",))

@@ -1,0 +1,138 @@
+"""The validated strategy: what a `.copy` file says, as frozen data.
+
+Role: the data model shared by parsing, validation and lowering.  Values here
+are already checked (gen.validate makes them); lowering may rely on them.
+May import only gen.errors and the standard library.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gen.errors import Loc, Warning_
+
+SZREG = 8            # bytes per register on RV64 (xlen 64 is all we emit)
+MAX_UNROLL = 16
+SCHEDULES = ("loads_first", "interleave", "pipelined")
+
+
+@dataclass(frozen=True)
+class Target:
+    """A core the code is tuned for (DOMAIN.md §2: misaligned slow or fast)."""
+
+    name: str
+    xlen: int
+    misaligned: str          # "slow" | "fast"
+    profile: str             # cost profile name (emu/profiles/<profile>.toml)
+    loc: Loc
+
+    @property
+    def fast_misaligned(self) -> bool:
+        return self.misaligned == "fast"
+
+
+@dataclass(frozen=True)
+class Phases:
+    """The phases of one copy or fill routine (DOMAIN.md §2).
+
+    threshold:   sizes below it take the pure byte loop.
+    align:       "dst" | "src" | "none": byte head until that pointer is aligned.
+    word_unroll: words per block of the co-aligned word loop.
+    shift_unroll: words per block of the shift copy; 0 = no shift copy.
+    tail:        "bytes" | "words" | "overlap".
+    fault:       "exact" (return exactly the bytes not stored) |
+                 "block" (count whole blocks, as the 2021 routine did).
+    """
+
+    threshold: int
+    align: str = "dst"
+    word_unroll: int = 1
+    word_schedule: str = "loads_first"
+    shift_unroll: int = 0
+    shift_schedule: str = "loads_first"
+    tail: str = "bytes"
+    fault: str = "exact"
+
+    @property
+    def word_block(self) -> int:
+        return self.word_unroll * SZREG
+
+    @property
+    def shift_block(self) -> int:
+        return self.shift_unroll * SZREG
+
+
+@dataclass(frozen=True)
+class CopyUser:
+    """uaccess.S: __asm_copy_to_user and __asm_copy_from_user (one body)."""
+
+    name: str
+    target: Target
+    phases: Phases
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class ClearUser:
+    """uaccess.S: __clear_user."""
+
+    name: str
+    target: Target
+    phases: Phases
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class MemmoveSpec:
+    forward: str = "memcpy"      # "memcpy": reuse memcpy's strategy | "bytes"
+    backward: str = "words"      # "bytes" | "words"
+
+
+@dataclass(frozen=True)
+class StringLib:
+    """string.c: memcpy, memmove, memset."""
+
+    name: str
+    target: Target
+    memcpy: Phases
+    memmove: MemmoveSpec
+    memset: Phases
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A parameter space over one routine (walked by the autotuner)."""
+
+    name: str
+    routine: str
+    axes: tuple[tuple[str, tuple], ...]
+    loc: Loc
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """Everything one `.copy` file describes: one kernel library variant."""
+
+    file: str
+    targets: tuple[Target, ...]
+    copy_user: CopyUser | None
+    clear_user: ClearUser | None
+    string: StringLib | None
+    sweeps: tuple[Sweep, ...] = ()
+    warnings: tuple[Warning_, ...] = field(default=(), compare=False)
+
+    @property
+    def stem(self) -> str:
+        from pathlib import Path
+        return Path(self.file).stem
+
+    def routines(self) -> list[str]:
+        """Names of the kernel symbols this variant defines."""
+        out = []
+        if self.copy_user:
+            out += ["__asm_copy_to_user", "__asm_copy_from_user"]
+        if self.clear_user:
+            out.append("__clear_user")
+        if self.string:
+            out += ["memcpy", "memmove", "memset"]
+        return out

@@ -1,0 +1,84 @@
+"""The toolchain driver: the only module that runs external programs.
+
+Honours CROSS_COMPILE as the kernel build does (default riscv64-linux-gnu-).
+A missing program is a ToolError naming it and the Debian package that
+provides it; a failing one is a ToolError carrying its stderr (exit 1).
+May import gen.errors and the standard library.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from gen.errors import ToolError
+
+DEFAULT_CROSS = "riscv64-linux-gnu-"
+PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",
+            "objdump": "binutils-riscv64-linux-gnu", "as": "binutils-riscv64-linux-gnu"}
+
+ARCH = ["-march=rv64gc", "-mabi=lp64d"]
+ASFLAGS = ["-D__ASSEMBLY__"] + ARCH
+CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-builtin",
+          "-mcmodel=medany"] + ARCH
+# GCC 12's generic tuning splits misaligned words into bytes even with
+# -mno-strict-align; the T-HEAD C906 tuning (the only fast-misaligned one it
+# knows) emits the single ld/sd a fast-misaligned core wants.
+CFLAGS_FAST_MISALIGNED = ["-mno-strict-align", "-mtune=thead-c906"]
+
+
+def cross_prefix() -> str:
+    return os.environ.get("CROSS_COMPILE", DEFAULT_CROSS)
+
+
+def program(tool: str) -> str:
+    """Full path of ${CROSS_COMPILE}tool, or a ToolError saying how to get it."""
+    name = cross_prefix() + tool
+    path = shutil.which(name)
+    if path is None:
+        pkg = PACKAGES.get(tool, "binutils-riscv64-linux-gnu")
+        raise ToolError(f"`{name}` not found on PATH",
+                        hint=f"install it: apt-get install {pkg}"
+                             f" (or set CROSS_COMPILE to your toolchain's prefix)")
+    return path
+
+
+@dataclass(frozen=True)
+class Ran:
+    argv: tuple[str, ...]
+    stdout: str
+    stderr: str
+
+
+def run(tool: str, args: list[str], cwd: Path | None = None) -> Ran:
+    argv = [program(tool)] + [str(a) for a in args]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=300)
+    except OSError as err:
+        raise ToolError(f"cannot run `{argv[0]}`: {err.strerror}") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"`{argv[0]}` took longer than 300 s") from None
+    if proc.returncode != 0:
+        shown = " ".join(Path(a).name if i == 0 else a for i, a in enumerate(argv))
+        raise ToolError(f"`{shown}` failed (exit {proc.returncode})",
+                        detail=proc.stderr or proc.stdout)
+    return Ran(tuple(argv), proc.stdout, proc.stderr)
+
+
+def assemble(src: Path, include: Path, obj: Path) -> Ran:
+    return run("gcc", ["-c", *ASFLAGS, "-I", include, src, "-o", obj])
+
+
+def compile_c(src: Path, include: Path, obj: Path, fast_misaligned: bool = False) -> Ran:
+    extra = CFLAGS_FAST_MISALIGNED if fast_misaligned else []
+    return run("gcc", ["-c", *CFLAGS, *extra, "-I", include, src, "-o", obj])
+
+
+def link(objs: list[Path], script: Path, elf: Path) -> Ran:
+    return run("ld", ["-T", script, *objs, "-o", elf])
+
+
+def disassemble(elf: Path) -> str:
+    return run("objdump", ["-d", "--no-show-raw-insn", elf]).stdout

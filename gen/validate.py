@@ -1,0 +1,241 @@
+"""Semantic checks: raw items from gen.parse -> a validated, frozen Strategy.
+
+Every rejected input raises CopygenError at the offending setting with a
+reason and a hint; adjustments that keep the code correct (a threshold raised
+so the first block cannot overrun the buffers, DOMAIN.md §4, 2021) become
+warnings.  May import gen.errors, gen.parse, gen.strategy, gen.schedule.
+"""
+from __future__ import annotations
+
+from gen.errors import CopygenError, Loc, Warning_
+from gen.parse import Item, Setting, parse_text, read_source
+from gen.schedule import pipelined_limits
+from gen.strategy import (MAX_UNROLL, SZREG, ClearUser, CopyUser, MemmoveSpec, Phases,
+                          Strategy, StringLib, Sweep, Target)
+
+REQUIRED = {
+    "copy_user": ("small", "words", "tail", "fault"),
+    "clear_user": ("small", "words", "tail", "fault"),
+    "memcpy": ("small", "words", "tail"),
+    "memset": ("small", "words", "tail"),
+}
+USER_ROUTINES = ("copy_user", "clear_user")
+FILLS = ("clear_user", "memset")
+
+
+def _settings_by_key(item: Item) -> dict[str, Setting]:
+    seen: dict[str, Setting] = {}
+    for s in item.settings:
+        if not isinstance(s, Setting):
+            continue
+        if s.key in seen:
+            first = seen[s.key].loc
+            raise CopygenError(f"`{s.key}` given twice in this block", s.loc,
+                               hint=f"the first one is at line {first.line}; keep one")
+        seen[s.key] = s
+    return seen
+
+
+def _target(item: Item) -> Target:
+    s = _settings_by_key(item)
+    for key in ("xlen", "misaligned"):
+        if key not in s:
+            raise CopygenError(f"target `{item.name}` does not say `{key}`", item.loc,
+                               hint="a target needs `xlen 64` and `misaligned slow|fast`")
+    xlen = s["xlen"].values[0]
+    if xlen != 64:
+        raise CopygenError(f"xlen {xlen} is not supported", s["xlen"].loc,
+                           hint="copygen emits RV64 code only: write `xlen 64`")
+    profile = s["profile"].values[0] if "profile" in s else item.name
+    return Target(item.name, xlen, s["misaligned"].values[0], profile, item.loc)
+
+
+def _check_unroll(value: int, loc: Loc, what: str) -> None:
+    if not 1 <= value <= MAX_UNROLL:
+        raise CopygenError(f"{what} unroll {value} is outside 1..{MAX_UNROLL}", loc,
+                           hint="unroll counts whole registers per block")
+
+
+def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> int:
+    """Smallest size for which head + one whole block fit (no loop-entry check)."""
+    head = SZREG - 1 if align != "none" else 0
+    if kind in ("memcpy", "memset"):
+        # C loops test their bound first: the head alone must fit.
+        return head + (SZREG if tail == "overlap" else 0)
+    return head + block
+
+
+def _phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
+    s = _settings_by_key(item)
+    for key in REQUIRED[kind]:
+        if key not in s:
+            what = f"{kind} `{item.name}`" if item.name else kind
+            raise CopygenError(f"{what} has no `{key}` phase", item.loc,
+                               hint=f"every {kind} needs: " + ", ".join(REQUIRED[kind]))
+    if "fault" in s and kind not in USER_ROUTINES:
+        raise CopygenError(f"`fault` does not apply to {kind}: kernel memory never faults",
+                           s["fault"].loc, hint="remove the `fault` line")
+    fast = target.fast_misaligned
+    align = s["align"].values[0] if "align" in s else "dst"
+    wv = s["words"].values
+    word_unroll = wv[0]
+    _check_unroll(word_unroll, s["words"].loc, "words")
+    word_schedule = wv[1] if len(wv) > 1 else "loads_first"
+    shift_unroll, shift_schedule = 0, "loads_first"
+    if "shift" in s:
+        sv = s["shift"].values
+        if kind in FILLS and sv[0] != "off":
+            raise CopygenError(f"{kind} has no source: shift copy does not apply",
+                               s["shift"].loc, hint="remove the `shift` line")
+        if sv[0] != "off":
+            shift_unroll = sv[0]
+            _check_unroll(shift_unroll, s["shift"].loc, "shift")
+            shift_schedule = sv[1] if len(sv) > 1 else "loads_first"
+            if fast:
+                warnings.append(Warning_(
+                    "shift copy on a target with fast misaligned access is pointless; "
+                    "the word loop already takes misaligned sources", s["shift"].loc,
+                    hint="write `shift off`"))
+    if align == "src" and not fast:
+        raise CopygenError("`align src` leaves the destination misaligned, and this target "
+                           "traps misaligned stores", s["align"].loc,
+                           hint="use `align dst` (shift copy handles the source)")
+    if align == "none" and not fast:
+        raise CopygenError("without an alignment head the word loop makes misaligned "
+                           "accesses, which this target traps (misaligned slow)", s["align"].loc,
+                           hint="use `align dst`")
+    tail = s["tail"].values[0]
+    if tail == "overlap" and not fast:
+        raise CopygenError("an overlapping word tail is a misaligned access; this target "
+                           "traps them (misaligned slow)", s["tail"].loc,
+                           hint="use `tail bytes` or `tail words`")
+    limits = pipelined_limits()
+    if kind not in FILLS:
+        if word_schedule == "pipelined" and word_unroll > limits["words"]:
+            raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
+                               f"{word_unroll} words live, but only {limits['words']} "
+                               "caller-saved registers are free", s["words"].loc,
+                               hint=f"unroll at most {limits['words']}, or use loads_first")
+        if shift_unroll and shift_schedule == "pipelined" and shift_unroll > limits["shift"]:
+            raise CopygenError(f"shift unroll {shift_unroll} schedule pipelined needs "
+                               f"{shift_unroll} words live besides prev and two temporaries;"
+                               f" only {limits['shift']} fit", s["shift"].loc,
+                               hint=f"unroll at most {limits['shift']}")
+    threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings)
+    return Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
+                  shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact")
+
+
+def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings) -> int:
+    block = max(word_unroll, shift_unroll) * SZREG
+    need = _min_threshold(kind, align, block, fast, tail)
+    value = s["small"].values[0]
+    if value == "auto":
+        return need
+    if value > 1 << 20:
+        raise CopygenError(f"threshold {value} is larger than 1 MiB: every copy would take "
+                           "the byte loop", s["small"].loc, hint="thresholds are bytes")
+    if value < need:
+        warnings.append(Warning_(
+            f"threshold raised from {value} to {need}: below it the first "
+            f"{block}-byte block after a head of up to {SZREG - 1} bytes could run past "
+            "both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)", s["small"].loc,
+            hint=f"write `small below {need}` (or `auto`) to silence this"))
+        return need
+    return value
+
+
+def _memmove(item: Item) -> MemmoveSpec:
+    s = _settings_by_key(item)
+    return MemmoveSpec(s["forward"].values[0] if "forward" in s else "memcpy",
+                       s["backward"].values[0] if "backward" in s else "words")
+
+
+def _string(item: Item, target: Target, warnings: list) -> StringLib:
+    fns: dict[str, Item] = {}
+    for fn in item.settings:
+        if fn.kind in fns:
+            raise CopygenError(f"`{fn.kind}` given twice in string `{item.name}`", fn.loc,
+                               hint="keep one")
+        fns[fn.kind] = fn
+    for need in ("memcpy", "memset"):
+        if need not in fns:
+            raise CopygenError(f"string `{item.name}` has no `{need}` block", item.loc,
+                               hint="a string block needs memcpy and memset; memmove is optional")
+    move = _memmove(fns["memmove"]) if "memmove" in fns else MemmoveSpec()
+    return StringLib(item.name, target, _phases(fns["memcpy"], "memcpy", target, warnings),
+                     move, _phases(fns["memset"], "memset", target, warnings), item.loc)
+
+
+SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift"}
+
+
+def _sweep(item: Item, routines: dict[str, Item]) -> Sweep:
+    if item.ref not in routines:
+        known = ", ".join(sorted(routines)) or "none"
+        raise CopygenError(f"sweep `{item.name}` is for unknown routine `{item.ref}`",
+                           item.ref_loc, hint=f"routines in this file: {known}")
+    axes = []
+    for s in _settings_by_key(item).values():
+        name = SWEEP_AXES[s.key]
+        if name in ("words", "shift"):
+            for u in s.values[0]:
+                _check_unroll(u, s.loc, name)
+        axes.append((name, tuple(s.values)))
+    if not axes:
+        raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,
+                           hint="e.g. `words unroll [1, 2, 4, 8]`")
+    return Sweep(item.name, item.ref, tuple(axes), item.loc)
+
+
+def build_strategy(items: list[Item], file: str) -> Strategy:
+    warnings: list[Warning_] = []
+    targets: dict[str, Target] = {}
+    for it in items:
+        if it.kind == "target":
+            if it.name in targets:
+                raise CopygenError(f"target `{it.name}` defined twice", it.loc,
+                                   hint=f"the first is at line {targets[it.name].loc.line}")
+            targets[it.name] = _target(it)
+    made: dict[str, object] = {}
+    names: dict[str, Item] = {}
+    for it in items:
+        if it.kind in ("target", "sweep"):
+            continue
+        if it.name in names:
+            raise CopygenError(f"routine name `{it.name}` used twice", it.loc,
+                               hint=f"the first is at line {names[it.name].loc.line}")
+        if it.kind in made:
+            raise CopygenError(f"a second `{it.kind.replace('_block', '')}` routine: a file is "
+                               "one kernel library variant and defines each symbol once",
+                               it.loc, hint="put the variant in its own .copy file")
+        if it.ref not in targets:
+            known = ", ".join(sorted(targets)) or "none defined"
+            raise CopygenError(f"unknown target `{it.ref}`", it.ref_loc,
+                               hint=f"targets in this file: {known}")
+        names[it.name] = it
+        tgt = targets[it.ref]
+        if it.kind == "copy_user":
+            made[it.kind] = CopyUser(it.name, tgt, _phases(it, it.kind, tgt, warnings), it.loc)
+        elif it.kind == "clear_user":
+            made[it.kind] = ClearUser(it.name, tgt, _phases(it, it.kind, tgt, warnings), it.loc)
+        else:
+            made[it.kind] = _string(it, tgt, warnings)
+    if not made:
+        raise CopygenError("nothing to generate: no copy_user, clear_user or string block",
+                           Loc(file, 1, 1), hint="see examples/*.copy")
+    sweeps = tuple(_sweep(it, names) for it in items if it.kind == "sweep")
+    if "copy_user" in made and "clear_user" not in made:
+        warnings.append(Warning_("no clear_user routine: uaccess.S will not define "
+                                 "__clear_user, which the kernel also needs", Loc(file)))
+    return Strategy(file, tuple(targets.values()), made.get("copy_user"),
+                    made.get("clear_user"), made.get("string_block"), sweeps,
+                    tuple(warnings))
+
+
+def load_text(text: str, file: str = "<string>") -> Strategy:
+    return build_strategy(parse_text(text, file), file)
+
+
+def load_file(path) -> Strategy:
+    return load_text(read_source(path), str(path))

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/* copygen shim: register-width helpers of <asm/asm.h>, RV64 values. */
+#ifndef COPYGEN_SHIM_ASM_H
+#define COPYGEN_SHIM_ASM_H
+
+#if __riscv_xlen != 64
+#error "copygen emits RV64 code only"
+#endif
+
+#ifdef __ASSEMBLY__
+#define REG_L		ld	/* load one register-sized word */
+#define REG_S		sd	/* store one register-sized word */
+#define RISCV_PTR	.dword
+#endif
+
+#define SZREG		8	/* bytes in a register */
+#define LGREG		3	/* log2(SZREG) */
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: MIT
+/*
+ * copygen qemu oracle: run emitted uaccess.S / string.c routines as a Linux
+ * user program under qemu-riscv64, with the kernel's machine model imitated:
+ *
+ *  - SIGILL on the sstatus CSR instructions (illegal in U-mode) is emulated:
+ *    we keep sstatus in a variable and step over the instruction;
+ *  - SIGSEGV on a PROT_NONE page is looked up in __ex_table and resumed at
+ *    the fixup, as the kernel's trap handler does; no entry = an oops.
+ *
+ * Input, one case per line on stdin:
+ *   FN DST_OFF SRC_OFF N FAULT_SIDE FAULT_AT SEED
+ *   FN: to | from | clear | memcpy | memmove | memset
+ *   FAULT_SIDE: none | dst | src; FAULT_AT: the arena offset (a multiple of
+ *   4096) from which that side's arena is inaccessible
+ * Output, one line per case:
+ *   RET SUM_AT_EXIT PREFIX_OK REST_UNTOUCHED HASH
+ * where PREFIX_OK: dst[0, n-RET) holds the expected bytes; REST_UNTOUCHED:
+ * dst[n-RET, n) is unchanged; HASH: FNV-1a of the whole destination arena.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define PAGE		4096UL
+#define ARENA		(4 * PAGE + 16384)	/* room for n <= 16 KiB + offsets */
+#define SR_SUM		0x40000UL
+#define CSR_SSTATUS	0x100
+
+struct extable { int insn, fixup; short type, data; };
+extern struct extable __start___ex_table[] __attribute__((weak));
+extern struct extable __stop___ex_table[] __attribute__((weak));
+
+unsigned long __asm_copy_to_user(void *, const void *, unsigned long) __attribute__((weak));
+unsigned long __asm_copy_from_user(void *, const void *, unsigned long) __attribute__((weak));
+unsigned long __clear_user(void *, unsigned long) __attribute__((weak));
+void *copygen_memcpy(void *, const void *, unsigned long) __asm__("__memcpy") __attribute__((weak));
+void *copygen_memmove(void *, const void *, unsigned long) __asm__("__memmove") __attribute__((weak));
+void *copygen_memset(void *, int, unsigned long) __asm__("__memset") __attribute__((weak));
+
+static unsigned long sstatus;
+static unsigned char *dst_arena, *src_arena;
+
+static void on_sigill(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	unsigned long *g = uc->uc_mcontext.__gregs;	/* [0] = pc, [i] = x_i */
+	uint32_t insn = *(uint32_t *)g[0];
+	unsigned int funct3 = (insn >> 12) & 7, rd = (insn >> 7) & 31;
+	unsigned int rs1 = (insn >> 15) & 31, csr = insn >> 20;
+	unsigned long old = sstatus, arg = (funct3 & 4) ? rs1 : (rs1 ? g[rs1] : 0);
+
+	(void)sig; (void)si;
+	if ((insn & 0x7f) != 0x73 || csr != CSR_SSTATUS || (funct3 & 3) == 0) {
+		fprintf(stderr, "oops: illegal instruction %08x at %#lx\n", insn, g[0]);
+		_exit(3);
+	}
+	switch (funct3 & 3) {
+	case 1: sstatus = arg; break;			/* csrrw */
+	case 2: if (rs1) sstatus |= arg; break;		/* csrrs */
+	case 3: if (rs1) sstatus &= ~arg; break;	/* csrrc */
+	}
+	if (rd)
+		g[rd] = old;
+	g[0] += 4;
+}
+
+static void on_sigsegv(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	unsigned long pc = uc->uc_mcontext.__gregs[0];
+
+	(void)sig;
+	for (struct extable *e = __start___ex_table; e < __stop___ex_table; e++) {
+		if ((unsigned long)&e->insn + e->insn == pc) {
+			uc->uc_mcontext.__gregs[0] = (unsigned long)&e->fixup + e->fixup;
+			return;
+		}
+	}
+	fprintf(stderr, "oops: fault at %#lx, address %p, no __ex_table entry\n", pc,
+		si->si_addr);
+	_exit(4);
+}
+
+static uint64_t fnv(const unsigned char *p, unsigned long n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (n--)
+		h = (h ^ *p++) * 1099511628211ULL;
+	return h;
+}
+
+static void fill(unsigned char *p, unsigned long n, unsigned int seed)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		seed = seed * 1103515245u + 12345u;
+		p[i] = seed >> 16;
+	}
+}
+
+static int run_case(const char *fn, unsigned long doff, unsigned long soff, unsigned long n,
+		    const char *side, unsigned long fault_at, unsigned int seed)
+{
+	unsigned char *d = dst_arena + doff, *s = src_arena + soff;
+	static unsigned char before[ARENA], expect[ARENA];
+	unsigned long ret = 0, i;
+	int memmove_case = !strcmp(fn, "memmove");
+
+	mprotect(dst_arena, ARENA, PROT_READ | PROT_WRITE);
+	mprotect(src_arena, ARENA, PROT_READ | PROT_WRITE);
+	fill(src_arena, ARENA, seed);
+	fill(dst_arena, ARENA, seed ^ 0x5a5a5a5au);
+	if (memmove_case)	/* overlap: both pointers in the source arena */
+		d = src_arena + doff;
+	memcpy(before, memmove_case ? src_arena : dst_arena, ARENA);
+	/* expected destination contents if everything is copied */
+	memcpy(expect, before, ARENA);
+	unsigned char *ebase = memmove_case ? src_arena : dst_arena;
+	if (!strcmp(fn, "clear") || !strcmp(fn, "memset"))
+		memset(expect + (d - ebase), !strcmp(fn, "memset") ? 0xa5 : 0, n);
+	else
+		memmove(expect + (d - ebase), memmove_case ? before + soff : s, n);
+	if (fault_at % PAGE || fault_at >= ARENA)
+		return -1;
+	if (!strcmp(side, "dst"))
+		mprotect(dst_arena + fault_at, ARENA - fault_at, PROT_NONE);
+	else if (!strcmp(side, "src"))
+		mprotect(src_arena + fault_at, ARENA - fault_at, PROT_NONE);
+
+	sstatus = 0;
+	if (!strcmp(fn, "to"))
+		ret = __asm_copy_to_user(d, s, n);
+	else if (!strcmp(fn, "from"))
+		ret = __asm_copy_from_user(d, s, n);
+	else if (!strcmp(fn, "clear"))
+		ret = __clear_user(d, n);
+	else if (!strcmp(fn, "memcpy"))
+		ret = copygen_memcpy(d, s, n) != d;
+	else if (memmove_case)
+		ret = copygen_memmove(d, s, n) != d;
+	else if (!strcmp(fn, "memset"))
+		ret = copygen_memset(d, 0xa5, n) != d;
+	else
+		return -1;
+
+	mprotect(dst_arena, ARENA, PROT_READ | PROT_WRITE);
+	mprotect(src_arena, ARENA, PROT_READ | PROT_WRITE);
+	unsigned char *now = memmove_case ? src_arena : dst_arena;
+	unsigned long off = d - now, done = ret <= n ? n - ret : 0;
+	int prefix_ok = ret <= n, rest_ok = ret <= n;
+
+	for (i = 0; prefix_ok && i < done; i++)
+		prefix_ok = now[off + i] == expect[off + i];
+	for (i = done; rest_ok && i < n; i++)
+		rest_ok = now[off + i] == before[off + i];
+	for (i = 0; rest_ok && i < ARENA; i++)	/* nothing outside [d, d + n) */
+		if (i < off || i >= off + n)
+			rest_ok = now[i] == before[i];
+	printf("%lu %d %d %d %016llx\n", ret, !!(sstatus & SR_SUM), prefix_ok, rest_ok,
+	       (unsigned long long)fnv(now, ARENA));
+	return 0;
+}
+
+int main(void)
+{
+	struct sigaction sa = { .sa_flags = SA_SIGINFO | SA_NODEFER };
+	char fn[16], side[8];
+	unsigned long doff, soff, n, fault_at;
+	unsigned int seed;
+
+	sa.sa_sigaction = on_sigill;
+	sigaction(SIGILL, &sa, NULL);
+	sa.sa_sigaction = on_sigsegv;
+	sigaction(SIGSEGV, &sa, NULL);
+	dst_arena = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src_arena = mmap(NULL, ARENA, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	while (scanf("%15s %lu %lu %lu %7s %lu %u", fn, &doff, &soff, &n, side, &fault_at,
+		     &seed) == 7) {
+		if (run_case(fn, doff, soff, n, side, fault_at, seed)) {
+			printf("bad case\n");
+			return 2;
+		}
+	}
+	fflush(stdout);
+	return 0;
+}
