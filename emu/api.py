@@ -127,7 +127,7 @@ class Machine:
         hart = self.hart
         if RETURN_SENTINEL >> 12 in self.memory.pages:
             raise MapError(f"the return sentinel page {RETURN_SENTINEL:#x} must stay unmapped")
-        hart.x = [0] * 32
+        hart.x[:] = [0] * 32  # in place: translated blocks hold this list
         for i, r in enumerate(CALLEE_SAVED[1:]):
             hart.x[r] = 0x5A5A_0000_0000_0000 | (i << 8) | r  # recognisable, checked at exit
         for r, v in zip(ARG_REGS, args):

@@ -11,7 +11,7 @@ USER = 0x1000_0000
 KERN = 0x9000_0000
 
 
-@pytest.fixture(params=[False], ids=["reference"])
+@pytest.fixture(params=[True, False], ids=["fast", "reference"])
 def fast(request):
     return request.param
 

@@ -1,0 +1,241 @@
+"""Fast path: basic blocks compiled to Python functions, plus the dispatcher.
+
+Role: run a `Hart` much faster than its reference `step` with identical
+results.  A block is the straight run of instructions from a pc up to and
+including the first branch/jump (or up to a CSR/system instruction, a fetch
+problem, or `MAX_BLOCK` instructions).  Its body is produced by running
+`emu.semantics` over `emu.srcops` (so there is one semantics), compiled with
+`exec`.  A block whose branch jumps back to its own start becomes a `while`
+loop inside one Python call.
+
+Cycle accounting: the static issue schedule of a block depends only on the
+issue state at entry and the branch outcome, so each block memoises
+(entry state, taken) -> (cycles, exit state) from `CostModel.step` — the same
+function the reference step folds one instruction at a time.  Cache and
+misaligned stalls are charged inline by the same rules as `CostModel.access`.
+
+Anything unusual leaves the fast path: CSR/system instructions, a refused
+access (KeyError from the page table, MemFault from the misaligned helper)
+and undecodable code are replayed by `Hart.step`, after the block has written
+back its registers and accounted for the instructions before the one that
+stopped it.  tests/emu/test_emu_fastpath.py checks equality with the reference.
+Imports: emu.machine, emu.memory, emu.cost, emu.decode, emu.semantics, emu.srcops, emu.errors.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Callable
+
+from emu.cost import insn_class
+from emu.decode import Insn
+from emu.errors import EmuError, StepLimit
+from emu.machine import Hart
+from emu.memory import MemFault
+from emu.semantics import SEMANTICS
+from emu.srcops import HELPERS, SRC_OPS, BlockState
+
+MAX_BLOCK = 64
+_UNTRANSLATED = {"serial"}  # csr, fence, ecall, ebreak, wfi: reference step
+
+
+class Block:
+    """One translated block: its instructions, compiled function and cost memo."""
+
+    def __init__(self, start: int, insns: list[tuple[int, Insn]]) -> None:
+        self.start = start
+        self.insns = insns
+        self.fn: Callable[[int, dict, dict], bool] | None = None
+        self.trans: dict[int, tuple[int, int]] = {}  # sid*2+taken -> (cycles, sid)
+        self.line_starts: list[int] = []              # first body line of insn k
+        self.body_line = 0                            # source line of body line 0
+        self.source = ""
+
+
+class Translator:
+    """Owns the block cache of one hart and runs it (`run`)."""
+
+    def __init__(self, hart: Hart) -> None:
+        self.hart = hart
+        self.blocks: dict[int, Block | None] = {}
+        self._version = hart.mem.code_version
+
+    # --- dispatcher -----------------------------------------------------------
+    def run(self, stop_pc: int, limit: int) -> None:
+        hart, mem, blocks = self.hart, self.hart.mem, self.blocks
+        end = hart.instret + limit
+        sum_set = hart.sum_set
+        rt, wt = mem.read_table[sum_set], mem.write_table[sum_set]
+        while True:
+            pc = hart.pc
+            if pc == stop_pc:
+                return
+            if hart.instret >= end:
+                raise StepLimit(pc, limit)
+            if mem.code_version != self._version:
+                blocks.clear()
+                self._version = mem.code_version
+            block = blocks.get(pc, False)
+            if block is False:
+                block = blocks[pc] = self.translate(pc)
+            if block is None or block.fn(end - hart.instret, rt, wt):
+                hart.step()
+                sum_set = hart.sum_set
+                rt, wt = mem.read_table[sum_set], mem.write_table[sum_set]
+
+    # --- block formation --------------------------------------------------------
+    def translate(self, pc: int) -> Block | None:
+        insns = self._collect(pc)
+        if not insns:
+            return None
+        block = Block(pc, insns)
+        block.source = self._generate(block)
+        block.fn = self._compile(block)
+        return block
+
+    def _collect(self, pc: int) -> list[tuple[int, Insn]]:
+        out: list[tuple[int, Insn]] = []
+        while len(out) < MAX_BLOCK:
+            try:
+                insn = self.hart.fetch(pc)
+            except EmuError:
+                break  # the reference step reports it when execution gets here
+            cls = insn_class(insn.name)
+            if cls in _UNTRANSLATED:
+                break
+            out.append((pc, insn))
+            if cls in ("branch", "jal", "jalr"):
+                break
+            pc += insn.length
+        return out
+
+    # --- code generation ----------------------------------------------------------
+    def _generate(self, block: Block) -> str:
+        cost = self.hart.cost
+        st = BlockState(cost.cache.line_shift if cost else None, cost.cache.set_mask if cost else 0)
+        body: list[str] = []
+        for pc, insn in block.insns:
+            st.pc, st.lines = pc, []
+            SEMANTICS[insn.name](insn, SRC_OPS, st)
+            block.line_starts.append(len(body))
+            body.extend(st.lines)
+        last_pc, last = block.insns[-1]
+        fall = last_pc + last.length
+        loop = st.branch_target == block.start or (st.cond is None and st.exit_pc == block.start)
+        return _Source(block, st, body, fall, loop, cost is not None).render()
+
+    def _compile(self, block: Block) -> Callable:
+        hart, cost = self.hart, self.hart.cost
+        env = dict(HELPERS, MemFault=MemFault, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
+                   SCHED=self._sched_fn(block), MISL=self._misaligned_load, MISS=self._misaligned_store)
+        if cost is not None:
+            env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch)
+        code = compile(block.source, f"<block {block.start:#x}>", "exec")
+        exec(code, env)
+        return env["block"]
+
+    def _bail_fn(self, block: Block) -> Callable[[int, int], bool]:
+        """Account for the first k instructions of an interrupted iteration and
+        leave pc at instruction k for the reference step."""
+        hart = self.hart
+
+        def bail(lineno: int) -> bool:
+            k = bisect.bisect_right(block.line_starts, lineno - block.body_line) - 1
+            cost = hart.cost
+            for _, insn in block.insns[:k]:
+                if cost is not None:
+                    cost.on_insn(insn, False)
+            hart.instret += k
+            hart.pc = block.insns[k][0]
+            return True
+        return bail
+
+    def _sched_fn(self, block: Block) -> Callable[[int], tuple[int, int]]:
+        cost = self.hart.cost
+
+        def sched(key: int) -> tuple[int, int]:
+            sid, taken, total = key >> 1, bool(key & 1), 0
+            last = len(block.insns) - 1
+            for k, (_, insn) in enumerate(block.insns):
+                adv, sid = cost.step(sid, insn, taken and k == last)
+                total += adv
+            block.trans[key] = (total, sid)
+            return total, sid
+        return sched
+
+    def _misaligned_load(self, addr: int, size: int) -> int:
+        hart = self.hart
+        hart.mem.check(addr, size, "load", hart.sum_set)
+        if hart.cost is not None:
+            hart.cost.access(addr, size, 0)
+        return hart.mem.get(addr, size)
+
+    def _misaligned_store(self, addr: int, size: int, value: int) -> None:
+        hart = self.hart
+        hart.mem.check(addr, size, "store", hart.sum_set)
+        if hart.cost is not None:
+            hart.cost.access(addr, size, 1)
+        hart.mem.put(addr, size, value)
+
+
+class _Source:
+    """Renders one block function; records where the body starts so `bail`
+    can map a traceback line number back to an instruction."""
+
+    def __init__(self, block: Block, st: BlockState, body: list[str], fall: int, loop: bool,
+                 with_cost: bool) -> None:
+        self.block, self.st, self.body, self.fall = block, st, body, fall
+        self.loop, self.cost = loop, with_cost
+        self.n = len(block.insns)
+
+    def render(self) -> str:
+        regs = sorted(self.st.used)
+        written = sorted(self.st.written)
+        load = [f"x{r} = X[{r}]" for r in regs]
+        store = [f"X[{r}] = x{r}" for r in written]
+        head = ["def block(budget, R, W):", *("    " + s for s in load)]
+        head += ["    sid = C.state", "    cyc = 0"] if self.cost else []
+        head += ["    n = 0", "    try:"]
+        ind = "        "
+        if self.loop:
+            head += ["        while True:"]
+            ind += "    "
+        first = len(head) + 1
+        lines = head + [ind + s for s in self.body] + [ind + s for s in self._exits(ind)]
+        lines += ["    except (KeyError, MemFault) as e:",
+                  *("        " + s for s in store + self._flush_cost()),
+                  "        H.instret += n",
+                  "        return BAIL(e.__traceback__.tb_lineno)"]
+        lines += ["    " + s for s in store + self._flush_cost()]
+        lines += ["    H.instret += n", "    H.pc = npc", "    return False"]
+        self.block.body_line = first  # bail() maps line numbers back with it
+        return "\n".join(lines) + "\n"
+
+    def _flush_cost(self) -> list[str]:
+        return ["C.state = sid", "C.issue_cycles += cyc"] if self.cost else []
+
+    def _account(self, taken: int) -> list[str]:
+        out = [f"n += {self.n}"]
+        if self.cost:
+            out += [f"t = TRANS.get(sid * 2 + {taken}) or SCHED(sid * 2 + {taken})",
+                    "cyc += t[0]", "sid = t[1]"]
+        return out
+
+    def _exits(self, ind: str) -> list[str]:
+        st = self.st
+        if st.cond is not None:  # conditional branch: taken / fall through
+            taken_lines = self._account(1)
+            if self.loop:
+                taken_lines += [f"if n + {self.n} > budget:", f"    npc = {self.block.start}", "    break",
+                                "continue"]
+            else:
+                taken_lines += [f"npc = {st.branch_target}"]
+            fall_lines = self._account(0) + [f"npc = {self.fall}"] + (["break"] if self.loop else [])
+            return [f"if {st.cond}:", *("    " + s for s in taken_lines),
+                    "else:", *("    " + s for s in fall_lines)]
+        if st.exit_pc is not None:  # jal / jalr
+            out = self._account(1)
+            if self.loop:  # `j .` and friends
+                return out + [f"if n + {self.n} > budget:", f"    npc = {self.block.start}", "    break"]
+            return out + [f"npc = {st.exit_pc}"]
+        return self._account(0) + [f"npc = {self.fall}"]  # block cut before a csr/limit

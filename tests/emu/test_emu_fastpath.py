@@ -1,0 +1,68 @@
+"""The block translator must equal the reference step: registers, memory,
+retired instructions, cycles, stalls and faults, on random programs."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import emu
+from emu_randprog import CODE, KBUF, UBUF, assemble, random_program
+
+
+def _machine(code: bytes, extable: dict[int, int], profile: str | None, seed: int) -> emu.Machine:
+    m = emu.Machine(None, profile)
+    m.hart.extable.update(extable)
+    m.map(CODE, 4096 * ((len(code) + 4095) // 4096), user=False, writable=False, executable=True)
+    m.write(CODE, code)
+    m.map(KBUF, 8192, user=False)
+    m.map(UBUF, 4096, user=True)
+    m.map(UBUF + 4096, 4096, user=True, writable=False)
+    rnd = random.Random(seed)
+    m.write(KBUF, rnd.randbytes(8192))
+    m.write(UBUF, rnd.randbytes(8192))
+    return m
+
+
+def _outcome(m: emu.Machine, r: emu.CallResult) -> tuple:
+    cost = m.cost
+    return (r, tuple(m.hart.x), m.read(KBUF, 8192), m.read(UBUF, 8192),
+            (cost.stall_cycles, cost.issue_cycles, cost.states[cost.state]) if cost else None)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_programs_equal_reference(seed):
+    rng = random.Random(seed)
+    items = random_program(rng, body=rng.randrange(4, 40))
+    code, extable = assemble(items)
+    profile = (None, "u74", "c910")[seed % 3]
+    sum_at_entry = bool(seed & 4)
+    results = []
+    for fast in (False, True):
+        m = _machine(code, extable, profile, seed)
+        r = m.call(CODE, step_limit=100_000, sum_at_entry=sum_at_entry, fast=fast)
+        results.append(_outcome(m, r))
+    assert results[0] == results[1]
+
+
+def test_step_limit_inside_a_translated_loop():
+    items = random_program(random.Random(7), body=5, iterations=2000)
+    code, extable = assemble(items)
+    for fast in (False, True):
+        m = _machine(code, extable, "u74", 7)
+        with pytest.raises(emu.StepLimit):
+            m.call(CODE, step_limit=500, fast=fast)
+
+
+def test_translated_code_is_dropped_when_code_changes():
+    items = random_program(random.Random(3), body=6)
+    code, extable = assemble(items)
+    m = _machine(code, extable, None, 3)
+    first = m.call(CODE).ret
+    m.write(CODE + len(code) - 4, (0x00008067).to_bytes(4, "little"))  # same ret, new version
+    patched = bytearray(code)
+    ret_at = len(code) - 4
+    patched[ret_at - 4:ret_at] = (0x00100513).to_bytes(4, "little")  # li a0, 1 before ret
+    m.write(CODE, bytes(patched))
+    assert m.call(CODE).ret == 1 != first or first == 1
