@@ -138,7 +138,8 @@ def _describe_expected(names) -> str:
 def syntax_error(file: str, text: str, err: UnexpectedInput) -> CopygenError:
     line, col = err.line, err.column
     lines = text.splitlines()
-    if isinstance(err, UnexpectedEOF) or line in (None, -1):
+    at_end = isinstance(err, UnexpectedToken) and err.token.type == "$END"
+    if isinstance(err, UnexpectedEOF) or at_end or line in (None, -1):
         line = max(len(lines), 1)
         col = len(lines[-1]) + 1 if lines else 1
         found = "end of file"

@@ -60,8 +60,9 @@ def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> 
     """Smallest size for which head + one whole block fit (no loop-entry check)."""
     head = SZREG - 1 if align != "none" else 0
     if kind in ("memcpy", "memset"):
-        # C loops test their bound first: the head alone must fit.
-        return head + (SZREG if tail == "overlap" else 0)
+        # C loops test their bound first: the head alone must fit, and tiny
+        # sizes always have the byte path.
+        return max(SZREG, head + (SZREG if tail == "overlap" else 0))
     return head + block
 
 

@@ -72,6 +72,18 @@ def run_cases(exe: Path, cases: list[Case]) -> list[Result]:
     return out
 
 
+def _offset(rng: random.Random, n: int) -> int:
+    """A buffer offset in the arena: any of the 8 alignments, often placed so
+    that the buffer crosses a page boundary (where faults are injected)."""
+    off = rng.randrange(8)
+    coin = rng.random()
+    if coin < 0.3 and n > 1:
+        off = PAGE - rng.randrange(1, min(n, PAGE))      # straddles a page boundary
+    elif coin < 0.6:
+        off += 8 * rng.randrange(PAGE // 8)
+    return off if off + n <= ARENA else rng.randrange(8)
+
+
 def random_cases(fn: str, count: int, max_n: int = 9000, seed: int = 0,
                  faults: bool = True) -> list[Case]:
     """Sizes 0..max_n, all 64 alignment pairs, half with a fault in the user
@@ -80,7 +92,7 @@ def random_cases(fn: str, count: int, max_n: int = 9000, seed: int = 0,
     cases = []
     for i in range(count):
         n = rng.choice([rng.randrange(0, 160), rng.randrange(0, max_n + 1)])
-        d, s = rng.randrange(8), rng.randrange(8)
+        d, s = _offset(rng, n), _offset(rng, n)
         if fn == "memmove":
             d, s = rng.randrange(0, 600), rng.randrange(0, 600)
         side, at = "none", 0

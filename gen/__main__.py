@@ -1,0 +1,4 @@
+"""`python -m gen` runs the copygen command line."""
+from gen.cli import main
+
+main()

@@ -1,0 +1,17 @@
+"""Shared fixtures: the examples, a built copy of each, the qemu harness."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
+
+
+@pytest.fixture(scope="session")
+def built_examples(tmp_path_factory):
+    """Every example built (emitted, assembled, compiled, linked) once."""
+    from gen.build import build_file
+    out = tmp_path_factory.mktemp("built")
+    return {p.stem: build_file(p, out) for p in EXAMPLES}
