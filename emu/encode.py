@@ -4,12 +4,13 @@ Role: build instruction bits from a mnemonic and operands (`encode("c.addi",
 rd=10, rs1=10, imm=-3)`), for tests that generate random programs without a
 toolchain, and as a round-trip check of `emu.isa` (decode(encode(x)) == x).
 Raises ValueError when an operand does not fit the encoding.
-Imports: emu.isa, emu.decode.
+Imports: emu.isa, emu.decode, emu.errors.
 """
 
 from __future__ import annotations
 
 from emu.decode import Insn, decode
+from emu.errors import IllegalInstruction
 from emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE
 
 _BY_ASM = {enc.asm: enc for enc in TABLE}
@@ -50,7 +51,10 @@ def encode(asm: str, *, rd: int = 0, rs1: int = 0, rs2: int = 0, imm: int = 0, c
             raise ValueError(f"{asm}: operands sharing field {source} differ")
         placed[source] = given[kind]
         raw |= _put_imm(source, given[kind]) if kind == "imm" else _put_field(source, given[kind])
-    got = decode(raw)
+    try:
+        got = decode(raw)
+    except IllegalInstruction as e:
+        raise ValueError(f"{asm} {given}: reserved encoding ({e})") from None
     want = Insn(enc.name, *(given[k] if any(k == o for o, _ in enc.operands) else 0
                             for k in ("rd", "rs1", "rs2", "imm", "csr")), enc.length, raw, asm)
     if got != want:
