@@ -21,6 +21,7 @@ Imports: emu.decode (Insn only), emu.profile.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -138,8 +139,13 @@ def _control_bubble(u: Uop, taken: bool, p: Profile) -> tuple[int, bool]:
 
 
 class Cache:
-    """Set-associative LRU L1 D-cache; `mru[set]` is that set's most recent line,
-    so an access to it needs no update (the translator inlines that test)."""
+    """Set-associative LRU L1 D-cache, write-allocate.
+
+    Each set is a dict line -> time of last use (from one shared counter);
+    `mru[set]` is that set's most recent line, so an access to it needs no
+    update at all.  The translator inlines both tests (MRU, then hit), and
+    calls `touch` only on a miss.  `reset` works in place: translated code
+    holds these lists."""
 
     def __init__(self, p: Profile) -> None:
         self.line_shift = p.cache_line.bit_length() - 1
@@ -147,11 +153,15 @@ class Cache:
         self.set_mask = self.nsets - 1
         self.ways = p.cache_ways
         self.load_miss, self.store_miss = p.miss_load, p.miss_store
-        self.reset()
+        self.sets: list[dict[int, int]] = [{} for _ in range(self.nsets)]
+        self.mru: list[int] = [-1] * self.nsets
+        self.tick = itertools.count()
+        self.misses = 0
 
     def reset(self) -> None:
-        self.sets: list[list[int]] = [[] for _ in range(self.nsets)]
-        self.mru: list[int] = [-1] * self.nsets
+        for lines in self.sets:
+            lines.clear()
+        self.mru[:] = [-1] * self.nsets
         self.misses = 0
 
     def touch(self, line: int, store: int) -> int:
@@ -160,12 +170,11 @@ class Cache:
         lines = self.sets[idx]
         self.mru[idx] = line
         if line in lines:
-            lines.remove(line)
-            lines.insert(0, line)
+            lines[line] = next(self.tick)
             return 0
-        lines.insert(0, line)
-        if len(lines) > self.ways:
-            lines.pop()
+        if len(lines) >= self.ways:
+            del lines[min(lines, key=lines.__getitem__)]
+        lines[line] = next(self.tick)
         self.misses += 1
         return self.store_miss if store else self.load_miss
 
@@ -178,6 +187,7 @@ class CostModel:
         self.cache = Cache(p)
         self.states: list[tuple] = []
         self.state_ids: dict[tuple, int] = {}
+        self._memo: dict[tuple[int, int, bool], tuple[int, int]] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -198,9 +208,14 @@ class CostModel:
         return sid
 
     def step(self, sid: int, insn: Insn, taken: bool) -> tuple[int, int]:
-        """(cycles, next state id) for one instruction from state `sid`."""
-        adv, nxt = schedule(self.states[sid], uop(insn, self.profile), taken, self.profile)
-        return adv, self.intern(nxt)
+        """(cycles, next state id) for one instruction from state `sid` (memoised;
+        `raw` determines the instruction)."""
+        key = (sid, insn.raw, taken)
+        hit = self._memo.get(key)
+        if hit is None:
+            adv, nxt = schedule(self.states[sid], uop(insn, self.profile), taken, self.profile)
+            hit = self._memo[key] = (adv, self.intern(nxt))
+        return hit
 
     def on_insn(self, insn: Insn, taken: bool) -> None:
         adv, self.state = self.step(self.state, insn, taken)

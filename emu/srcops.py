@@ -9,7 +9,7 @@ path has no instruction semantics of its own.
 Generated code conventions (names bound by `emu.translate`):
 registers live in locals `x1`..`x31`; `R`/`W` are the current SUM mode's
 read/write page tables (`emu.memory`); `MRU`, `TOUCH`, `C` the cache and cost
-model; `MISL`/`MISS` handle misaligned accesses; `_mulh` etc. the M helpers.
+model (`SETS`, `TICK`: see `emu.cost.Cache`); `MISL`/`MISS` handle misaligned accesses; `_mulh` etc. the M helpers.
 A refused access raises KeyError (table miss) or MemFault (misaligned helper);
 the translator maps the line back to the instruction and replays it on the
 reference step.
@@ -192,9 +192,15 @@ class BlockState:
     def _cache_lines(self, a: str, store: int) -> list[str]:
         if self.line_shift is None:
             return []
-        ln = self._tmp("l")
+        ln, lines = self._tmp("l"), self._tmp("s")
         return [f"    {ln} = {a} >> {self.line_shift}",
-                f"    if MRU[{ln} & {self.set_mask}] != {ln}: C.stall_cycles += TOUCH({ln}, {store})"]
+                f"    if MRU[{ln} & {self.set_mask}] != {ln}:",
+                f"        {lines} = SETS[{ln} & {self.set_mask}]",
+                f"        if {ln} in {lines}:",
+                f"            {lines}[{ln}] = next(TICK)",
+                f"            MRU[{ln} & {self.set_mask}] = {ln}",
+                "        else:",
+                f"            C.stall_cycles += TOUCH({ln}, {store})"]
 
     def load(self, addr, size: int):
         a, v = self._address(addr), self._tmp("v")

@@ -129,7 +129,7 @@ class Translator:
         env = dict(HELPERS, MemFault=MemFault, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
                    SCHED=self._sched_fn(block), MISL=self._misaligned_load, MISS=self._misaligned_store)
         if cost is not None:
-            env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch)
+            env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch, SETS=cost.cache.sets, TICK=cost.cache.tick)
         code = compile(block.source, f"<block {block.start:#x}>", "exec")
         exec(code, env)
         return env["block"]

@@ -125,3 +125,16 @@ def test_no_profile_means_no_cycles(uaccess_elf):
     m.map(0x1000_0000, 4096, user=True)
     r = m.call("byte_copy_user", 0x1000_0000, 0x1000_0000, 0)
     assert r.cycles is None and r.instret > 0
+
+
+def test_cache_stays_warm_across_calls_until_reset(uaccess_elf):
+    for fast in (True, False):
+        m = emu.Machine.from_elf(uaccess_elf, profile="u74")
+        m.map(0x1000_0000, 4096, user=True)
+        m.map(0x7000_0000, 4096, user=False)
+        cold = m.call("byte_copy_user", 0x1000_0000, 0x7000_0000, 1000, fast=fast)
+        warm = m.call("byte_copy_user", 0x1000_0000, 0x7000_0000, 1000, fast=fast)
+        m.reset_cache()
+        again = m.call("byte_copy_user", 0x1000_0000, 0x7000_0000, 1000, fast=fast)
+        assert cold.cache_misses == again.cache_misses == 2 * 16 and warm.cache_misses == 0
+        assert cold.cycles == again.cycles > warm.cycles
