@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass
 
 from emu.encode import encode
+from emu.isa import IMM_LAYOUTS, REG_FIELDS
 
 CODE = 0x8000_0000
 KBUF = 0x7000_0000   # two kernel rw pages; x8 points between them
@@ -139,3 +140,26 @@ def assemble(items: list[Item], base: int = CODE) -> tuple[bytes, dict[int, int]
         if it.memory:
             extable[addrs[i]] = addrs[i + 1]
     return bytes(code), extable
+
+
+def random_fields(rng: random.Random, enc) -> dict:
+    """Random operands for a table row (may be unencodable: encode() checks)."""
+    out = {}
+    for kind, source in enc.operands:
+        if kind.startswith("_"):
+            continue
+        if isinstance(source, int):
+            out[kind] = source
+        elif kind == "imm":
+            signed, parts = IMM_LAYOUTS[source]
+            top = max(d + h - lo for h, lo, d in parts)
+            v = rng.randrange(1 << (top + 1))
+            low = min(d for _, _, d in parts)
+            v &= ~((1 << low) - 1)
+            out[kind] = v - (1 << (top + 1)) if signed and v >> top & 1 else v
+        elif kind == "csr":
+            out[kind] = rng.randrange(4096)
+        else:
+            hi, lo, add = REG_FIELDS[source]
+            out[kind] = add + rng.randrange(1 << (hi - lo + 1))
+    return out

@@ -15,6 +15,7 @@ from emu.decode import ABI, decode
 from emu.encode import encode
 from emu.errors import IllegalInstruction
 from emu_build import CFLAGS, CROSS, needs_toolchain, run
+from emu_randprog import random_fields
 
 
 def test_table_builds_and_is_complete():
@@ -81,7 +82,7 @@ def test_encode_decode_round_trip_all_rows():
     for enc in isa.TABLE:
         done = 0
         for _ in range(200):
-            fields = _random_fields(rng, enc)
+            fields = random_fields(rng, enc)
             try:
                 raw = encode(enc.asm, **fields)
             except ValueError:
@@ -90,28 +91,6 @@ def test_encode_decode_round_trip_all_rows():
             assert insn.asm == enc.asm and insn.length == enc.length
             done += 1
         assert done, f"no encodable operands found for {enc.asm}"
-
-
-def _random_fields(rng, enc):
-    out = {}
-    for kind, source in enc.operands:
-        if kind.startswith("_"):
-            continue
-        if isinstance(source, int):
-            out[kind] = source
-        elif kind == "imm":
-            signed, parts = isa.IMM_LAYOUTS[source]
-            top = max(d + h - lo for h, lo, d in parts)
-            v = rng.randrange(1 << (top + 1))
-            low = min(d for _, _, d in parts)
-            v &= ~((1 << low) - 1)
-            out[kind] = v - (1 << (top + 1)) if signed and v >> top & 1 else v
-        elif kind == "csr":
-            out[kind] = rng.randrange(4096)
-        else:
-            hi, lo, add = isa.REG_FIELDS[source]
-            out[kind] = add + rng.randrange(1 << (hi - lo + 1))
-    return out
 
 
 def _text_bytes(obj: Path) -> bytes:
