@@ -464,12 +464,31 @@ def _random_case(rng: random.Random, fn: str, i: int):
     return _qemu().Case(fn, dst, src, n, side, at, rng.randrange(1 << 30))
 
 
+def _fault_sweep(fn: str, sizes: tuple[int, ...] = (77, 200)) -> list:
+    """A fault at every word boundary of a few sizes: the user buffer ends
+    `d` bytes into an inaccessible page, for every d in 0..n (so every
+    alignment and every word of the first and last blocks); the other
+    buffer co-aligned, aligned, or 3 bytes off."""
+    Case, out, user = _qemu().Case, [], USER_SIDE[fn]
+    for n in sizes:
+        for d in range(n + 1):
+            off = PAGE - d
+            for other in ((off % 8), 0, (off + 3) % 8)[:1 if fn == "clear" else 3]:
+                dst, src = (off, 8 * 300 + other) if user == "dst" else (8 * 300 + other, off)
+                out.append(Case(fn, dst, src, n, user, PAGE, n + 3 * d + other))
+    return out
+
+
 def oracle_cases(fn: str, count: int = 400, seed: int = 0, sweep: bool = True) -> list:
     """The cases a mutant of routine `fn` (to | from | clear) is judged on:
-    the small-size sweep (for `to` and `clear`) plus `count` random ones."""
+    with `sweep`, the small-size sweep (for `to` and `clear`) and the fault
+    sweep; then `count` random ones."""
     rng = random.Random(f"{seed}-{fn}")
     rnd = [_random_case(rng, fn, i) for i in range(count)]
-    return (_sweep(fn, 100 if fn == "clear" else 200) if sweep and fn != "from" else []) + rnd
+    if not sweep:
+        return rnd
+    sizes = [] if fn == "from" else _sweep(fn, 100 if fn == "clear" else 200)
+    return sizes + _fault_sweep(fn) + rnd
 
 
 @dataclass(frozen=True)
