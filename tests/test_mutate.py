@@ -131,3 +131,11 @@ def test_oracle_kills_every_mutant_but_the_known_survivors(name, tmp_path):
     assert len(unexplained) <= 3, unexplained
     killed = [v for v in verdicts if v.status == "killed"]
     assert sum(map(mutate.clause_hit, killed)) >= 0.95 * len(killed)
+
+
+def test_changes_behaviour_on_one_mutant(tmp_path):
+    text = SOURCES["kernel2021"]
+    bench = mutate.make_bench(tmp_path, count=50, sweep=False)
+    assert mutate.changes_behaviour(text, mutate.sum_set_on_exit(text)[0], bench)
+    commuted = [m for m in mutate.swap_source_regs(text) if not m.expected_clauses]
+    assert not mutate.changes_behaviour(text, commuted[0], bench)

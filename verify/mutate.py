@@ -12,8 +12,13 @@ see their clause ("blind": S2 and A1 are invisible to a user-mode harness).
 Command line: ``python -m verify.mutate FILE.S [--kinds K,...] [--json]``
 prints the kill rate per kind.
 
-May import gen.toolchain and gen.errors (the only runner of the cross
-toolchain), tests.oracle.qemu (lazily, for judging), and the standard library.
+A mutant's ``expected_clauses`` are alternatives: a verifier catches it by
+reporting any one of them (an empty tuple: equivalent by construction).
+The oracle reports an unhandled fault as "oops", which stands for C2.
+
+May import gen.toolchain and gen.errors (the cross toolchain is run only
+through them), tests.oracle (lazily, for judging; qemu-riscv64 is run here as
+tests/oracle/qemu.py runs it, with a timeout), and the standard library.
 """
 from __future__ import annotations
 
@@ -102,6 +107,7 @@ def parse_insn(no: int, line: str) -> Insn | None:
 
 
 def insns(text: str) -> list[Insn]:
+    """Every instruction line of a .S text, in order."""
     return [i for n, ln in enumerate(text.splitlines()) if (i := parse_insn(n, ln))]
 
 
@@ -524,6 +530,7 @@ class Bench:
 
 def make_bench(workdir: Path, include_dir: Path = SHIM_INCLUDE, count: int = 400,
                seed: int = 0, sweep: bool = True) -> Bench:
+    """A Bench in `workdir` with the cases of oracle_cases() for each routine."""
     fns = COPY_FNS + CLEAR_FNS
     # `from` has no sweep: twice the random cases instead
     return Bench(Path(workdir), Path(include_dir),
@@ -619,21 +626,28 @@ def fns_of(m: Mutant) -> tuple[str, ...]:
 
 
 def judge_one(bench: Bench, m: Mutant, ref: dict[str, Run], tag: str) -> Verdict:
-    exe = build_exe(bench, m.text, tag)
-    if exe is None:
-        return Verdict(m, "unassembled", (), "does not assemble or link")
+    """Build one mutant (as files named `tag`) and judge it against `ref`."""
     seen, example = set(), ""
-    for fn in fns_of(m):
-        got = run_exe(bench, exe, bench.cases[fn])
-        s, e = compare(bench.cases[fn], got, ref[fn])
-        seen |= set(s)
-        example = example or e
-    for ext in (".S", ".o", ".exe"):
-        (bench.workdir / f"{tag}{ext}").unlink(missing_ok=True)
+    try:
+        exe = build_exe(bench, m.text, tag)
+        if exe is None:
+            return Verdict(m, "unassembled", (), "does not assemble or link")
+        for fn in fns_of(m):
+            s, e = compare(bench.cases[fn], run_exe(bench, exe, bench.cases[fn]), ref[fn])
+            seen |= set(s)
+            example = example or e
+    finally:
+        for ext in (".S", ".o", ".exe"):
+            (bench.workdir / f"{tag}{ext}").unlink(missing_ok=True)
     if seen:
         return Verdict(m, "killed", tuple(sorted(seen)), example)
     blind = bool(m.expected_clauses) and set(m.expected_clauses) <= ORACLE_BLIND
     return Verdict(m, "blind" if blind else "equivalent", ())
+
+
+def changes_behaviour(text: str, m: Mutant, bench: Bench | None = None) -> bool:
+    """Does the oracle tell mutant `m` from the original `text`?"""
+    return judge(text, [m], bench, workers=1)[0].status == "killed"
 
 
 def reference(bench: Bench, text: str) -> dict[str, Run]:
@@ -690,6 +704,7 @@ def summary(verdicts: list[Verdict]) -> dict[str, dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The kill-rate table (or JSON) of one .S file."""
     import argparse
     import json
     ap = argparse.ArgumentParser(prog="python -m verify.mutate",
