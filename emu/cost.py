@@ -55,10 +55,13 @@ class Uop:
     """What the scheduler needs to know about one instruction."""
 
     cls: str
-    srcs: tuple[tuple[int, int], ...]  # (register, cycles it is needed late)
+    srcs: tuple[tuple[int, int, int], ...]  # (register, cycles it is needed late,
+    #                                          the same when a load produced it)
     dsts: tuple[tuple[int, int], ...]  # (register, latency)
+    cls_load: bool
     mem: int
     backward: bool
+    late_ok: bool  # a simple ALU op or branch: may read its operands in the late stage
 
 
 _NO_RS1 = frozenset("lui auipc jal csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split())
@@ -74,19 +77,24 @@ def _reads_rs2(i: Insn, cls: str) -> bool:
 @lru_cache(maxsize=None)
 def _uop(i: Insn, p: Profile) -> Uop:
     cls = insn_class(i.name)
-    srcs: list[tuple[int, int]] = []
+    srcs: list[tuple[int, int, int]] = []
     if i.rs1 and i.name not in _NO_RS1:
-        srcs.append((i.rs1, 0))
+        srcs.append((i.rs1, 0, 0))
     if i.rs2 and _reads_rs2(i, cls):
-        srcs.append((i.rs2, p.store_data_late if cls == "store" else 0))
+        if cls == "store":  # store data: read late, but a load's result reaches it later
+            srcs.append((i.rs2, p.store_data_late, p.lat_load - p.load_to_store))
+        else:
+            srcs.append((i.rs2, 0, 0))
     lat = {"load": p.lat_load, "mul": p.lat_mul, "div": p.lat_div}.get(cls, p.lat_alu)
     dsts: list[tuple[int, int]] = []
     if cls == "div" and not p.div_pipelined:
-        srcs.append((DIV_UNIT, 0))
+        srcs.append((DIV_UNIT, 0, 0))
         dsts.append((DIV_UNIT, p.lat_div))
     if i.rd and cls not in ("store", "branch"):
         dsts.append((i.rd, lat))
-    return Uop(cls, tuple(srcs), tuple(dsts), int(cls in ("load", "store")), i.imm < 0)
+    late_ok = p.alu_late > 0 and cls in ("alu", "branch")
+    return Uop(cls, tuple(srcs), tuple(dsts), cls == "load", int(cls in ("load", "store")),
+               i.imm < 0, late_ok)
 
 
 def uop(i: Insn, p: Profile) -> Uop:
@@ -97,30 +105,40 @@ EMPTY_STATE = (0, 0, ())
 
 
 def schedule(state: tuple, u: Uop, taken: bool, p: Profile) -> tuple[int, tuple]:
-    """Advance the issue model by one instruction: (cycles advanced, new state)."""
+    """Advance the issue model by one instruction: (cycles advanced, new state).
+
+    `pend` holds, per register, the cycles until its value is ready for an
+    early-stage reader (address generation, store data, multiplier).  A simple
+    ALU op or branch whose operands are not ready there may still issue and
+    execute `alu_late` cycles later in the late ALU (SiFive-7's AG/M2
+    pipeline); its own result then reaches early-stage readers `alu_late`
+    cycles later than usual."""
     slots, mem, pend = state
-    ready = dict(pend)
-    need = 0
-    for reg, late in u.srcs:
-        need = max(need, ready.get(reg, 0) - late)
+    ready = {reg: (c, by_load) for reg, c, by_load in pend}
+    early = 0
+    for reg, late, late_load in u.srcs:
+        c, by_load = ready.get(reg, (0, False))
+        early = max(early, c - (late_load if by_load else late))
     if u.cls == "serial":
-        need = max(need, max(ready.values(), default=0))
+        early = max(early, max((c for c, _ in ready.values()), default=0))
+    need = early - p.alu_late if u.late_ok else early
     if need <= 0 and (slots >= p.issue_width or mem + u.mem > p.mem_pipes):
         need = 1
     adv = max(need, 0)
     if adv:
         slots = mem = 0
     slots, mem = slots + 1, mem + u.mem
+    extra = p.alu_late if early > adv else 0  # executed in the late stage
     bubble, redirect = _control_bubble(u, taken, p)
     step = adv + bubble
     if step or u.dsts:
-        ready = {r: c - step for r, c in ready.items() if c - step > 0}
+        ready = {r: (c - step, b) for r, (c, b) in ready.items() if c - step > 0}
         for reg, lat in u.dsts:
-            if lat - bubble > 0:
-                ready[reg] = lat - bubble
+            if lat + extra - bubble > 0:
+                ready[reg] = (lat + extra - bubble, u.cls_load)
     if redirect:
         slots = p.issue_width  # the next instruction starts a new cycle
-    return step, (slots, mem, tuple(sorted(ready.items())))
+    return step, (slots, mem, tuple(sorted((r, c, b) for r, (c, b) in ready.items())))
 
 
 def _control_bubble(u: Uop, taken: bool, p: Profile) -> tuple[int, bool]:

@@ -17,6 +17,10 @@ from emu.errors import ProfileError
 
 PROFILE_DIR = Path(__file__).with_name("profiles")
 
+# Keys a profile may leave out, with their default.
+# (-1: the generic rule, load latency minus store_data_late.)
+_OPTIONAL = {("latency", "alu_late"): 0, ("latency", "load_to_store"): -1}
+
 # (toml table, key) -> Profile field
 _KEYS = {
     ("pipeline", "issue_width"): "issue_width",
@@ -32,6 +36,8 @@ _KEYS = {
     ("latency", "div"): "lat_div",
     ("latency", "div_pipelined"): "div_pipelined",
     ("latency", "store_data_late"): "store_data_late",
+    ("latency", "alu_late"): "alu_late",
+    ("latency", "load_to_store"): "load_to_store",
     ("misaligned", "cost"): "misaligned_cost",
     ("cache", "size"): "cache_size",
     ("cache", "line"): "cache_line",
@@ -58,6 +64,8 @@ class Profile:
     lat_div: int
     div_pipelined: bool
     store_data_late: int
+    alu_late: int
+    load_to_store: int
     misaligned_cost: int
     cache_size: int
     cache_line: int
@@ -92,7 +100,10 @@ def parse_profile(data: dict, where: str = "<profile>") -> Profile:
         try:
             value = data[table][key]
         except (KeyError, TypeError):
-            raise ProfileError(f"{where}: missing [{table}] {key}") from None
+            if (table, key) not in _OPTIONAL:
+                raise ProfileError(f"{where}: missing [{table}] {key}") from None
+            values[field] = _OPTIONAL[table, key]
+            continue
         want = bool if field == "div_pipelined" else int
         if type(value) is not want or (want is int and value < 0):
             raise ProfileError(f"{where}: [{table}] {key} must be a non-negative {want.__name__}, got {value!r}")
@@ -102,6 +113,8 @@ def parse_profile(data: dict, where: str = "<profile>") -> Profile:
         if not isinstance(cal.get(key), str):
             raise ProfileError(f"{where}: [calibration] {key} must be a string (what it was calibrated "
                                f"against / how far off it is)")
+    if values["load_to_store"] == -1:
+        values["load_to_store"] = max(values["lat_load"] - values["store_data_late"], 0)
     p = Profile(name=str(data.get("name", Path(where).stem)), description=str(data.get("description", "")),
                 calibrated_against=cal["against"], calibration_error=cal["error"], **values)
     _check_geometry(p, where)

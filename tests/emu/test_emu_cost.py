@@ -34,13 +34,34 @@ def test_independent_alu_ops_dual_issue():
 
 
 def test_dependent_alu_ops_serialise():
-    assert cycles([I("addi", rd=5, rs1=5, imm=1)] * 4) == 4
+    chain = [I("addi", rd=5, rs1=5, imm=1)] * 4
+    # u74: the second of a dependent pair runs in the late ALU, so the first
+    # pair issues together; after that the chain retires one per cycle.
+    assert cycles(chain) == 3
+    assert cycles(chain, load_profile("c910")) == 4
 
 
 def test_load_to_use_latency():
     ld = I("ld", rd=5, rs1=10, imm=0)
-    use = I("add", rd=6, rs1=5, rs2=5)
-    assert cycles([ld, use]) == 1 + U74.lat_load
+    alu_use = I("add", rd=6, rs1=5, rs2=5)
+    addr_use = I("ld", rd=6, rs1=5, imm=0)
+    data_use = I("sd", rs1=10, rs2=5, imm=8)
+    # ALU users read in the late stage: the 1-cycle load-to-ALU bypass.
+    assert cycles([ld, alu_use]) == 1 + U74.lat_load - U74.alu_late == 2
+    assert cycles([ld, addr_use]) == 1 + U74.lat_load       # address: full latency
+    assert cycles([ld, data_use]) == 1 + U74.load_to_store  # store data from a load: no bypass
+
+
+def test_late_alu_result_reaches_early_readers_late():
+    ld = I("ld", rd=5, rs1=10, imm=0)
+    shl = I("sll", rd=6, rs1=5, rs2=7)      # waits in the late ALU for the load
+    addr_use = I("ld", rd=8, rs1=6, imm=0)  # needs it at address generation
+    data_use = I("sd", rs1=10, rs2=6, imm=8)
+    assert cycles([ld, shl]) == 2
+    # sll issues at cycle 1 and executes 2 stages later: address users wait 1 + 3.
+    assert cycles([ld, shl, addr_use]) == 1 + 1 + U74.lat_alu + U74.alu_late
+    # store data is read late, so an ALU result reaches it with 1 cycle's delay.
+    assert cycles([ld, shl, data_use]) == 1 + 1 + U74.lat_alu + U74.alu_late - U74.store_data_late
 
 
 def test_one_memory_pipe_on_u74_two_on_c910():
@@ -138,3 +159,13 @@ def test_cache_stays_warm_across_calls_until_reset(uaccess_elf):
         again = m.call("byte_copy_user", 0x1000_0000, 0x7000_0000, 1000, fast=fast)
         assert cold.cache_misses == again.cache_misses == 2 * 16 and warm.cache_misses == 0
         assert cold.cycles == again.cycles > warm.cycles
+
+
+def test_optional_latency_keys_default_to_the_generic_rule():
+    data = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())
+    del data["latency"]["alu_late"], data["latency"]["load_to_store"]
+    p = parse_profile(data)
+    assert p.alu_late == 0 and p.load_to_store == p.lat_load - p.store_data_late
+    data["latency"]["alu_late"] = -1
+    with pytest.raises(emu.ProfileError, match="alu_late"):
+        parse_profile(data)

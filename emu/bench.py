@@ -1,0 +1,164 @@
+"""Measure the copy routines of a linked ELF: cycles per (routine, size, alignment).
+
+Role: the measuring core of `copygen bench` / `copygen rank` and of
+bench/calibrate.py.  Knows each kernel routine's calling convention and which
+side of the copy is user memory; places the buffers at the requested offsets
+from a page boundary, runs every case warm (a first call fills the modelled
+L1 D-cache, as a benchmark loop over the same buffers does), and checks the
+result of every measured call (return value and destination bytes), so a
+number is never reported for a wrong copy.
+Imports: emu.api, emu.errors, the standard library.  Never gen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from emu.api import Machine
+from emu.errors import EmuError
+from emu.profile import Profile
+
+PAGE = 4096
+USER_BASE = 0x1000_0000     # user arenas: dst, then src
+KERNEL_BASE = 0x7000_0000   # kernel arenas: dst, then src
+FILL_DST = 0xEE             # what the destination holds before a call
+MEMSET_BYTE = 0x5A
+
+
+class BenchError(EmuError):
+    """A routine returned a wrong result, or a bench request is impossible."""
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How to call one routine: argument form and which sides are user memory."""
+
+    name: str
+    form: str           # "copy" (dst, src, n), "clear" (dst, n), "set" (dst, c, n)
+    dst_user: bool
+    src_user: bool = False
+
+
+KINDS = {
+    "__asm_copy_to_user": Kind("copy_to_user", "copy", dst_user=True),
+    "__asm_copy_from_user": Kind("copy_from_user", "copy", dst_user=False, src_user=True),
+    "__clear_user": Kind("clear_user", "clear", dst_user=True),
+    "memcpy": Kind("memcpy", "copy", dst_user=False),
+    "memmove": Kind("memmove", "copy", dst_user=False),
+    "memset": Kind("memset", "set", dst_user=False),
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    routine: str        # symbol
+    size: int
+    src_align: int      # byte offset from a page boundary (0..63)
+    dst_align: int
+
+
+@dataclass(frozen=True)
+class Sample:
+    routine: str
+    kind: str
+    size: int
+    src_align: int
+    dst_align: int
+    cycles: int
+    instret: int
+    cache_misses: int
+    misaligned: int
+
+    @property
+    def bytes_per_cycle(self) -> float:
+        return self.size / self.cycles if self.cycles else 0.0
+
+    @property
+    def align_class(self) -> str:
+        return align_class(self.src_align, self.dst_align, KINDS[self.routine].form)
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(bytes_per_cycle=round(self.bytes_per_cycle, 4), align_class=self.align_class)
+        return d
+
+
+def align_class(src: int, dst: int, form: str = "copy") -> str:
+    """`aligned` (both 8-byte aligned), `co-aligned` (same offset mod 8), or
+    `misaligned` (a shift copy's case); routines without a source only look at dst."""
+    if form != "copy":
+        return "aligned" if dst % 8 == 0 else "misaligned"
+    if src % 8 == dst % 8:
+        return "aligned" if src % 8 == 0 else "co-aligned"
+    return "misaligned"
+
+
+def routines_in(elf_symbols: dict[str, int]) -> list[str]:
+    """The routines bench knows how to call that this ELF defines, in KINDS order."""
+    return [s for s in KINDS if s in elf_symbols]
+
+
+def _arena(max_size: int) -> int:
+    return (max_size + 64 + 2 * PAGE + PAGE - 1) // PAGE * PAGE
+
+
+class Bench:
+    """One machine with user and kernel arenas large enough for `max_size`."""
+
+    def __init__(self, elf: str | Path, profile: str | Profile, max_size: int, warm: bool = True) -> None:
+        self.machine = Machine.from_elf(elf, profile)
+        self.warm = warm
+        self.arena = arena = _arena(max_size)
+        self.max_size = max_size
+        self.base = {}
+        for user, start in ((True, USER_BASE), (False, KERNEL_BASE)):
+            self.machine.map(start, 2 * arena, user=user)
+            self.base[user, "dst"], self.base[user, "src"] = start, start + arena
+            pattern = bytes((i * 7 + 3) & 0xFF for i in range(251))
+            self.machine.write(start + arena, (pattern * (arena // 251 + 1))[:arena])
+
+    def routines(self) -> list[str]:
+        return routines_in(self.machine.image.symbols)
+
+    def run(self, case: Case) -> Sample:
+        kind = _kind(case.routine)
+        if not 0 <= case.size <= self.max_size:
+            raise BenchError(f"size {case.size} outside 0..{self.max_size}")
+        if not (0 <= case.src_align < 64 and 0 <= case.dst_align < 64):
+            raise BenchError(f"alignment offsets must be in 0..63, got {case.src_align}:{case.dst_align}")
+        dst = self.base[kind.dst_user, "dst"] + case.dst_align
+        src = self.base[kind.src_user, "src"] + case.src_align
+        args = {"copy": (dst, src, case.size), "clear": (dst, case.size),
+                "set": (dst, MEMSET_BYTE, case.size)}[kind.form]
+        m = self.machine
+        m.write(dst, bytes([FILL_DST]) * case.size)
+        if self.warm:
+            m.call(case.routine, *args)
+        else:
+            m.reset_cache()
+        r = m.call(case.routine, *args)
+        self._check(case, kind, r.ret, dst, src)
+        return Sample(case.routine, kind.name, case.size, case.src_align, case.dst_align,
+                      r.cycles or 0, r.instret, r.cache_misses, r.misaligned)
+
+    def _check(self, case: Case, kind: Kind, ret: int, dst: int, src: int) -> None:
+        n = case.size
+        want_ret = dst if case.routine in ("memcpy", "memmove", "memset") else 0
+        where = f"{case.routine}(size {n}, src+{case.src_align}, dst+{case.dst_align})"
+        if ret != want_ret:
+            raise BenchError(f"{where} returned {ret:#x}, expected {want_ret:#x}")
+        want = {"copy": lambda: self.machine.read(src, n), "clear": lambda: bytes(n),
+                "set": lambda: bytes([MEMSET_BYTE]) * n}[kind.form]()
+        got = self.machine.read(dst, n)
+        if got != want:
+            k = next(i for i in range(n) if got[i] != want[i])
+            raise BenchError(f"{where} left a wrong destination: byte {k} is {got[k]:#04x}, "
+                             f"expected {want[k]:#04x}")
+
+
+def _kind(symbol: str) -> Kind:
+    try:
+        return KINDS[symbol]
+    except KeyError:
+        raise BenchError(f"don't know how to call {symbol!r}; known: {', '.join(KINDS)}") from None
