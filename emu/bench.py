@@ -22,6 +22,7 @@ from emu.profile import Profile
 PAGE = 4096
 USER_BASE = 0x1000_0000     # user arenas: dst, then src
 KERNEL_BASE = 0x7000_0000   # kernel arenas: dst, then src
+MAX_SIZE = 1 << 24          # 16 MiB: the arenas are host memory
 FILL_DST = 0xEE             # what the destination holds before a call
 MEMSET_BYTE = 0x5A
 
@@ -107,6 +108,8 @@ class Bench:
     """One machine with user and kernel arenas large enough for `max_size`."""
 
     def __init__(self, elf: str | Path, profile: str | Profile, max_size: int, warm: bool = True) -> None:
+        if max_size > MAX_SIZE:
+            raise BenchError(f"size {max_size} is too large for the bench arenas (at most {MAX_SIZE})")
         self.machine = Machine.from_elf(elf, profile)
         self.warm = warm
         self.arena = arena = _arena(max_size)

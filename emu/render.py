@@ -1,0 +1,112 @@
+"""Presenting bench and rank results: rich tables, CSV, JSON-ready rows, PNG plots.
+
+Role: everything `copygen bench`/`rank` print or write, kept out of the
+command glue.  Plots use matplotlib's Agg backend (no display needed), imported
+only when a plot is asked for.
+Imports: rich, matplotlib (lazily), emu.bench, emu.rank, the standard library.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections import defaultdict
+from pathlib import Path
+
+from rich.table import Table
+
+from emu.bench import KINDS, Sample
+from emu.rank import Expected
+
+CSV_FIELDS = ["routine", "kind", "size", "src_align", "dst_align", "align_class", "cycles",
+              "bytes_per_cycle", "instret", "cache_misses", "misaligned"]
+
+
+def bench_tables(samples: list[Sample], profile: str) -> list[Table]:
+    """One table per routine: a row per size, a column per (src:dst) pair,
+    cells 'cycles (bytes/cycle)'."""
+    tables = []
+    for routine in dict.fromkeys(s.routine for s in samples):
+        mine = [s for s in samples if s.routine == routine]
+        pairs = list(dict.fromkeys((s.src_align, s.dst_align) for s in mine))
+        t = Table(title=f"{routine} ({mine[0].kind}) on {profile}: cycles (bytes/cycle)")
+        t.add_column("size", justify="right")
+        copy = KINDS[routine].form == "copy"
+        for src, dst in pairs:
+            t.add_column(f"src+{src} dst+{dst}" if copy else f"dst+{dst}", justify="right")
+        cell = {(s.size, s.src_align, s.dst_align): s for s in mine}
+        for size in sorted({s.size for s in mine}):
+            row = [str(size)]
+            for src, dst in pairs:
+                s = cell.get((size, src, dst))
+                row.append(f"{s.cycles} ({s.bytes_per_cycle:.2f})" if s else "-")
+            t.add_row(*row)
+        tables.append(t)
+    return tables
+
+
+def bench_csv(samples: list[Sample]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for s in samples:
+        w.writerow(s.as_dict())
+    return buf.getvalue()
+
+
+def rank_table(ranked: dict[str, list[tuple[Expected, float]]], workload: str, profile: str) -> Table:
+    t = Table(title=f"expected cycles per call, workload {workload}, profile {profile}")
+    for name, justify in (("kind", "left"), ("#", "right"), ("routine", "left"), ("source", "left"),
+                          ("cycles", "right"), ("bytes/cycle", "right"), ("vs best", "right")):
+        t.add_column(name, justify=justify, overflow="fold")
+    for kind, entries in ranked.items():
+        for i, (r, rel) in enumerate(entries, 1):
+            t.add_row(kind if i == 1 else "", str(i), r.routine, r.source, f"{r.expected_cycles:.1f}",
+                      f"{r.bytes_per_cycle:.3f}", "best" if i == 1 else f"+{100 * (rel - 1):.1f} %")
+    return t
+
+
+def rank_csv(ranked: dict[str, list[tuple[Expected, float]]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["kind", "rank", "routine", "source", "expected_cycles", "bytes_per_cycle", "relative"])
+    for kind, entries in ranked.items():
+        for i, (r, rel) in enumerate(entries, 1):
+            w.writerow([kind, i, r.routine, r.source, round(r.expected_cycles, 2),
+                        round(r.bytes_per_cycle, 4), round(rel, 4)])
+    return buf.getvalue()
+
+
+def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | None) -> None:
+    """bytes/cycle against size (log scale), one line per routine and alignment
+    class (the mean over the pairs of that class); `limit` draws the memory-pipe bound."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    lines: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s.size > 0:
+            lines[s.routine, s.align_class][s.size].append(s.bytes_per_cycle)
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for (routine, cls), by_size in lines.items():
+        xs = sorted(by_size)
+        ax.plot(xs, [sum(by_size[x]) / len(by_size[x]) for x in xs], marker="o", markersize=3,
+                label=f"{routine} ({cls})")
+    if limit:
+        ax.axhline(limit, linestyle="--", color="grey", linewidth=1)
+        ax.annotate(f"copy limit of the memory pipes: {limit:g} B/cycle", (0.01, limit), xycoords=("axes fraction", "data"),
+                    va="bottom", fontsize=8, color="grey")
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
+    ax.set_xlabel("size (bytes)")
+    ax.set_ylabel("bytes per cycle")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,163 @@
+"""`copygen bench` and `copygen rank`: output shapes, ordering sanity, workloads, errors."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from click.testing import CliRunner
+
+import emu
+from emu.bench import Bench, BenchError, Case, align_class
+from emu.workload import (WorkloadError, load_llvm_csv, make_workload, parse_aligns, parse_sizes,
+                          size_grid)
+from gen.cli import main
+from tests.conftest import ROOT
+
+K2021, PRE = str(ROOT / "examples/kernel2021.copy"), str(ROOT / "examples/pre2021.copy")
+STRING = str(ROOT / "examples/string2021.copy")
+SAMPLE_CSV = str(ROOT / "bench/workloads/small_headers.csv")
+
+
+@pytest.fixture(scope="module")
+def cli(tmp_path_factory):
+    build = str(tmp_path_factory.mktemp("bench-build"))
+
+    def run(*args, code=0):
+        res = CliRunner().invoke(main, [*args, "--build-dir", build])
+        assert res.exit_code == code, (res.output, res.exception)
+        return res
+    return run
+
+
+def test_bench_json_shape(cli):
+    out = json.loads(cli("bench", K2021, "--sizes", "0,8,100,8192", "--align", "0:0,1:0,3:5", "--json").stdout)
+    assert out["ok"] and out["profile"] == "u74" and out["warm"]
+    samples = out["samples"]
+    # copy_to/from_user: 4 sizes x 3 pairs; clear_user has no source: 4 sizes x 2 dst offsets
+    assert len(samples) == 2 * 12 + 8
+    keys = {"routine", "kind", "size", "src_align", "dst_align", "align_class", "cycles",
+            "bytes_per_cycle", "instret", "cache_misses", "misaligned"}
+    for s in samples:
+        assert set(s) == keys and s["cycles"] > 0
+        assert s["bytes_per_cycle"] == pytest.approx(s["size"] / s["cycles"], abs=1e-4)
+    assert {s["kind"] for s in samples} == {"copy_to_user", "copy_from_user", "clear_user"}
+    big = {(s["kind"], s["src_align"]): s for s in samples if s["size"] == 8192}
+    assert big["copy_to_user", 0]["align_class"] == "aligned"
+    assert big["copy_to_user", 1]["align_class"] == "misaligned"
+    # physical limit of the u74: one 8-byte load plus one store every two cycles
+    assert all(s["bytes_per_cycle"] <= 4.0 for s in samples if s["kind"] != "clear_user")
+
+
+def test_bench_csv_table_and_plot(cli, tmp_path):
+    rows = list(csv.DictReader(io.StringIO(cli("bench", STRING, "--sizes", "1-3,64", "--align", "*:0",
+                                               "--csv").stdout)))
+    # memcpy, memmove: 4 sizes x 8 pairs; memset has no source: 4 sizes x 1 dst offset
+    assert len(rows) == 2 * 4 * 8 + 4 and rows[0]["routine"] == "memcpy"
+    assert {r["kind"] for r in rows} == {"memcpy", "memmove", "memset"}
+    png = tmp_path / "p.png"
+    res = cli("bench", STRING, "--sizes", "8,512", "--routine", "memcpy", "--plot", str(png))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "memcpy" in res.stdout and "memset" not in res.stdout
+
+
+def test_bench_orders_the_2021_routine_ahead(cli):
+    def cycles(path, align):
+        out = json.loads(cli("bench", path, "--sizes", "8192", "--align", align,
+                             "--routine", "copy_to_user", "--json").stdout)
+        return out["samples"][0]["cycles"]
+    assert cycles(K2021, "0:0") < cycles(PRE, "0:0")
+    assert cycles(K2021, "1:0") * 4 < cycles(PRE, "1:0")   # shift copy vs bytes
+
+
+def test_rank_json_ordering(cli):
+    out = json.loads(cli("rank", PRE, K2021, "--workload", "network", "--json").stdout)
+    assert out["ok"] and out["profile"] == "u74" and out["workload"]["name"] == "network+spec"
+    ranking = out["ranking"]
+    assert set(ranking) == {"copy_to_user", "clear_user"}   # copy_from_user: same code, skipped
+    for entries in ranking.values():
+        cyc = [e["expected_cycles"] for e in entries]
+        assert cyc == sorted(cyc) and entries[0]["relative"] == 1.0 and entries[0]["rank"] == 1
+    assert ranking["copy_to_user"][0]["source"] == K2021     # large copies: the 2021 routine wins
+
+
+def test_rank_small_sizes_and_llvm_csv(cli):
+    out = json.loads(cli("rank", PRE, K2021, "--workload", SAMPLE_CSV, "--routine", "copy_to_user",
+                         "--align-mix", "aligned", "--json").stdout)
+    assert out["workload"]["max_size"] == 128 and out["workload"]["aligns"] == [[0, 0, 1.0]]
+    assert [e["source"] for e in out["ranking"]["copy_to_user"]] == [PRE, K2021]
+    rows = list(csv.DictReader(io.StringIO(
+        cli("rank", PRE, K2021, "--workload", "small", "--routine", "copy_to_user", "--csv").stdout)))
+    # below 71 bytes the 2021 routine is a byte loop; pre-2021's threshold is 16
+    assert [r["source"] for r in rows] == [PRE, K2021]
+    assert float(rows[1]["relative"]) > 1
+
+
+def test_workloads_and_specs():
+    wl = make_workload("network")
+    assert dict(wl.sizes) == pytest.approx({1448: 0.8, 6500: 0.1, 50000: 0.1})
+    assert sum(p for *_, p in wl.aligns) == pytest.approx(1)
+    spec = {(s, d): p for s, d, p in wl.aligns}
+    assert spec[0, 0] == pytest.approx(0.89 ** 2, rel=0.02)
+    for name in ("fleet", "uniform:0-4096", SAMPLE_CSV):
+        sizes = make_workload(name).sizes
+        grid = size_grid(sizes)
+        assert len(grid) <= 160 and sum(grid.values()) == pytest.approx(1)
+        # linear interpolation keeps the mean size exact
+        assert sum(s * w for s, w in grid.items()) == pytest.approx(sum(s * p for s, p in sizes))
+    fleet = dict(make_workload("fleet").sizes)
+    assert sum(p for s, p in fleet.items() if s <= 128) == pytest.approx(0.96)
+    assert parse_sizes("0-16/8, 100,4..5") == [0, 4, 5, 8, 16, 100]
+    assert parse_aligns("*:3")[:2] == [(0, 3), (1, 3)] and len(parse_aligns("all")) == 64
+    assert align_class(3, 3) == "co-aligned" and align_class(0, 8) == "aligned"
+
+
+@pytest.mark.parametrize("text,match", [
+    ("0.5,0.5\n0.1\n", "one line"), ("0.5,x", "not a number"), ("0.5,-1", ">= 0"), ("0,0", "sum"),
+])
+def test_llvm_csv_errors(tmp_path, text, match):
+    f = tmp_path / "w.csv"
+    f.write_text(text)
+    with pytest.raises(WorkloadError, match=match):
+        load_llvm_csv(f)
+
+
+def test_llvm_csv_format():
+    f = load_llvm_csv(SAMPLE_CSV)
+    assert min(f) >= 0 and max(f) == 128 and sum(f.values()) == pytest.approx(1)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["bench", "no-such.copy"], "no such file"),
+    (["bench", K2021, "--sizes", "1-x"], "expected A-B"),
+    (["bench", K2021, "--align", "9"], "SRC:DST"),
+    (["bench", K2021, "--align", "0:99"], "0..63"),
+    (["bench", K2021, "--sizes", "99999999"], "too large"),
+    (["bench", K2021, "--profile", "nope"], "unknown cost profile"),
+    (["bench", K2021, "--routine", "memcpy"], "no routine"),
+    (["bench", K2021, "--json", "--csv"], "exclusive"),
+    (["rank", K2021, "--workload", "bogus"], "unknown workload"),
+    (["rank", K2021, "--workload", "missing.csv"], "cannot read"),
+    (["rank", K2021, str(ROOT / "examples/c910fast.copy")], "--profile"),
+])
+def test_errors_exit_2_without_traceback(cli, args, needle):
+    res = cli(*args, code=2)
+    assert needle in res.output and "Traceback" not in res.output
+    assert isinstance(res.exception, SystemExit)
+
+
+def test_emulator_errors_become_clean_errors(cli, monkeypatch):
+    def oops(self, case):
+        raise emu.Oops(0x80200010, 0x10000000, "store: user page while SUM clear")
+    monkeypatch.setattr(Bench, "run", oops)
+    res = cli("bench", K2021, "--sizes", "8", "--json", code=2)
+    assert "emulator: oops" in res.output and json.loads(res.stdout)["ok"] is False
+
+
+def test_bench_refuses_a_wrong_result(built_examples):
+    b = Bench(built_examples["kernel2021"].elf, "u74", 64)
+    b.run(Case("__asm_copy_to_user", 64, 1, 0))
+    with pytest.raises(BenchError, match="returned"):
+        b._check(Case("__asm_copy_to_user", 8, 0, 0), emu.bench.KINDS["__asm_copy_to_user"], 3, 0x1000_0000,
+                 0x7000_0000)
