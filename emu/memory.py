@@ -71,19 +71,25 @@ class Memory:
                            f"multiples of the {PAGE_SIZE}-byte page")
         if addr < 0 or addr + size > 1 << 64:
             raise MapError(f"map({addr:#x}, {size:#x}): outside the 64-bit address space")
+        code = executable
         for pn in range(addr >> PAGE_SHIFT, (addr + size) >> PAGE_SHIFT):
             old = self.pages.get(pn)
             data = old.data if old else bytearray(PAGE_SIZE)
             views = old.views if old else _views(data)
+            code = code or bool(old and old.executable)
             self.pages[pn] = Page(data, views, user, readable, writable, executable)
             self._index(pn)
-        self.code_version += 1
+        if code:  # translated blocks only depend on executable pages
+            self.code_version += 1
 
     def unmap(self, addr: int, size: int) -> None:
+        code = False
         for pn in range(addr >> PAGE_SHIFT, (addr + size + PAGE_MASK) >> PAGE_SHIFT):
-            self.pages.pop(pn, None)
+            old = self.pages.pop(pn, None)
+            code = code or bool(old and old.executable)
             self._index(pn)
-        self.code_version += 1
+        if code:
+            self.code_version += 1
 
     def _index(self, pn: int) -> None:
         page = self.pages.get(pn)

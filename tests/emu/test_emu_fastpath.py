@@ -65,3 +65,21 @@ def test_translated_code_is_dropped_when_code_changes():
     assert m.call(CODE).ret == 5
     m.write(CODE, program(7))
     assert m.call(CODE).ret == 7
+
+
+def test_remapping_data_pages_keeps_translations_but_code_pages_drop_them():
+    li5 = (encode("addi", rd=10, rs1=0, imm=5).to_bytes(4, "little")
+           + encode("jalr", rd=0, rs1=1, imm=0).to_bytes(4, "little"))
+    m = _machine(li5, {}, None, 0)
+    assert m.call(CODE).ret == 5
+    blocks = m._fast().blocks
+    assert blocks
+    m.map(KBUF, 8192, user=False, readable=False, writable=False)   # data pages only
+    m.map(KBUF, 8192, user=False)
+    m.unmap(UBUF, 4096)
+    assert m.call(CODE).ret == 5 and m._fast().blocks is blocks and blocks
+    m.map(CODE, 4096, user=False, writable=False, executable=False)  # code no longer executable
+    with pytest.raises(emu.Oops, match="fetch"):
+        m.call(CODE)
+    m.map(CODE, 4096, user=False, writable=False, executable=True)
+    assert m.call(CODE).ret == 5

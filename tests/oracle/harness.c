@@ -17,6 +17,10 @@
  *   RET SUM_AT_EXIT PREFIX_OK REST_UNTOUCHED HASH
  * where PREFIX_OK: dst[0, n-RET) holds the expected bytes; REST_UNTOUCHED:
  * dst[n-RET, n) is unchanged; HASH: FNV-1a of the whole destination arena.
+ * With the option -w a sixth field follows: WSUM, sum over the destination
+ * arena of byte[i] * (splitmix64(i) | 1) mod 2^64 in hex, a digest a vector
+ * library can compute too (tests/test_emu_vs_qemu.py compares the emulator's
+ * destination with it).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -46,6 +50,7 @@ void *copygen_memset(void *, int, unsigned long) __asm__("__memset") __attribute
 
 static unsigned long sstatus;
 static unsigned char *dst_arena, *src_arena;
+static uint64_t *weights;	/* -w: per-byte weights of WSUM */
 
 static void on_sigill(int sig, siginfo_t *si, void *ctx)
 {
@@ -94,6 +99,24 @@ static uint64_t fnv(const unsigned char *p, unsigned long n)
 
 	while (n--)
 		h = (h ^ *p++) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t splitmix64(uint64_t i)
+{
+	uint64_t z = (i + 1) * 0x9E3779B97F4A7C15ULL;
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static uint64_t wsum(const unsigned char *p, unsigned long n)
+{
+	uint64_t h = 0;
+
+	for (unsigned long i = 0; i < n; i++)
+		h += p[i] * weights[i];
 	return h;
 }
 
@@ -163,18 +186,26 @@ static int run_case(const char *fn, unsigned long doff, unsigned long soff, unsi
 	for (i = 0; rest_ok && i < ARENA; i++)	/* nothing outside [d, d + n) */
 		if (i < off || i >= off + n)
 			rest_ok = now[i] == before[i];
-	printf("%lu %d %d %d %016llx\n", ret, !!(sstatus & SR_SUM), prefix_ok, rest_ok,
+	printf("%lu %d %d %d %016llx", ret, !!(sstatus & SR_SUM), prefix_ok, rest_ok,
 	       (unsigned long long)fnv(now, ARENA));
+	if (weights)
+		printf(" %016llx", (unsigned long long)wsum(now, ARENA));
+	printf("\n");
 	return 0;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_flags = SA_SIGINFO | SA_NODEFER };
 	char fn[16], side[8];
 	unsigned long doff, soff, n, fault_at;
 	unsigned int seed;
 
+	if (argc > 1 && !strcmp(argv[1], "-w")) {
+		weights = malloc(ARENA * sizeof(*weights));
+		for (unsigned long i = 0; i < ARENA; i++)
+			weights[i] = splitmix64(i) | 1;
+	}
 	sa.sa_sigaction = on_sigill;
 	sigaction(SIGILL, &sa, NULL);
 	sa.sa_sigaction = on_sigsegv;

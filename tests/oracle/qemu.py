@@ -2,10 +2,13 @@
 oracle: real qemu, real page protections, our own trap emulation).
 
 build_harness(objs, exe) links the harness with the routine objects;
-run_cases(exe, cases) feeds cases and parses one Result per case.
+run_cases(exe, cases) feeds cases and parses one Result per case;
+run_cases(exe, cases, weighted=True) also asks for each case's `wsum`
+(a digest of the destination arena that numpy can compute: `wsum_of`).
 """
 from __future__ import annotations
 
+import functools
 import random
 import shutil
 import subprocess
@@ -42,6 +45,7 @@ class Result:
     prefix_ok: bool
     rest_untouched: bool
     digest: str
+    wsum: int | None = None    # only with run_cases(..., weighted=True)
 
 
 def cross_gcc() -> str:
@@ -55,21 +59,48 @@ def build_harness(objs: list[Path], exe: Path) -> Path:
     return exe
 
 
-def run_cases(exe: Path, cases: list[Case]) -> list[Result]:
+def run_cases(exe: Path, cases: list[Case], weighted: bool = False) -> list[Result]:
     qemu = shutil.which("qemu-riscv64")
     assert qemu, "qemu-riscv64 missing: apt-get install qemu-user"
     text = "".join(c.line() + "\n" for c in cases)
-    proc = subprocess.run([qemu, str(exe)], input=text, capture_output=True, text=True,
-                          timeout=1800)
+    proc = subprocess.run([qemu, str(exe), *(["-w"] if weighted else [])], input=text,
+                          capture_output=True, text=True, timeout=1800)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and len(lines) == len(cases), (
         f"harness exit {proc.returncode}: {proc.stderr.strip()} after {len(lines)} cases; "
         f"next case: {cases[len(lines)].line() if len(lines) < len(cases) else '-'}")
     out = []
     for ln in lines:
-        ret, s, p, r, h = ln.split()
-        out.append(Result(int(ret), s == "1", p == "1", r == "1", h))
+        ret, s, p, r, h, *w = ln.split()
+        out.append(Result(int(ret), s == "1", p == "1", r == "1", h, int(w[0], 16) if w else None))
     return out
+
+
+def _splitmix64(i: int) -> int:
+    m = (1 << 64) - 1
+    z = ((i + 1) * 0x9E3779B97F4A7C15) & m
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+    return z ^ (z >> 31)
+
+
+WEIGHTS = [_splitmix64(i) | 1 for i in range(ARENA)]
+
+
+def wsum_of(data: bytes) -> int:
+    """The harness's WSUM of an arena's bytes (sum of byte * weight mod 2^64)."""
+    assert len(data) == ARENA
+    try:
+        import numpy as np
+    except ImportError:
+        return sum(b * w for b, w in zip(data, WEIGHTS)) & ((1 << 64) - 1)
+    return int((np.frombuffer(data, dtype=np.uint8).astype(np.uint64) * _np_weights()).sum(dtype=np.uint64))
+
+
+@functools.lru_cache(maxsize=1)
+def _np_weights():
+    import numpy as np
+    return np.array(WEIGHTS, dtype=np.uint64)
 
 
 def _offset(rng: random.Random, n: int) -> int:
