@@ -49,18 +49,23 @@ RATIOS = (
 )
 
 
+def build_reference(build: Path) -> Path:
+    """Assemble and link bench/reference/ref2021.S with the generator's shim and layout."""
+    ref = build / "ref2021"
+    ref.mkdir(parents=True, exist_ok=True)
+    obj, elf = ref / "ref2021.o", ref / "ref2021.elf"
+    toolchain.assemble(ROOT / "bench" / "reference" / "ref2021.S", ROOT / "shim" / "include", obj)
+    toolchain.link([obj], ROOT / "shim" / "copygen.ld", elf)
+    return elf
+
+
 def build_elfs() -> dict[str, tuple[str, Path]]:
     """name -> (what it is, linked ELF)."""
     out = {}
     for stem in ("pre2021", "kernel2021"):
         res = build_file(ROOT / "examples" / f"{stem}.copy", BUILD)
         out[stem] = (f"examples/{stem}.copy", res.elf)
-    ref = BUILD / "ref2021"
-    ref.mkdir(parents=True, exist_ok=True)
-    obj, elf = ref / "ref2021.o", ref / "ref2021.elf"
-    toolchain.assemble(ROOT / "bench" / "reference" / "ref2021.S", ROOT / "shim" / "include", obj)
-    toolchain.link([obj], ROOT / "shim" / "copygen.ld", elf)
-    out["ref2021"] = ("bench/reference/ref2021.S", elf)
+    out["ref2021"] = ("bench/reference/ref2021.S", build_reference(BUILD))
     return out
 
 
