@@ -78,14 +78,16 @@ def _profile(given: str | None, profiles: list[str]) -> Profile:
     return load_profile(given)
 
 
-def _select(present: list[str], wanted: tuple[str, ...], default_skip: tuple[str, ...] = ()) -> list[str]:
-    """Symbols to run: `wanted` by kind name or symbol, else all but `default_skip`."""
+def _select(present: list[str], wanted: tuple[str, ...], default_skip: tuple[str, ...] = (),
+            strict: bool = True) -> list[str]:
+    """Symbols to run: `wanted` by kind name or symbol, else all but `default_skip`;
+    `strict`: a wanted routine missing here is an error."""
     if not wanted:
         return [s for s in present if KINDS[s].name not in default_skip]
     out = []
     for w in wanted:
         hits = [s for s in present if w in (s, KINDS[s].name)]
-        if not hits:
+        if not hits and strict:
             known = ", ".join(KINDS[s].name for s in present)
             raise CopygenError(f"no routine {w!r} here", hint=f"routines in this file: {known}")
         out += [h for h in hits if h not in out]
@@ -188,7 +190,10 @@ def rank_cmd(files, profile, workload, align_mix, routines, as_json, as_csv, bui
     jobs = []
     for f, _, elf in built:
         b = Bench(elf, prof, max_size)
-        jobs += [(f, b, sym) for sym in _select(b.routines(), routines, ("copy_from_user",))]
+        jobs += [(f, b, sym) for sym in _select(b.routines(), routines, ("copy_from_user",), strict=False)]
+    if not jobs:
+        raise CopygenError(f"none of the files defines {', '.join(routines)}",
+                           hint=f"routine kinds: {', '.join(k.name for k in KINDS.values())}")
     results = []
     with _progress() as bar:
         task = bar.add_task(f"rank ({wl.name})", total=sum(len(plan(s, wl)) for _, _, s in jobs))

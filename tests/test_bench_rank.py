@@ -94,6 +94,11 @@ def test_rank_small_sizes_and_llvm_csv(cli):
     assert float(rows[1]["relative"]) > 1
 
 
+def test_rank_skips_files_without_the_routine(cli):
+    out = json.loads(cli("rank", K2021, STRING, "--routine", "memcpy", "--workload", "small", "--json").stdout)
+    assert [e["source"] for e in out["ranking"]["memcpy"]] == [STRING]
+
+
 def test_workloads_and_specs():
     wl = make_workload("network")
     assert dict(wl.sizes) == pytest.approx({1448: 0.8, 6500: 0.1, 50000: 0.1})
@@ -140,6 +145,7 @@ def test_llvm_csv_format():
     (["rank", K2021, "--workload", "bogus"], "unknown workload"),
     (["rank", K2021, "--workload", "missing.csv"], "cannot read"),
     (["rank", K2021, str(ROOT / "examples/c910fast.copy")], "--profile"),
+    (["rank", K2021, PRE, "--routine", "memcpy"], "none of the files"),
 ])
 def test_errors_exit_2_without_traceback(cli, args, needle):
     res = cli(*args, code=2)
