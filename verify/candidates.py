@@ -1,0 +1,126 @@
+"""Candidate loop invariants, guessed from concrete loop-head states.
+
+Families (each checked by induction later; a guess is never trusted):
+  unchanged  x[r] == its value at entry
+  linear     (atom_a - term_a) - (atom_b - term_b) == c     atoms: registers
+             and sums of two registers; terms: D, S, N, D+N, S+N, the shift
+             amounts of the misalignment, memset's byte pattern ...
+  bounds     lo <= (x[r] - term) <= hi  (signed, small)
+  aligned    (x[r] - term) & 7 == 0
+  fact       facts about the arguments alone, e.g. ((S - D) & 7) != 0
+  word       x[r] == the source word at x[b] + c
+  cursor     the destination holds exactly the bytes [D, x[r] + c) copied
+  status     sstatus == SS0 | SUM  (or == SS0)
+
+Role: generate and evaluate.  May import z3, verify.world, verify.z3ops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from verify.world import SR_SUM, World
+from verify.z3ops import bv
+
+M64 = (1 << 64) - 1
+REP = 0x0101010101010101
+
+
+def _s(v: int) -> int:
+    v &= M64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def term_values(D, S, N, C) -> dict[str, int]:
+    off, soff = (S - D) & 7, S & 7
+    return {"0": 0, "D": D, "S": S, "N": N, "E": D + N, "SE": S + N, "SA": S - off,
+            "OFF": off, "SHR": 8 * off, "NSHR": (-8 * off) & M64, "SHL": 64 - 8 * off,
+            "SOFF": soff, "SSHR": 8 * soff, "NSSHR": (-8 * soff) & M64,
+            "CB": C & 0xFF, "CW": (C & 0xFF) * REP}
+
+
+def term_exprs(w: World) -> dict[str, z3.BitVecRef]:
+    off, soff = (w.S - w.D) & bv(7), w.S & bv(7)
+    cb = w.C & bv(0xFF)
+    return {"0": bv(0), "D": w.D, "S": w.S, "N": w.N, "E": w.D + w.N, "SE": w.S + w.N,
+            "SA": w.S - off,
+            "OFF": off, "SHR": off * 8, "NSHR": -(off * 8), "SHL": bv(64) - off * 8,
+            "SOFF": soff, "SSHR": soff * 8, "NSSHR": -(soff * 8), "CB": cb, "CW": cb * bv(REP)}
+
+
+FACTS = {
+    "OFF!=0": (lambda t: t["OFF"] != 0, lambda e: e["OFF"] != 0),
+    "OFF==0": (lambda t: t["OFF"] == 0, lambda e: e["OFF"] == 0),
+    "SOFF!=0": (lambda t: t["SOFF"] != 0, lambda e: e["SOFF"] != 0),
+    "SOFF==0": (lambda t: t["SOFF"] == 0, lambda e: e["SOFF"] == 0),
+    "D&7==0": (lambda t: t["D"] & 7 == 0, lambda e: e["D"] & bv(7) == 0),
+}
+
+
+@dataclass(frozen=True)
+class Cand:
+    kind: str
+    args: tuple
+
+    def __str__(self) -> str:
+        return f"{self.kind}{self.args}"
+
+
+def atom_value(atom, x) -> int:
+    return sum(x[r] for r in atom) & M64
+
+
+def atom_expr(atom, xs):
+    e = xs[atom[0]]
+    for r in atom[1:]:
+        e = e + xs[r]
+    return e
+
+
+def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
+    """The candidate as a Z3 formula over a loop-head state."""
+    k, a = c.kind, c.args
+    if k == "unchanged":
+        return xs[a[0]] == w.R0[a[0]]
+    if k == "linear":
+        (atom_a, ta, atom_b, tb, cst) = a
+        lhs = atom_expr(atom_a, xs) - terms[ta]
+        rhs = (atom_expr(atom_b, xs) - terms[tb]) if atom_b else bv(0)
+        return lhs - rhs == bv(cst)
+    if k == "ge":
+        return atom_expr(a[0], xs) - terms[a[1]] >= bv(a[2])
+    if k == "le":
+        return atom_expr(a[0], xs) - terms[a[1]] <= bv(a[2])
+    if k == "rge":
+        return xs[a[0]] - xs[a[1]] >= bv(a[2])
+    if k == "rle":
+        return xs[a[0]] - xs[a[1]] <= bv(a[2])
+    if k == "aligned":
+        return (atom_expr(a[0], xs) - terms[a[1]]) & bv(7) == 0
+    if k == "fact":
+        return FACTS[a[0]][1](terms)
+    if k == "word":
+        return xs[a[0]] == w.source_word(xs[a[1]] + bv(a[2]), 8)
+    if k == "cursor":
+        exp = w.expected_byte(w.W)
+        return z3.And(cursor_extent(c, xs, written, w), z3.Implies(written, watched == exp))
+    if k == "status":
+        return sstatus == (w.SS0 | bv(SR_SUM)) if a[0] else sstatus == w.SS0
+    raise AssertionError(k)
+
+
+def cursor_extent(c: Cand, xs, written, w: World):
+    """The register part of a cursor: dst[W] was written iff W < x[r] + c - D."""
+    limit = z3.simplify(xs[c.args[0]] + bv(c.args[1]) - w.D)
+    return z3.And(written == z3.ULT(w.W, limit), z3.ULE(limit, w.N))
+
+
+def bv_formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
+    """The part of a candidate that needs no reasoning about memory contents
+    (None for `word`, whose content is checked by verify.dataproof)."""
+    if c.kind == "cursor":
+        return cursor_extent(c, xs, written, w)
+    if c.kind == "word":
+        return None
+    return formula(c, xs, sstatus, watched, written, w, terms)

@@ -1,0 +1,30 @@
+"""The contract clauses (DOMAIN.md §3, issue 4) and which routines they
+apply to.  Role: names and descriptions only.  Imports: nothing.
+"""
+from __future__ import annotations
+
+CLAUSES = {
+    "C1": "no fault: returns 0 and dst[0..n) == src[0..n)",
+    "C2": "on a fault: 0 <= N <= n",
+    "C3": "on a fault: the first n-N bytes of dst hold the source bytes",
+    "C4": "on a fault: nothing at or past dst+n-N is modified",
+    "C5": "on a fault: N == n only if no byte could be copied",
+    "C6": "on a fault: N is exactly the number of bytes not stored",
+    "S1": "sstatus.SUM is clear at every return",
+    "S2": "no user access while SUM is clear",
+    "A1": "sp and s0-s11 preserved; returns to ra",
+    "B1": "no store outside [dst, dst+n)",
+    "B2": "no load outside the aligned words covering [src, src+n)",
+    "B2s": "no load outside [src, src+n) (strict)",
+    "X1": "every user access that can fault has an __ex_table entry",
+    "T1": "terminates within a bound linear in n",
+}
+STRING_C1 = "returns dst and dst[0..n) == expected bytes"
+
+USER = ["C1", "C2", "C3", "C4", "C5", "C6", "S1", "S2", "A1", "B1", "B2", "B2s", "X1", "T1"]
+BY_KIND = {
+    "to": USER, "from": USER,
+    "clear": [c for c in USER if c not in ("B2", "B2s")],
+    "memcpy": ["C1", "A1", "B1", "B2", "B2s", "T1"],
+    "memset": ["C1", "A1", "B1", "B2", "T1"],
+}

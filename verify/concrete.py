@@ -1,0 +1,162 @@
+"""Concrete runs of one routine in the emulator, under the same contract the
+proofs use: buffers at chosen addresses, the user buffer's pages from the
+fault boundary onwards unmapped, margins around dst to catch stray stores.
+
+Used to sample loop-head states (invariant inference), to replay
+counterexamples, and by the bounded exhaustive cross-check.
+Role: scenario in, outcome and per-clause verdicts out.  May import emu.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from emu.api import RETURN_SENTINEL, Machine
+from emu.errors import Oops, StepLimit
+from emu.machine import SR_SUM, SSTATUS
+
+PAGE = 4096
+MARGIN = 2 * PAGE
+USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
+
+
+@dataclass
+class Scenario:
+    kind: str
+    D: int
+    S: int
+    N: int
+    src: bytes = b""
+    dst0: bytes = b""
+    C: int = 0
+    F: int | None = None      # first inaccessible address in the user buffer
+
+    @property
+    def U(self) -> int:
+        return self.S if USER_SIDE.get(self.kind) == "src" else self.D
+
+    def expected(self) -> bytes:
+        if self.kind == "clear":
+            return bytes(self.N)
+        if self.kind == "memset":
+            return bytes([self.C & 0xFF]) * self.N
+        return self.src[:self.N]
+
+
+@dataclass
+class Outcome:
+    ret: int = 0
+    sum_at_exit: bool = False
+    callee_ok: bool = True
+    dst: bytes = b""
+    before: bytes = b""        # MARGIN bytes below dst as found after the call
+    after: bytes = b""         # MARGIN bytes past dst + n
+    error: str | None = None   # oops / step limit
+    error_kind: str | None = None
+    snapshots: list = field(default_factory=list)
+
+
+def _region(m: Machine, base: int, size: int, user: bool, fill: bytes, pad: int) -> None:
+    lo = (base - MARGIN) & ~(PAGE - 1)
+    hi = (base + size + MARGIN + PAGE - 1) & ~(PAGE - 1)
+    m.map(lo, hi - lo, user=user)
+    m.write(lo, bytes([pad]) * (hi - lo))
+    m.write(base, fill)
+
+
+def setup(image, sc: Scenario) -> Machine:
+    m = Machine(image)
+    side = USER_SIDE.get(sc.kind)
+    _region(m, sc.D, sc.N, side == "dst", sc.dst0, 0xEE)
+    if sc.kind in ("to", "from", "memcpy", "memmove"):
+        _region(m, sc.S, sc.N, side == "src", sc.src, 0xDD)
+    if sc.F is not None:
+        end = (sc.U + sc.N + MARGIN + PAGE - 1) & ~(PAGE - 1)
+        m.unmap(sc.F, end - sc.F)
+    return m
+
+
+def args_for(sc: Scenario) -> tuple:
+    if sc.kind == "clear":
+        return (sc.D, sc.N)
+    if sc.kind == "memset":
+        return (sc.D, sc.C, sc.N)
+    return (sc.D, sc.S, sc.N)
+
+
+def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_000) -> Outcome:
+    m = setup(image, sc)
+    entry = image.address_of(symbol)
+    saved = m._setup_call(entry, args_for(sc), False)
+    hart, out = m.hart, Outcome()
+    init = list(hart.x)
+    trace = set(trace_pcs)
+    try:
+        for _ in range(max_steps):
+            if hart.pc == RETURN_SENTINEL:
+                break
+            if hart.pc in trace:
+                out.snapshots.append((hart.pc, tuple(hart.x), hart.csrs[SSTATUS],
+                                      _read_dst(m, sc)))
+            hart.step()
+        else:
+            raise StepLimit(hart.pc, max_steps)
+    except (Oops, StepLimit) as err:
+        out.error, out.error_kind = str(err), type(err).__name__
+    out.init = init
+    out.ret = hart.x[10]
+    out.sum_at_exit = bool(hart.csrs[SSTATUS] & SR_SUM)
+    out.callee_ok = all(hart.x[r] == v for r, v in saved.items())
+    out.dst = _read_dst(m, sc)
+    out.before = _read(m, sc.D - MARGIN, MARGIN)
+    out.after = _read(m, sc.D + sc.N, MARGIN)
+    return out
+
+
+def _read(m: Machine, addr: int, n: int) -> bytes:
+    out = bytearray()
+    for a in range(addr, addr + n):
+        try:
+            out += m.read(a, 1)
+        except Exception:       # unmapped (past the fault boundary): untouched
+            out.append(0xEE)
+    return bytes(out)
+
+
+def _read_dst(m: Machine, sc: Scenario) -> bytes:
+    """dst as the routine left it; bytes on inaccessible pages are untouched."""
+    try:
+        return m.read(sc.D, sc.N)
+    except Exception:
+        out = bytearray(sc.dst0)
+        for i in range(sc.N):
+            try:
+                out[i] = m.read(sc.D + i, 1)[0]
+            except Exception:
+                pass
+        return bytes(out)
+
+
+def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool]:
+    """Each contract clause, judged on one concrete run."""
+    exp, n = sc.expected(), sc.N
+    v = {"X1": out.error_kind != "Oops", "T1": out.error_kind != "StepLimit"}
+    if out.error:
+        return v
+    v["S1"] = not out.sum_at_exit
+    v["A1"] = out.callee_ok
+    v["B1"] = out.before == b"\xee" * MARGIN and out.after == b"\xee" * MARGIN
+    if string:
+        v["C1"] = out.ret == sc.D and out.dst == exp
+        return v
+    if sc.F is None:
+        v["C1"] = out.ret == 0 and out.dst == exp
+        return v
+    r = out.ret
+    v["C2"] = 0 <= r <= n
+    if not v["C2"]:
+        return v
+    v["C3"] = out.dst[:n - r] == exp[:n - r]
+    v["C4"] = out.dst[n - r:] == sc.dst0[n - r:]
+    v["C5"] = r != n or sc.F == sc.U
+    v["C6"] = v["C3"] and v["C4"]
+    return v

@@ -1,0 +1,94 @@
+"""Proving what bytes hold, without asking the solver to reason about arrays.
+
+A byte the routine stored is an if-then-else tree over the stores that may
+have covered dst[W]; each leaf is a byte of a loaded word (a select from the
+source array), a constant, or the byte as it was at the start.  Instead of
+one hard array query we check each leaf under its guard with a bit-vector
+query: a source leaf must read index S + W; a start leaf must have been
+correct already (the invariant); a constant must equal the expected byte.
+
+Before splitting, registers the start invariant pins to source words
+(`word` candidates) are replaced by those words, and the misalignment
+(S - D) & 7 is split into its 8 values, so that funnel shifts by a
+symbolic amount become fixed byte selections.
+
+Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops.
+"""
+from __future__ import annotations
+
+import z3
+
+from verify.z3ops import bv
+
+TIMEOUT_MS = 20000
+
+
+def leaves(e, guards=()):
+    """(guards, leaf) for every path through nested If on a byte value."""
+    if z3.is_app_of(e, z3.Z3_OP_ITE):
+        c, a, b = e.children()
+        yield from leaves(a, guards + (c,))
+        yield from leaves(b, guards + (z3.Not(c),))
+    else:
+        yield guards, e
+
+
+def select_index(e, src):
+    """The index if e is SRC[index], else None."""
+    if z3.is_select(e) and z3.eq(e.arg(0), src):
+        return e.arg(1)
+    return None
+
+
+class ByteProver:
+    """Checks `written_end -> byte_end == expected` leaf by leaf."""
+
+    def __init__(self, world, base_facts: list):
+        self.world = world
+        self.base = base_facts          # preconditions, BV invariants, path condition
+
+    def valid(self, facts: list, goal) -> z3.CheckSatResult:
+        s = z3.SolverFor("QF_BV")
+        s.set("timeout", TIMEOUT_MS)
+        s.add(*self.base, *facts, z3.Not(goal))
+        return s.check()
+
+    def vacuous(self) -> bool:
+        """The facts contradict each other (e.g. an impossible misalignment case)."""
+        return self.valid([], z3.BoolVal(False)) == z3.unsat
+
+    def bytes_ok(self, byte, expected, start_byte=None, start_ok=None, extra=()) -> bool:
+        """byte (simplified) equals expected under every guard; a leaf equal to
+        start_byte is fine where start_ok (a BV fact) holds."""
+        w = self.world
+        exp_idx = select_index(expected, w.SRC)
+        for guards, leaf in leaves(byte):
+            facts = list(extra) + list(guards)
+            if start_byte is not None and z3.eq(leaf, start_byte):
+                goal = start_ok
+            else:
+                idx = select_index(leaf, w.SRC)
+                if idx is not None and exp_idx is not None:
+                    goal = idx == exp_idx
+                elif idx is None and exp_idx is None:
+                    goal = leaf == expected
+                else:
+                    goal = z3.BoolVal(False)     # fine only if this leaf is unreachable
+            if self.valid(facts, goal) != z3.unsat:
+                return False
+        return True
+
+
+def split_offsets(world):
+    """The 8 cases of the source/destination misalignment."""
+    off = (world.S - world.D) & bv(7)
+    return [(k, off == k) for k in range(8)]
+
+
+def instantiate(expr, subst: list, case_fix: list):
+    """Replace pinned registers, then fixed-case registers, and simplify."""
+    if subst:
+        expr = z3.substitute(expr, *subst)
+    if case_fix:
+        expr = z3.substitute(expr, *case_fix)
+    return z3.simplify(expr)

@@ -1,0 +1,149 @@
+"""Symbolic exploration of one segment: from a start (the entry or a loop
+head, with its invariant assumed) along every feasible path until each path
+reaches a loop head, returns, or takes a fault exit that returns.
+
+Along the way every access yields obligations (formulas that must hold on
+that path): S2 SUM set for user accesses, B1/B2 bounds, X1 a fault that can
+happen has an __ex_table entry.  Paths fork at symbolic branches and at
+every user access that may fault (the fault path resumes at its fixup with
+the state from before the access, as the trap handler restores it).
+
+Role: produce `Segment` results; the prover decides what to check.
+May import z3, emu.semantics, verify.program, verify.symstate, verify.world.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from emu.semantics import SEMANTICS
+from verify.program import LOADS, STORES, Program, ProgramError
+from verify.symstate import SymState
+from verify.world import SR_SUM, World
+from verify.z3ops import Z3_OPS, bv
+
+MAX_STEPS = 20000
+
+
+@dataclass
+class Obligation:
+    clause: str
+    pc: int
+    cond: list            # path condition (list of Bool)
+    formula: z3.BoolRef   # must hold under cond
+    what: str
+
+
+@dataclass
+class End:
+    kind: str             # cut | ret
+    pc: int
+    state: SymState
+    cond: list
+    faulted: bool = False   # went through a fixup on the way
+
+
+@dataclass
+class Segment:
+    start: int
+    ends: list = field(default_factory=list)
+    obligations: list = field(default_factory=list)
+    steps: int = 0
+
+
+def user_access(world: World, acc) -> bool:
+    if acc.stack:
+        return False
+    side = world.user
+    return (side == "dst" and acc.kind == "store") or (side == "src" and acc.kind == "load")
+
+
+def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> list:
+    out = []
+    if acc.stack:
+        return out
+    a, n = acc.addr, acc.size
+    if user_access(world, acc):
+        out.append(Obligation("S2", pc, cond, st.sstatus & bv(SR_SUM) != 0,
+                              f"user {acc.kind} with SUM clear"))
+    if acc.kind == "store":
+        out.append(Obligation("B1", pc, cond, world.in_dst(a, n), "store outside [dst, dst+n)"))
+    else:
+        if world.has_source:
+            ok, strict = world.in_src(a, n, False), world.in_src(a, n, True)
+        else:
+            ok = strict = z3.BoolVal(False)
+        out.append(Obligation("B2", pc, cond, ok, "load outside the source's aligned words"))
+        out.append(Obligation("B2s", pc, cond, strict, "load outside [src, src+n)"))
+    return out
+
+
+class Explorer:
+    def __init__(self, prog: Program, world: World, cut_points, assumptions: list):
+        self.prog, self.world, self.cuts = prog, world, set(cut_points)
+        self.solver = z3.Solver()
+        self.solver.set("timeout", 20000)
+        self.solver.add(*world.preconditions(), *assumptions)
+
+    def feasible(self, cond: list) -> bool:
+        r = self.solver.check(*cond)
+        return r != z3.unsat
+
+    def run(self, start: SymState, cond: list | None = None) -> Segment:
+        seg = Segment(start.pc)
+        work = [(start, list(cond or []), False, True)]
+        while work:
+            st, cond, faulted, first = work.pop()
+            if not first and st.pc in self.cuts:
+                seg.ends.append(End("cut", st.pc, st, cond, faulted))
+                continue
+            seg.steps += 1
+            if seg.steps > MAX_STEPS:
+                raise ProgramError(f"segment from {start.pc:#x} runs past {MAX_STEPS} steps")
+            work += self._step(seg, st, cond, faulted)
+        return seg
+
+    def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool) -> list:
+        insn = self.prog.fetch(st.pc)
+        sem = SEMANTICS.get(insn.name)
+        if sem is None:
+            raise ProgramError(f"no semantics for {insn.name} at {st.pc:#x}")
+        new = st.clone()
+        new.begin(insn.length)
+        sem(insn, Z3_OPS, new)
+        out = []
+        cont_cond = list(cond)
+        for acc in new.accesses:
+            seg.obligations += access_obligations(self.world, acc, st.pc, st, cond)
+            if not user_access(self.world, acc):
+                continue
+            fc = self.world.user_access_faults(acc.addr, acc.size)
+            fixup = self.prog.image.extable.get(st.pc)
+            if fixup is None:
+                seg.obligations.append(Obligation("X1", st.pc, cond, z3.Not(fc),
+                                                  "a faulting user access has no fixup"))
+            elif self.feasible(cond + [fc]):
+                f = st.clone()
+                f.pc = fixup
+                out.append((f, cond + [fc], True, False))
+            cont_cond = cont_cond + [z3.Not(fc)]
+        if len(cont_cond) > len(cond) and not self.feasible(cont_cond):
+            return out
+        if new.returned:
+            seg.ends.append(End("ret", st.pc, new, cont_cond, faulted))
+            return out
+        if new.branch_to is None:
+            new.pc = new.next_pc
+            return out + [(new, cont_cond, faulted, False)]
+        c, target = new.branch_to
+        c = z3.simplify(c)
+        for taken, pc in ((c, target), (z3.simplify(z3.Not(c)), new.next_pc)):
+            if z3.is_false(taken):
+                continue
+            pc_cond = cont_cond if z3.is_true(taken) else cont_cond + [taken]
+            if z3.is_true(taken) or self.feasible(pc_cond):
+                s2 = new.clone()
+                s2.pc = pc
+                out.append((s2, pc_cond, faulted, False))
+        return out

@@ -1,0 +1,228 @@
+"""Guessing loop invariants from concrete runs (Daikon-style), to be checked
+by induction in verify.houdini.
+
+Role: sample scenarios, run them in the emulator recording every loop-head
+state, and keep the candidates (verify.candidates) true in all of them.
+May import verify.concrete, verify.candidates, emu.
+"""
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from itertools import combinations
+
+from verify.candidates import FACTS, M64, Cand, _s, atom_value, term_values
+from verify.concrete import Scenario, run
+
+SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
+                              129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,
+                              383, 384, 500, 513, 700, 1000]
+TERM_ORDER = ["0", "D", "S", "E", "SE", "N", "SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR",
+              "NSSHR", "CB", "CW"]
+BOUND_TERMS = ["D", "S", "E", "SE", "0", "N"]
+
+
+def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
+             F: int | None = None) -> Scenario:
+    # user buffers low, kernel buffers high; dst and src in separate 64 GiB areas
+    user, kern = (0x0040_0000_0000, 0x0050_0000_0000), (0xFFFF_FFD0_0000_0000, 0xFFFF_FFE0_0000_0000)
+    dbase = (user if kind in ("to", "clear") else kern)[0] + rng.randrange(1, 1 << 16) * (1 << 20)
+    sbase = (user if kind == "from" else kern)[1] + rng.randrange(1, 1 << 16) * (1 << 20)
+    D, S = dbase + doff, sbase + soff
+    if kind == "memmove":
+        S = D + rng.randrange(-n - 16, n + 16) if n else D + 64
+    src = bytes(rng.randrange(128) for _ in range(n))
+    dst0 = bytes(rng.randrange(128, 256) for _ in range(n))
+    return Scenario(kind, D, S, n, src, dst0, C=rng.randrange(1, 128), F=F)
+
+
+def samples(kind: str, seed: int = 1) -> list[Scenario]:
+    rng = random.Random(seed)
+    out = []
+    for n in SIZES:
+        pairs = [(rng.randrange(8), rng.randrange(8)) for _ in range(3 if n < 300 else 2)]
+        out += [scenario(kind, n, d, s, rng) for d, s in pairs]
+    return out
+
+
+def collect(image, symbol: str, kind: str, cuts) -> dict[int, list]:
+    """Loop-head states: pc -> [(regs, sstatus, dst bytes, scenario, entry regs)]."""
+    snaps: dict[int, list] = defaultdict(list)
+    for sc in samples(kind):
+        out = run(image, symbol, sc, trace_pcs=cuts, max_steps=200_000)
+        if out.error:
+            continue
+        for pc, x, ss, dst in out.snapshots:
+            snaps[pc].append((x, ss, dst, sc, out.init))
+    return snaps
+
+
+def kind_terms(kind: str) -> list[str]:
+    """The terms worth relating registers to, for a routine kind."""
+    base = ["0", "D", "S", "E", "SE", "N"]
+    if kind == "memset":
+        return base + ["CB", "CW"]
+    if kind in ("to", "from", "memcpy", "memmove"):
+        return base + ["SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR", "NSSHR"]
+    return base
+
+
+def guess(snaps: list, kind: str) -> list[Cand]:
+    if not snaps:
+        return []
+    terms = [term_values(sc.D, sc.S, sc.N, sc.C) for _, _, _, sc, _ in snaps]
+    xs = [x for x, *_ in snaps]
+    inits = [i for *_, i in snaps]
+    unchanged = [r for r in range(1, 32) if all(x[r] == i[r] for x, i in zip(xs, inits))]
+    varying = [r for r in range(1, 32) if r not in unchanged]
+    cands = [Cand("unchanged", (r,)) for r in unchanged]
+    cands += _linear([(r,) for r in varying], xs, terms, kind_terms(kind))
+    cands += _sums(varying, xs, terms)
+    cands += _bounds_aligned(varying, xs, terms)
+    cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)]
+    if kind in ("to", "from", "memcpy", "memmove"):
+        cands += _words(varying, snaps)
+    cands += _cursor(varying, snaps)
+    for bit in (0, 1):   # the emulator enters with sstatus = 0 (SS0)
+        if all(ss == bit << 18 for _, ss, *_ in snaps):
+            cands.append(Cand("status", (bit,)))
+    return cands
+
+
+def bases(snaps: list) -> dict[int, str]:
+    """For each register that moves with a buffer, the buffer term it stays
+    near (D, S, D+n or S+n): the prover writes it as term + offset so that the
+    term cancels in the solver's arithmetic."""
+    out: dict[int, str] = {}
+    if not snaps:
+        return out
+    terms = [term_values(sc.D, sc.S, sc.N, sc.C) for _, _, _, sc, _ in snaps]
+    for r in range(1, 32):
+        best = None
+        for t in ("D", "S", "E", "SE"):
+            far = max(abs(_s(x[r] - tv[t])) for (x, *_), tv in zip(snaps, terms))
+            if far < 1 << 24 and (best is None or far < best[0]):
+                best = (far, t)
+        if best:
+            out[r] = best[1]
+    return out
+
+
+def _sums(varying, xs, terms) -> list[Cand]:
+    """Two registers whose sum is fixed, e.g. a C loop's count + dst == D + n."""
+    moving = [r for r in varying if len({x[r] for x in xs}) > 1]
+    out = []
+    for atom in combinations(moving, 2):
+        av = [atom_value(atom, x) for x in xs]
+        for t in ("E", "SE", "N", "D", "S"):
+            cs = {(a - tv[t]) & M64 for a, tv in zip(av, terms)}
+            if len(cs) == 1:
+                out.append(Cand("linear", (atom, t, (), "0", _s(cs.pop()))))
+                break
+    return out
+
+
+def _linear(atoms, xs, terms, order) -> list[Cand]:
+    """Registers at a fixed distance from a term, or from each other modulo
+    terms (e.g. a1 - S == a0 - D for co-aligned cursors)."""
+    groups: dict[tuple, list] = defaultdict(list)
+    moving_terms = ("0", "D", "S", "E", "SE", "N", "SA")
+    for atom in atoms:
+        av = [atom_value(atom, x) for x in xs]
+        constant = any(len({(a - tv[t]) & M64 for a, tv in zip(av, terms)}) == 1
+                       for t in order)
+        for t in (order if constant else [t for t in moving_terms if t in order]):
+            vec = [(a - tv[t]) & M64 for a, tv in zip(av, terms)]
+            key = tuple((v - vec[0]) & M64 for v in vec)
+            groups[key].append((atom, t, vec[0]))
+    out, done, paired = [], set(), set()
+    zero = tuple([0] * len(xs))
+    for key, members in groups.items():
+        if key == zero:
+            for atom, t, c in members:
+                if atom not in done:
+                    done.add(atom)
+                    out.append(Cand("linear", (atom, t, (), "0", _s(c))))
+            continue
+        rep = members[0]
+        for atom, t, c in members[1:]:
+            if atom != rep[0] and (rep[0], atom, rep[1] == t) not in paired:
+                # x - t ~ y - t says the same for every t: keep one
+                paired.add((rep[0], atom, rep[1] == t))
+                out.append(Cand("linear", (rep[0], rep[1], atom, t, _s(rep[2] - c))))
+    return out
+
+
+def _bounds_aligned(varying, xs, terms) -> list[Cand]:
+    out = []
+    for r in varying:
+        for t in BOUND_TERMS:
+            vals = [_s(x[r] - tv[t]) for x, tv in zip(xs, terms)]
+            if max(abs(v) for v in vals) < 1 << 24 and len(set(vals)) > 1:
+                out += [Cand("ge", ((r,), t, v)) for v in _weaker(min(vals), -1)]
+                out += [Cand("le", ((r,), t, v)) for v in _weaker(max(vals), 1)]
+        for t in ("0", "D", "S"):
+            if all((x[r] - tv[t]) & 7 == 0 for x, tv in zip(xs, terms)):
+                out.append(Cand("aligned", ((r,), t)))
+    for a, b in combinations(varying, 2):     # e.g. a0 < t1 in a head loop
+        vals = [_s(x[a] - x[b]) for x in xs]
+        if max(abs(v) for v in vals) < 1 << 16 and len(set(vals)) > 1:
+            out += [Cand("rge", (a, b, v)) for v in _weaker(min(vals), -1)]
+            out += [Cand("rle", (a, b, v)) for v in _weaker(max(vals), 1)]
+    return out
+
+
+def _weaker(v: int, direction: int) -> list[int]:
+    """The observed extreme and a few rounder, weaker bounds past it (a
+    sample rarely hits the true bound; Houdini keeps what is inductive)."""
+    out = [v]
+    for step in (8, 64):
+        r = -((-v) // step) * step if direction > 0 else (v // step) * step
+        out.append(r)
+    if (direction > 0 and v < 0) or (direction < 0 and v > 0):
+        out.append(0)
+    return sorted(set(out))
+
+
+def _src_byte(sc, addr: int) -> int:
+    i = addr - sc.S
+    return sc.src[i] if 0 <= i < sc.N else 0xDD
+
+
+def _word_at(sc, addr: int) -> int:
+    return int.from_bytes(bytes(_src_byte(sc, addr + k) for k in range(8)), "little")
+
+
+def _words(varying, snaps) -> list[Cand]:
+    x0, _, _, sc0, _ = snaps[0]
+    table: dict[int, list[int]] = defaultdict(list)
+    for a in range(sc0.S - 16, sc0.S + sc0.N + 16):
+        table[_word_at(sc0, a)].append(a)
+    out = []
+    for r in varying:
+        for addr in table.get(x0[r], []):
+            for b in varying:
+                c = addr - x0[b]
+                if abs(c) <= 256 and all(x[r] == _word_at(sc, x[b] + c)
+                                         for x, _, _, sc, _ in snaps):
+                    out.append(Cand("word", (r, b, c)))
+    return out
+
+
+def _prefix(dst: bytes, sc) -> int | None:
+    n = 0
+    while n < sc.N and dst[n] != sc.dst0[n]:
+        n += 1
+    return n if dst[n:] == sc.dst0[n:] else None
+
+
+def _cursor(varying, snaps) -> list[Cand]:
+    lens = [_prefix(dst, sc) for _, _, dst, sc, _ in snaps]
+    if any(L is None for L in lens):
+        return []
+    out = []
+    for r in varying:
+        cs = {(sc.D + L - x[r]) & M64 for (x, _, _, sc, _), L in zip(snaps, lens)}
+        if len(cs) == 1:
+            out.append(Cand("cursor", (r, _s(cs.pop()))))
+    return out

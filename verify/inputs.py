@@ -1,0 +1,65 @@
+"""What `copygen verify` accepts: a .copy strategy (built with the
+generator), a hand-written kernel-style .S (assembled against our shim),
+an object file, or a linked ELF.  Everything becomes one linked ELF, so the
+proof reads the machine code that ships.
+
+Role: input files -> (elf path, [(symbol, kind)]).  May import gen.build,
+gen.toolchain, gen.errors, emu.elf, verify.world.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from emu.elf import read_elf
+from emu.errors import ElfError
+from gen.errors import CopygenError
+from verify.world import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIM = ROOT / "shim"
+
+
+def linked_elf(path: str, workdir: Path) -> Path:
+    from gen import toolchain
+    from gen.build import build_file
+    p = Path(path)
+    if not p.exists():
+        raise CopygenError(f"no such file: {p}")
+    workdir.mkdir(parents=True, exist_ok=True)
+    suffix = p.suffix
+    if suffix == ".copy":
+        res = build_file(p, workdir)
+        return res.elf
+    if suffix in (".S", ".s", ".o"):
+        obj = p
+        if suffix != ".o":
+            obj = workdir / (p.stem + ".o")
+            toolchain.assemble(p, SHIM / "include", obj)
+        elf = workdir / (p.stem + ".elf")
+        toolchain.link([obj], SHIM / "copygen.ld", elf)
+        return elf
+    if suffix in (".elf", ""):
+        return p
+    raise CopygenError(f"cannot verify a `{suffix}` file", hint="give a .copy, .S, .o or linked ELF")
+
+
+def routines(elf: Path, only: str | None = None) -> list[tuple[str, str]]:
+    """(symbol, kind) for each routine the ELF defines, one per kind."""
+    try:
+        image = read_elf(elf)
+    except ElfError as err:
+        raise CopygenError(str(err)) from None
+    seen_kinds, out = set(), []
+    for sym, kind in KINDS.items():
+        if sym in image.symbols and kind not in seen_kinds and kind != "memmove":
+            if only and sym != only:
+                continue
+            seen_kinds.add(kind)
+            out.append((sym, kind))
+    if only and not out:
+        known = ", ".join(s for s in KINDS if s in image.symbols) or "none"
+        raise CopygenError(f"no routine `{only}` to verify in {elf}", hint=f"routines: {known}")
+    if not out:
+        raise CopygenError(f"{elf} defines none of the routines copygen verifies",
+                           hint="expected __asm_copy_to_user, __clear_user, memcpy, memset ...")
+    return out

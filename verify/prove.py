@@ -1,0 +1,196 @@
+"""The prover: every clause of the contract for one routine, unbounded in n.
+
+Steps: explore the routine's segments (verify.explore), guess invariants
+from concrete runs (verify.infer) and keep the inductive ones (verify.houdini),
+then check each clause on every path end and access (bit-vector queries;
+memory contents through verify.memcheck), and termination with a ranking
+measure per loop.  A failing check becomes a counterexample that is shrunk
+and replayed in the emulator (verify.replay).
+
+Role: produce `RoutineReport`.  May import z3, emu, verify.*.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from verify.clauses import BY_KIND
+from verify.houdini import Proof
+from verify.infer import bases, collect, guess
+from verify.program import Program
+from verify.world import CALLEE_SAVED, SR_SUM, World
+from verify.z3ops import bv
+
+
+@dataclass
+class Failure:
+    clause: str
+    start: int | None
+    pc: int
+    cond: list
+    goal: object
+    what: str
+
+
+@dataclass
+class RoutineReport:
+    symbol: str
+    kind: str
+    status: dict = field(default_factory=dict)      # clause -> proved | violated | unknown | ...
+    detail: dict = field(default_factory=dict)      # clause -> text / counterexample
+    seconds: float = 0.0
+    invariants: dict = field(default_factory=dict)  # loop head -> number kept
+
+    def as_dict(self) -> dict:
+        return {"symbol": self.symbol, "kind": self.kind, "status": self.status,
+                "detail": self.detail, "seconds": round(self.seconds, 2),
+                "invariants": {hex(k): v for k, v in self.invariants.items()}}
+
+
+class ClauseChecker:
+    def __init__(self, proof: Proof):
+        self.p, self.w = proof, proof.world
+        self.failures: dict[str, Failure] = {}
+        self.checked: set[str] = set()
+
+    def _bv(self, clause, start, cond, goal, pc, what) -> None:
+        self.checked.add(clause)
+        if clause in self.failures:
+            return
+        pr = self.p.data.prover(start, cond)
+        r = pr.valid([], goal)
+        if r != z3.unsat:
+            self.failures[clause] = Failure(clause, start, pc, list(cond), goal,
+                                            what + (" (solver gave up)" if r == z3.unknown else ""))
+
+    def _data(self, clause, start, cond, st, assume, pc, what) -> None:
+        self.checked.add(clause)
+        if clause in self.failures:
+            return
+        if not self.p.data.written_bytes_ok(start, cond, st, assume):
+            self.failures[clause] = Failure(clause, start, pc, list(cond) + list(assume),
+                                            z3.BoolVal(False), what)
+
+    def obligations(self) -> None:
+        for start, seg in self.p.segments:
+            for ob in seg.obligations:
+                self._bv(ob.clause, start, ob.cond, ob.formula, ob.pc, ob.what)
+
+    def returns(self) -> None:
+        w = self.w
+        string = w.kind in ("memcpy", "memset")
+        for start, seg in self.p.segments:
+            for end in seg.ends:
+                if end.kind != "ret":
+                    continue
+                st, cond, pc = end.state, end.cond, end.pc
+                ret = st.x[10]
+                saved = z3.And(*[st.x[r] == w.R0[r] for r in CALLEE_SAVED])
+                if st.ret_target is not None:
+                    saved = z3.And(saved, st.ret_target == (w.RA0 & bv(~1)))
+                self._bv("A1", start, cond, saved, pc, "callee-saved register or ra changed")
+                if string:
+                    self._bv("C1", start, cond, z3.And(ret == w.D, st.written), pc,
+                             "wrong return or a byte not written")
+                    self._data("C1", start, cond, st, [], pc, "a byte holds the wrong value")
+                    continue
+                self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == 0, pc,
+                         "returns with SUM set")
+                nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
+                self._bv("C1", start, nf, z3.And(ret == 0, st.written), pc,
+                         "returns non-zero or leaves a byte unwritten without a fault")
+                self._data("C1", start, nf, st, [], pc, "a byte holds the wrong value")
+                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
+                done = z3.ULT(w.W, w.N - ret)
+                self._bv("C3", start, f + [z3.ULE(ret, w.N), done], st.written, pc,
+                         "a byte counted as copied was not stored")
+                self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, [], pc,
+                           "a byte counted as copied holds the wrong value")
+                self._bv("C4", start, f + [z3.ULE(ret, w.N), z3.Not(done)], z3.Not(st.written),
+                         pc, "a byte counted as not copied was modified")
+                self._bv("C5", start, f, z3.Implies(ret == w.N, w.FO == 0), pc,
+                         "returns n although bytes before the fault were accessible")
+
+    def termination(self) -> tuple[bool, str]:
+        """Each loop head has a measure (a `le` bound x - t <= c) that every
+        path back to it decreases; loops are entered in a fixed order."""
+        order: dict[int, set] = {}
+        for start, seg in self.p.segments:
+            if start is None:
+                continue
+            order[start] = {e.pc for e in seg.ends if e.kind == "cut" and e.pc != start}
+        if _cyclic(order):
+            return False, "loops call each other back and forth"
+        for h in self.p.heads:
+            if not self._ranked(h):
+                return False, f"no decreasing measure found for the loop at {h:#x}"
+        return True, "every loop decreases a bounded distance to the end (<= n + constant)"
+
+    def _ranked(self, h) -> bool:
+        seg = next(s for st, s in self.p.segments if st == h)
+        back = [e for e in seg.ends if e.kind == "cut" and e.pc == h]
+        if not back:
+            return True
+        head = self.p.heads[h]
+        for c in self.p.inv[h]:
+            if c.kind != "le" or len(c.args[0]) != 1 or c.args[1] not in ("E", "SE", "N", "D", "S"):
+                continue
+            r, t = c.args[0][0], self.p.terms[c.args[1]]
+            m0 = bv(c.args[2]) - (head.x[r] - t)
+            ok = all(self.p.data.prover(h, e.cond).valid(
+                [], (bv(c.args[2]) - (e.state.x[r] - t)) < m0) == z3.unsat for e in back)
+            if ok:
+                return True
+        return False
+
+
+def _cyclic(edges: dict[int, set]) -> bool:
+    seen, stack = set(), set()
+
+    def visit(n) -> bool:
+        if n in stack:
+            return True
+        if n in seen:
+            return False
+        seen.add(n)
+        stack.add(n)
+        bad = any(visit(m) for m in edges.get(n, ()))
+        stack.discard(n)
+        return bad
+    return any(visit(n) for n in list(edges))
+
+
+def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True) -> RoutineReport:
+    t0 = time.time()
+    prog = Program.load(elf)
+    routine = prog.routine(prog.image.address_of(symbol))
+    snaps = collect(prog.image, symbol, kind, routine.cut_points)
+    guesses = {pc: guess(s, kind) for pc, s in snaps.items()}
+    proof = Proof(prog, routine, World(kind), {pc: bases(s) for pc, s in snaps.items()})
+    proof.houdini(guesses)
+    ck = ClauseChecker(proof)
+    ck.obligations()
+    ck.returns()
+    rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()})
+    for clause in BY_KIND[kind]:
+        if clause == "T1":
+            ok, why = ck.termination()
+            rep.status[clause] = "proved" if ok else "unknown"
+            rep.detail[clause] = why
+        elif clause == "C6":
+            bad = [c for c in ("C3", "C4") if c in ck.failures]
+            rep.status[clause] = "proved" if not bad else "violated"
+            rep.detail[clause] = "C3 and C4 hold" if not bad else f"follows from {', '.join(bad)}"
+        elif clause in ck.failures:
+            rep.status[clause], rep.detail[clause] = "unknown", ck.failures[clause].what
+        else:
+            rep.status[clause] = "proved"
+            rep.detail[clause] = ("for every n" if clause in ck.checked or clause == "X1"
+                                  else "for every n (the routine makes no such access)")
+    if replay:
+        from verify.replay import confirm
+        confirm(prog, proof, ck, rep)
+    rep.seconds = time.time() - t0
+    return rep

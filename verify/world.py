@@ -1,0 +1,152 @@
+"""The contract's world: the symbols a proof quantifies over, the
+preconditions of a call, the fault model, and what each byte must become.
+
+Symbols: D, S (dst, src), N (n), W (an arbitrary byte index: proving a
+property for symbolic W proves it for every byte), SRC (source contents),
+C (memset's value), F / NF (the first inaccessible page boundary in the user
+buffer, or none), SS0 (sstatus at entry, SUM clear), RA0, SP0 and the entry
+value of every other register.
+
+Routine kinds
+  to, from   __asm_copy_{to,from}_user: user buffer is dst / src
+  clear      __clear_user (a0 = dst, a1 = n)
+  memcpy     memcpy, buffers disjoint, never faults
+  memset     memset (a0 = dst, a1 = c, a2 = n)
+
+Role: data and formulas only.  May import z3, verify.z3ops.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import z3
+
+from verify.z3ops import bv
+
+PAGE = 4096
+SR_SUM = 1 << 18
+SSTATUS = 0x100
+BV8 = z3.BitVecSort(8)
+BV64 = z3.BitVecSort(64)
+# Addresses stay away from both ends of the address space, sizes below 2^40,
+# so that no pointer arithmetic of a correct routine wraps around.
+LOW, HIGH, MAX_N = 1 << 20, (1 << 64) - (1 << 20), 1 << 40
+GAP = 1 << 16
+
+KINDS = {
+    "__asm_copy_to_user": "to", "__asm_copy_from_user": "from", "__clear_user": "clear",
+    "memcpy": "memcpy", "__memcpy": "memcpy", "memset": "memset", "__memset": "memset",
+    "memmove": "memmove", "__memmove": "memmove",
+}
+USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
+CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
+
+
+@dataclass
+class World:
+    kind: str
+    D: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("D", 64))
+    S: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("S", 64))
+    N: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("N", 64))
+    W: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("W", 64))
+    C: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("C", 64))
+    FO: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("FO", 64))
+    NF: z3.BoolRef = field(default_factory=lambda: z3.Bool("NF"))
+    SS0: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("SS0", 64))
+    SRC: z3.ArrayRef = field(default_factory=lambda: z3.Array("SRC", BV64, BV8))
+    DST0: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("DST0_W", 8))
+
+    def __post_init__(self):
+        self.R0 = [bv(0)] + [z3.BitVec(f"R0_x{i}", 64) for i in range(1, 32)]
+        args = {"clear": (self.D, self.N), "memset": (self.D, self.C, self.N)}
+        for i, v in enumerate(args.get(self.kind, (self.D, self.S, self.N))):
+            self.R0[10 + i] = v
+
+    @property
+    def RA0(self):
+        return self.R0[1]
+
+    @property
+    def SP0(self):
+        return self.R0[2]
+
+    @property
+    def E(self):
+        return self.D + self.N
+
+    @property
+    def has_source(self) -> bool:
+        return self.kind in ("to", "from", "memcpy", "memmove")
+
+    @property
+    def user(self) -> str | None:
+        return USER_SIDE.get(self.kind)
+
+    @property
+    def U(self):
+        return self.S if self.user == "src" else self.D
+
+    def preconditions(self) -> list:
+        D, S, N = self.D, self.S, self.N
+        pre = [z3.ULT(N, bv(MAX_N)), z3.UGE(D, bv(LOW)), z3.ULE(D, bv(HIGH) - N),
+               z3.ULT(self.W, N), self.SS0 & bv(SR_SUM) == 0,
+               z3.UGE(self.SP0, bv(LOW)), z3.ULE(self.SP0, bv(HIGH)),
+               self.RA0 & bv(1) == 0]
+        if self.has_source:
+            pre += [z3.UGE(S, bv(LOW)), z3.ULE(S, bv(HIGH) - N)]
+            if self.kind != "memmove":
+                # disjoint and far apart (user and kernel buffers never share a page)
+                pre.append(z3.Or(z3.ULE(D + N + GAP, S), z3.ULE(S + N + GAP, D)))
+        # the stack is elsewhere
+        pre.append(z3.Or(z3.ULE(self.SP0 + 4096, D - 8), z3.ULE(D + N + 8, self.SP0 - 8192)))
+        if self.has_source:
+            pre.append(z3.Or(z3.ULE(self.SP0 + 4096, S - 8), z3.ULE(S + N + 8, self.SP0 - 8192)))
+        if self.user:
+            pre.append(z3.Or(self.NF, z3.And(self.F & bv(PAGE - 1) == 0, z3.ULT(self.FO, N))))
+        else:
+            pre.append(self.NF)
+        return pre
+
+    def expected_byte(self, w):
+        """What dst[w] must hold after a successful call."""
+        if self.kind in ("clear",):
+            return z3.BitVecVal(0, 8)
+        if self.kind == "memset":
+            return z3.Extract(7, 0, self.C)
+        return z3.Select(self.SRC, self.S + w)
+
+    def source_word(self, addr, size=8):
+        """Little-endian value of `size` source bytes at addr, zero-extended."""
+        parts = [z3.Select(self.SRC, addr + k) for k in range(size - 1, -1, -1)]
+        val = parts[0] if size == 1 else z3.Concat(*parts)
+        return z3.ZeroExt(64 - 8 * size, val) if size < 8 else val
+
+    def src_cover(self):
+        """[lo, hi): the aligned words that hold at least one source byte."""
+        return self.S & bv(-8), (self.S + self.N + 7) & bv(-8)
+
+    @property
+    def F(self):
+        """The first inaccessible address: offset FO into the user buffer."""
+        return self.U + self.FO
+
+    def user_access_faults(self, addr, size):
+        """True when [addr, addr+size) reaches the inaccessible part.  Written
+        on the offset from the user buffer, so that the base cancels."""
+        return z3.And(z3.Not(self.NF), z3.UGT(z3.simplify(addr - self.U) + size, self.FO))
+
+    def offset(self, addr, base):
+        return z3.simplify(addr - base)
+
+    def in_dst(self, addr, size):
+        d = self.offset(addr, self.D)
+        return z3.And(d >= 0, d + size <= self.N)
+
+    def in_src(self, addr, size, strict: bool):
+        """Inside [S, S+n), or (not strict) inside its aligned cover words."""
+        d = self.offset(addr, self.S)
+        if strict:
+            return z3.And(d >= 0, d + size <= self.N)
+        lo = -(self.S & bv(7))
+        hi = self.N + ((-(self.S + self.N)) & bv(7))
+        return z3.And(self.N != 0, d >= lo, d + size <= hi)
