@@ -133,11 +133,13 @@ def shift_copy(unroll: int, schedule: str, prev: str, shr: str, shl: str,
     size = unroll * SZREG
     tmp, regs = pool[-1], pool[:-1]
     if schedule == "interleave":
+        # shift prev out of the way first, so the next word can be loaded
+        # straight into prev's register: no `mv` in the loop
         body: list[Step] = []
         for i in range(unroll):
-            body.append(load(regs[0], (i + 1) * SZREG))
-            body += _combine(prev, regs[0], tmp, i * SZREG, shr, shl)
-            body.append(alu("mv", prev, regs[0]))
+            body += [alu("srl", tmp, prev, shr), load(prev, (i + 1) * SZREG),
+                     alu("sll", regs[0], prev, shl), alu("or", tmp, tmp, regs[0]),
+                     store(tmp, i * SZREG)]
         return Block((), tuple(body + [adv_dst(size), adv_src(size)]), ())
     if schedule == "loads_first":
         body = []

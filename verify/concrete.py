@@ -103,6 +103,7 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_0
     except (Oops, StepLimit) as err:
         out.error, out.error_kind = str(err), type(err).__name__
     out.init = init
+    out.faults = list(hart.faults)
     out.ret = hart.x[10]
     out.sum_at_exit = bool(hart.csrs[SSTATUS] & SR_SUM)
     out.callee_ok = all(hart.x[r] == v for r, v in saved.items())
@@ -143,6 +144,7 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
     if out.error:
         return v
     v["S1"] = not out.sum_at_exit
+    v["S2"] = not any("SUM clear" in f.cause for f in getattr(out, "faults", ()))
     v["A1"] = out.callee_ok
     v["B1"] = out.before == b"\xee" * MARGIN and out.after == b"\xee" * MARGIN
     if string:

@@ -17,18 +17,35 @@ from verify.infer import scenario
 from verify.z3ops import bv
 
 SHRINK = (8, 16, 32, 64, 128, 256, 1024, 4096)
-UNOBSERVABLE = ("S2", "B2", "B2s")
+UNOBSERVABLE = ("B2", "B2s")
 
 
-def _model(proof, f):
+FAULT_CLAUSES = ("C2", "C3", "C4", "C5", "C6")
+
+
+def _model(proof, f, fault: bool | None):
+    """A model of the failed check with n as small as it goes; `fault` asks
+    for a run with (True) or without (False) a fault, None for either."""
+    w = proof.world
+    want = [] if fault is None else [z3.Not(w.NF) if fault else w.NF]
     for limit in SHRINK + (None,):
-        pr = proof.data.prover(f.start, f.cond, [] if limit is None else [z3.ULE(proof.world.N, bv(limit))])
+        extra = want + ([] if limit is None else [z3.ULE(w.N, bv(limit))])
+        pr = proof.data.prover(f.start, f.cond, extra)
         s = z3.SolverFor("QF_ABV")
         s.set("timeout", 20000)
         s.add(*pr.base, z3.Not(f.goal))
         if s.check() == z3.sat:
             return s.model()
     return None
+
+
+def models(proof, f):
+    """Models to replay, the likeliest to show the failure first."""
+    order = (True, False) if f.clause in FAULT_CLAUSES else (False, True)
+    for fault in order:
+        m = _model(proof, f, fault)
+        if m is not None:
+            yield m
 
 
 def _val(m, e) -> int:
@@ -68,14 +85,16 @@ def describe(sc: Scenario, out) -> str:
 def confirm(prog, proof, ck, rep) -> None:
     string = proof.world.kind in ("memcpy", "memset")
     for clause, f in ck.failures.items():
-        m = _model(proof, f)
-        if m is None:
+        seen, sc, out = None, None, None
+        for m in models(proof, f):
+            sc = scenario_from(proof, m)
+            out = run(prog.image, rep.symbol, sc)
+            seen = verdicts(sc, out, string).get(clause)
+            if seen is False:
+                break
+        if sc is None:
             rep.detail[clause] = f"{f.what} at {f.pc:#x}; no model to replay (solver gave up)"
             continue
-        sc = scenario_from(proof, m)
-        out = run(prog.image, rep.symbol, sc)
-        v = verdicts(sc, out, string)
-        seen = v.get(clause)
         where = f"at pc {f.pc:#x}"
         if seen is False:
             rep.status[clause] = "violated"

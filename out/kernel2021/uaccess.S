@@ -161,9 +161,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	a5 - shl = 64 - shr
 	 *	a6 - prev: the aligned source word being consumed
 	 *	a1 - address of prev
-	 *	a7 - next source word
-	 *	a6 - destination word being built
 	 *	t6 - destination word being built
+	 *	a7 - destination word being built
 	 */
 .Lcopy_shift:
 	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
@@ -173,12 +172,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a6, 0(a1), .Lcopy_fault
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
 1:
-	fixup REG_L, a7, SZREG(a1), .Lcopy_fault
-	srl	a6, a6, a4
-	sll	t6, a7, a5
-	or	t6, t6, a6
+	srl	t6, a6, a4
+	fixup REG_L, a6, SZREG(a1), .Lcopy_fault
+	sll	a7, a6, a5
+	or	t6, t6, a7
 	fixup REG_S, t6, 0(a0), .Lcopy_fault
-	mv	a6, a7
 	addi	a0, a0, SZREG
 	addi	a1, a1, SZREG
 	bleu	a0, a2, 1b

@@ -1,0 +1,61 @@
+"""How long a full proof of each example routine takes (issue 4: at most 60 s
+per routine on this 2-core machine, 30 s the long-term goal).
+
+Usage: python bench/verify_speed.py [--jobs 2] [EXAMPLE.copy ...]
+Writes bench/results/verify_speed.json and prints a table.  Routines run in
+parallel processes, as `copygen verify` runs them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+
+def _one(args):
+    from verify.prove import prove_routine
+    elf, sym, kind = args
+    rep = prove_routine(elf, sym, kind)
+    return {"routine": sym, "kind": kind, "seconds": round(rep.seconds, 1),
+            "status": rep.status}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("examples", nargs="*", default=sorted(str(p) for p in (ROOT / "examples").glob("*.copy")))
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    from gen.build import build_file
+    from verify.inputs import routines
+    work = ROOT / "build" / "verify_speed"
+    jobs, names = [], []
+    for ex in args.examples:
+        res = build_file(ex, work)
+        for sym, kind in routines(res.elf):
+            jobs.append((str(res.elf), sym, kind))
+            names.append(Path(ex).stem)
+    t0 = time.time()
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        rows = list(pool.map(_one, jobs))
+    wall = time.time() - t0
+    for name, row in zip(names, rows):
+        row["example"] = name
+        bad = sorted(c for c, s in row["status"].items() if s != "proved")
+        print(f"{name:14} {row['routine']:22} {row['seconds']:7.1f} s  not proved: {', '.join(bad) or '-'}")
+    print(f"wall {wall:.0f} s for {len(rows)} routines on {args.jobs} processes "
+          f"({os.cpu_count()} cores); max {max(r['seconds'] for r in rows):.0f} s")
+    out = ROOT / "bench" / "results" / "verify_speed.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps({"command": "python bench/verify_speed.py", "jobs": args.jobs,
+                               "wall_seconds": round(wall, 1), "routines": rows}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
