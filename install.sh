@@ -6,6 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 need=()
+[ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v "${CROSS_COMPILE:-riscv64-linux-gnu-}gcc" >/dev/null || need+=(gcc-riscv64-linux-gnu)
 command -v "${CROSS_COMPILE:-riscv64-linux-gnu-}ld" >/dev/null || need+=(binutils-riscv64-linux-gnu)
 command -v qemu-riscv64 >/dev/null || need+=(qemu-user)

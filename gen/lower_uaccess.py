@@ -23,7 +23,7 @@ from gen import schedule as S
 from gen.schedule import units
 from gen.fixups import FaultExits, attach, exit_code
 from gen.ir import Function, Insn, Label, Phase
-from gen.strategy import SZREG, ClearUser, CopyUser, Phases
+from gen.strategy import ClearUser, CopyUser, Phases
 
 END, LIMIT = "a3", "a2"
 ALIGN_MASK = "-SZREG"

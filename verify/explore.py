@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import z3
 
 from emu.semantics import SEMANTICS
-from verify.program import LOADS, STORES, Program, ProgramError
+from verify.program import Program, ProgramError
 from verify.symstate import SymState
 from verify.world import SR_SUM, World
 from verify.z3ops import Z3_OPS, bv

@@ -98,6 +98,12 @@ class Proof:
         STATS.append((time.time() - t0, start, end.pc, str(cand), str(ok)))
         return ok
 
+    def _plain_holds(self, start, end, cand) -> bool:
+        (f,) = self.formulas([cand], end.state)
+        s = self.solver(start, end.cond)
+        s.add(z3.Not(f))
+        return s.check() == z3.unsat
+
     def _filter_batch(self, start, end, targets) -> list:
         while targets:
             fs = self.formulas(targets, end.state)
@@ -109,7 +115,7 @@ class Proof:
             if r == z3.unsat:
                 break
             if r == z3.unknown:
-                return [c for c in targets if self._holds(start, end, c)]
+                return [c for c in targets if self._plain_holds(start, end, c)]
             m = s.model()
             keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
             assert len(keep) < len(targets)

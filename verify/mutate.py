@@ -197,7 +197,7 @@ def fixup_return_size(text: str) -> list[Mutant]:
         if name is None or reg is None or start is None:
             continue
         new = _edit(text, ins.no, [ins.render(args=("a0", ins.args[1], reg),
-                                              note=f"returns end - start = n")])
+                                              note="returns end - start = n")])
         new = _edit(new, start, [text.splitlines()[start],
                                  f"\tmv\t{reg}, a0\t\t/* mutant: remember the start */"])
         out.append(Mutant("fixup_return_size", ins.no + 1,

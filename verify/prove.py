@@ -19,7 +19,8 @@ import z3
 from verify.clauses import BY_KIND
 from verify.houdini import Proof
 from verify.infer import bases, collect, guess
-from verify.program import Program
+from emu.errors import EmuError
+from verify.program import Program, ProgramError
 from verify.world import CALLEE_SAVED, SR_SUM, World
 from verify.z3ops import bv
 
@@ -163,7 +164,22 @@ def _cyclic(edges: dict[int, set]) -> bool:
 
 
 def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True) -> RoutineReport:
+    """Every clause for one routine; code the prover cannot model (an
+    instruction or jump it does not handle) leaves every clause unknown,
+    with the reason."""
     t0 = time.time()
+    try:
+        return _prove(elf, symbol, kind, replay, t0)
+    except (ProgramError, EmuError) as err:
+        rep = RoutineReport(symbol, kind)
+        for clause in BY_KIND[kind]:
+            rep.status[clause] = "unknown"
+            rep.detail[clause] = f"cannot analyse the code: {err}"
+        rep.seconds = time.time() - t0
+        return rep
+
+
+def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
