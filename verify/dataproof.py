@@ -20,7 +20,7 @@ import z3
 
 from verify.z3ops import bv
 
-TIMEOUT_MS = 20000
+TIMEOUT_MS = 60000
 
 
 def leaves(e, guards=()):
