@@ -20,7 +20,6 @@ from verify.z3ops import bv
 
 TIMEOUT_MS = 30000
 STATS: list = []
-DROPS: list = []
 MEMORY_KINDS = ("cursor", "word")
 
 
@@ -119,26 +118,6 @@ class Proof:
             m = s.model()
             keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
             assert len(keep) < len(targets)
-            DROPS.append((start, end.pc, [str(c) for c in targets if c not in keep], m))
             targets = keep
         return targets
 
-
-def strongest(cands: list[Cand]) -> list[Cand]:
-    """Drop bounds implied by a stronger kept bound on the same quantity
-    (fewer assumptions make every later query cheaper; nothing is lost)."""
-    best: dict[tuple, Cand] = {}
-    out = []
-    for c in cands:
-        if c.kind in ("ge", "le", "rge", "rle"):
-            key = (c.kind,) + tuple(c.args[:-1])
-            old = best.get(key)
-            if old is None:
-                best[key] = c
-            elif c.kind in ("ge", "rge") and c.args[-1] > old.args[-1]:
-                best[key] = c
-            elif c.kind in ("le", "rle") and c.args[-1] < old.args[-1]:
-                best[key] = c
-        else:
-            out.append(c)
-    return out + list(best.values())

@@ -121,10 +121,6 @@ class World:
         val = parts[0] if size == 1 else z3.Concat(*parts)
         return z3.ZeroExt(64 - 8 * size, val) if size < 8 else val
 
-    def src_cover(self):
-        """[lo, hi): the aligned words that hold at least one source byte."""
-        return self.S & bv(-8), (self.S + self.N + 7) & bv(-8)
-
     @property
     def F(self):
         """The first inaccessible address: offset FO into the user buffer."""
