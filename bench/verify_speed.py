@@ -2,8 +2,10 @@
 per routine on this 2-core machine, 30 s the long-term goal).
 
 Usage: python bench/verify_speed.py [--jobs 2] [EXAMPLE.copy ...]
-Writes bench/results/verify_speed.json and prints a table.  Routines run in
-parallel processes, as `copygen verify` runs them.
+Writes bench/results/verify_speed.json (after every routine, so a killed
+run keeps what it measured) and prints a line per routine.  Routines run one
+after another, each spreading its queries over --jobs processes, as
+`copygen verify` runs them.
 """
 from __future__ import annotations
 
@@ -12,19 +14,19 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _one(args):
+def _one(elf, sym, kind, jobs):
     from verify.prove import prove_routine
-    elf, sym, kind = args
-    rep = prove_routine(elf, sym, kind)
+    rep = prove_routine(elf, sym, kind, jobs=jobs)
     return {"routine": sym, "kind": kind, "seconds": round(rep.seconds, 1),
-            "status": rep.status}
+            "status": rep.status,
+            "not_proved": {c: rep.detail.get(c, "") for c, st in rep.status.items()
+                           if st != "proved"}}
 
 
 def main() -> None:
@@ -42,19 +44,23 @@ def main() -> None:
             jobs.append((str(res.elf), sym, kind))
             names.append(Path(ex).stem)
     t0 = time.time()
-    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        rows = list(pool.map(_one, jobs))
-    wall = time.time() - t0
-    for name, row in zip(names, rows):
-        row["example"] = name
-        bad = sorted(c for c, s in row["status"].items() if s != "proved")
-        print(f"{name:14} {row['routine']:22} {row['seconds']:7.1f} s  not proved: {', '.join(bad) or '-'}")
-    print(f"wall {wall:.0f} s for {len(rows)} routines on {args.jobs} processes "
-          f"({os.cpu_count()} cores); max {max(r['seconds'] for r in rows):.0f} s")
     out = ROOT / "bench" / "results" / "verify_speed.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"command": "python bench/verify_speed.py", "jobs": args.jobs,
-                               "wall_seconds": round(wall, 1), "routines": rows}, indent=2) + "\n")
+    rows = []
+    for name, (elf, sym, kind) in zip(names, jobs):
+        row = _one(elf, sym, kind, args.jobs)
+        row["example"] = name
+        rows.append(row)
+        bad = sorted(c for c, s in row["status"].items() if s != "proved")
+        print(f"{name:14} {row['routine']:22} {row['seconds']:7.1f} s  "
+              f"not proved: {', '.join(bad) or '-'}", flush=True)
+        wall = time.time() - t0
+        out.write_text(json.dumps({
+            "command": "python bench/verify_speed.py", "jobs": args.jobs,
+            "cores": os.cpu_count(), "wall_seconds": round(wall, 1),
+            "max_seconds": max(r["seconds"] for r in rows), "routines": rows}, indent=2) + "\n")
+    print(f"wall {wall:.0f} s for {len(rows)} routines, {args.jobs} processes each "
+          f"({os.cpu_count()} cores); max {max(r['seconds'] for r in rows):.0f} s")
 
 
 if __name__ == "__main__":

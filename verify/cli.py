@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import click
@@ -17,10 +16,9 @@ from verify.clauses import CLAUSES
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]"}
 
 
-def _prove(args):
+def _prove(elf, sym, kind, bounded, jobs):
     from verify.prove import prove_routine
-    elf, sym, kind, bounded = args
-    rep = prove_routine(str(elf), sym, kind)
+    rep = prove_routine(str(elf), sym, kind, jobs=jobs)
     if bounded:
         from verify.bounded import apply_bounded
         apply_bounded(str(elf), rep, bounded)
@@ -54,7 +52,8 @@ def _table(reports, console) -> None:
 @click.option("--routine", "only", help="Verify only this symbol (e.g. __asm_copy_to_user).")
 @click.option("--bounded", type=int, default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset.")
-@click.option("-j", "--jobs", type=int, default=2, show_default=True, help="Processes.")
+@click.option("-j", "--jobs", type=int, default=None,
+              help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False))
 def verify(file, only, bounded, jobs, as_json, workdir) -> None:
@@ -72,6 +71,7 @@ def verify(file, only, bounded, jobs, as_json, workdir) -> None:
 
     from gen.errors import CopygenError
     from verify.inputs import linked_elf, routines
+    from verify.parallel import default_jobs
     console = Console(stderr=as_json)
     try:
         elf = linked_elf(file, Path(workdir) / Path(file).stem)
@@ -80,15 +80,13 @@ def verify(file, only, bounded, jobs, as_json, workdir) -> None:
         click.echo(err.render(), err=True)
         sys.exit(err.exit_code)
     reports = []
+    jobs = max(1, jobs or default_jobs())
     with Progress(console=console, transient=True) as bar:
         task = bar.add_task("proving", total=len(todo))
-        with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
-            futs = [pool.submit(_prove, (elf, s, k, bounded)) for s, k in todo]
-            for f in as_completed(futs):
-                reports.append(f.result())
-                bar.advance(task)
-    order = [s for s, _ in todo]
-    reports.sort(key=lambda r: order.index(r.symbol))
+        for sym, kind in todo:
+            bar.update(task, description=f"proving {sym}")
+            reports.append(_prove(elf, sym, kind, bounded, jobs))
+            bar.advance(task)
     if as_json:
         click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
     else:

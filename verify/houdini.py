@@ -8,18 +8,16 @@ Z3 models.  May import z3, verify.*.
 """
 from __future__ import annotations
 
-import time
-
 import z3
 
 from verify.candidates import Cand, formula, term_exprs
 from verify.explore import Explorer, Segment
+from verify.parallel import fork_map
 from verify.symstate import SymState
 from verify.world import BV8, BV64, World
 from verify.z3ops import bv
 
 TIMEOUT_MS = 30000
-STATS: list = []
 MEMORY_KINDS = ("cursor", "word")
 
 
@@ -64,38 +62,62 @@ class Proof:
         return self.formulas(self.inv[start], self.heads[start])
 
     def solver(self, start: int | None, cond: list) -> z3.Solver:
-        s = z3.SolverFor("QF_ABV")
+        """A solver holding the preconditions, the start's invariants and the
+        path condition; for facts about registers, so the invariants enter
+        without their memory contents (a weaker hypothesis: still sound, and
+        pure bit-vector queries are much faster)."""
+        s = z3.SolverFor("QF_BV")
         s.set("timeout", TIMEOUT_MS)
-        s.add(*self.pre, *self.assumptions(start), *cond)
+        s.add(*self.pre, *self.data.bv_facts(start), *cond)
         return s
 
-    def houdini(self, guesses: dict[int, list[Cand]]) -> dict[int, list[Cand]]:
+    def houdini(self, guesses: dict[int, list[Cand]], jobs: int = 1) -> dict[int, list[Cand]]:
+        """The greatest inductive subset of the guesses.  Facts about registers
+        settle first (cheap queries, the memory guesses assumed meanwhile);
+        then the memory guesses are checked too.  A path is checked again
+        only when the invariant at its start has shrunk since."""
         self.inv = {pc: list(guesses.get(pc, [])) for pc in self.heads}
-        changed = True
-        while changed:
-            changed = False
-            for start, seg in self.segments:
-                for end in seg.ends:
-                    if end.kind == "cut" and self._filter(start, end):
-                        changed = True
+        ends = [(start, end) for start, seg in self.segments for end in seg.ends
+                if end.kind == "cut"]
+        seen_plain: dict[int, int] = {}
+        self._fixpoint(ends, jobs, seen_plain, None)
+        self._fixpoint(ends, jobs, seen_plain, {})
         return self.inv
 
-    def _filter(self, start, end) -> bool:
-        """Drop the candidates at end.pc that this path can break.  Facts
-        about registers go in one query; those about memory contents (harder
-        for the solver) one at a time."""
-        cands = self.inv[end.pc]
-        memory = [c for c in cands if c.kind in MEMORY_KINDS]
-        plain = self._filter_batch(start, end, [c for c in cands if c.kind not in MEMORY_KINDS])
-        kept = plain + [c for c in memory if self._holds(start, end, c)]
-        self.inv[end.pc] = kept
-        return len(kept) < len(cands)
+    def _fixpoint(self, ends: list, jobs: int, seen_plain: dict, seen_mem: dict | None) -> None:
+        """Rounds until nothing changes; `seen_*` map a path to the size of its
+        start's invariant when it was last checked (sets only shrink).  With
+        seen_mem None the memory candidates are left alone."""
+        def version(start) -> int:
+            return -1 if start is None else len(self.inv[start])
+        while True:
+            todo = []
+            for i, (start, _) in enumerate(ends):
+                plain = seen_plain.get(i) != version(start)
+                mem = seen_mem is not None and seen_mem.get(i) != version(start)
+                if plain or mem:
+                    todo.append((i, plain, mem))
+            if not todo:
+                return
+            for i, plain, mem in todo:
+                seen_plain[i] = version(ends[i][0])
+                if seen_mem is not None:
+                    seen_mem[i] = version(ends[i][0])
+            kept = fork_map(lambda k: self._kept(*ends[todo[k][0]], *todo[k][1:]), len(todo), jobs)
+            for (i, _, _), keep in zip(todo, kept):
+                pc = ends[i][1].pc
+                self.inv[pc] = [c for c in self.inv[pc] if c in keep]
 
-    def _holds(self, start, end, cand) -> bool:
-        t0 = time.time()
-        ok = self.data.holds(start, end, cand)
-        STATS.append((time.time() - t0, start, end.pc, str(cand), str(ok)))
-        return ok
+    def _kept(self, start, end, plain: bool, memory: bool) -> set:
+        """The candidates at end.pc this path keeps, checking the register
+        facts if `plain` (in one query) and the memory ones if `memory` (one
+        at a time: harder for the solver); the others are kept as they are."""
+        cands = self.inv[end.pc]
+        regs = [c for c in cands if c.kind not in MEMORY_KINDS]
+        keep = self._filter_batch(start, end, regs) if plain else regs
+        mem = [c for c in cands if c.kind in MEMORY_KINDS]
+        keep += [c for c in mem if not memory or self.data.holds(start, end, c)]
+        return set(keep)
 
     def _plain_holds(self, start, end, cand) -> bool:
         (f,) = self.formulas([cand], end.state)
@@ -108,9 +130,7 @@ class Proof:
             fs = self.formulas(targets, end.state)
             s = self.solver(start, end.cond)
             s.add(z3.Not(z3.And(*fs)))
-            t0 = time.time()
             r = s.check()
-            STATS.append((time.time() - t0, start, end.pc, len(targets), str(r)))
             if r == z3.unsat:
                 break
             if r == z3.unknown:

@@ -17,10 +17,64 @@ from verify.z3ops import bv
 SHIFT_TERMS = ("OFF", "SHR", "NSHR", "SHL")
 
 
+def _head_var(st, r):
+    """The fresh variable of register r in a loop-head state and the term it
+    is written against (fresh_state writes x = term + var)."""
+    for v in z3_vars(st.x[r]):
+        if v.decl().name().endswith(f"_x{r}"):
+            return v, z3.simplify(st.x[r] - v)
+    return None, None
+
+
+def z3_vars(e) -> list:
+    out, todo, seen = [], [e], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        todo += t.children()
+    return out
+
+
+def pinned(st, cands, w, terms) -> list:
+    """The substitution (variable, expression) the equalities among cands
+    give for the head state st, composed so that no expression mentions a
+    substituted variable."""
+    sub: dict = {}     # var -> expr
+
+    def add(r, value) -> None:
+        var, base = _head_var(st, r)
+        if var is None or var in sub:
+            return
+        e = z3.simplify(z3.substitute(value - base, *sub.items()) if sub else value - base)
+        if any(z3.eq(var, v) for v in z3_vars(e)):
+            return
+        for k in list(sub):
+            sub[k] = z3.simplify(z3.substitute(sub[k], (var, e)))
+        sub[var] = e
+    for c in cands:
+        a = c.args
+        if c.kind == "unchanged":
+            add(a[0], w.R0[a[0]])
+        elif c.kind == "linear" and len(a[0]) == 1 and a[1] not in SHIFT_TERMS \
+                and a[3] not in SHIFT_TERMS:
+            if a[2] == ():
+                add(a[0][0], terms[a[1]] + bv(a[4]))
+            elif len(a[2]) == 1:
+                add(a[0][0], st.x[a[2][0]] - terms[a[3]] + terms[a[1]] + bv(a[4]))
+        elif c.kind == "word" and z3.is_const(st.x[a[0]]):
+            add(a[0], w.source_word(st.x[a[1]] + bv(a[2]), 8))
+    return list(sub.items())
+
+
 class MemoryChecks:
     def __init__(self, proof):
         self.p = proof
         self.w = proof.world
+        self._subst: dict = {}
 
     # --- the start of a segment --------------------------------------------
     def bv_facts(self, start) -> list:
@@ -32,15 +86,19 @@ class MemoryChecks:
         return [f for f in fs if f is not None]
 
     def word_subst(self, start) -> list:
+        """(head variable, value) for every head register the start invariant
+        pins: unchanged registers, registers at a fixed distance from a term
+        or from another register, registers holding a source word.  Putting
+        the values in makes the byte trees' guards fold, so there are fewer
+        leaves to check (the invariants stay among the facts, so nothing is
+        assumed twice or lost).  Registers tied to the shift amounts are left
+        to the misalignment case split."""
         if start is None:
             return []
-        st = self.p.heads[start]
-        out = []
-        for c in self.p.inv[start]:
-            if c.kind == "word" and z3.is_const(st.x[c.args[0]]):
-                r, b, off = c.args
-                out.append((st.x[r], self.w.source_word(st.x[b] + bv(off), 8)))
-        return out
+        if start not in self._subst:
+            self._subst[start] = pinned(self.p.heads[start], self.p.inv[start], self.w,
+                                        self.p.terms)
+        return self._subst[start]
 
     def cases(self, start) -> list[tuple]:
         """[(case condition, substitutions)]: one case unless the start pins

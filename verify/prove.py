@@ -20,6 +20,7 @@ from verify.clauses import BY_KIND
 from verify.houdini import Proof
 from verify.infer import bases, collect, guess
 from emu.errors import EmuError
+from verify.parallel import default_jobs, fork_map
 from verify.program import Program, ProgramError
 from verify.world import CALLEE_SAVED, SR_SUM, World
 from verify.z3ops import bv
@@ -50,29 +51,65 @@ class RoutineReport:
                 "invariants": {hex(k): v for k, v in self.invariants.items()}}
 
 
+@dataclass
+class Check:
+    """One query: `goal` holds under `cond` (a bit-vector check) or, for a
+    data check (`state` set), every byte the state wrote is right."""
+    clause: str
+    start: int | None
+    pc: int
+    cond: list
+    goal: object
+    what: str
+    state: object = None
+
+    def run(self, data) -> str | None:
+        """None when the check holds, else what went wrong."""
+        if self.state is not None:
+            return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
+                else self.what
+        r = data.prover(self.start, self.cond).valid([], self.goal)
+        if r == z3.unsat:
+            return None
+        return self.what + (" (solver gave up)" if r == z3.unknown else "")
+
+
+SKIPPED = "skipped: the clause already failed in this process"
+
+
 class ClauseChecker:
+    """Collects the checks of every clause, then runs them (over `jobs`
+    processes); the first failing check of a clause is its Failure."""
+
     def __init__(self, proof: Proof):
         self.p, self.w = proof, proof.world
         self.failures: dict[str, Failure] = {}
         self.checked: set[str] = set()
+        self.checks: list[Check] = []
 
     def _bv(self, clause, start, cond, goal, pc, what) -> None:
-        self.checked.add(clause)
-        if clause in self.failures:
-            return
-        pr = self.p.data.prover(start, cond)
-        r = pr.valid([], goal)
-        if r != z3.unsat:
-            self.failures[clause] = Failure(clause, start, pc, list(cond), goal,
-                                            what + (" (solver gave up)" if r == z3.unknown else ""))
+        self.checks.append(Check(clause, start, pc, list(cond), goal, what))
 
-    def _data(self, clause, start, cond, st, assume, pc, what) -> None:
-        self.checked.add(clause)
-        if clause in self.failures:
-            return
-        if not self.p.data.written_bytes_ok(start, cond, st, assume):
-            self.failures[clause] = Failure(clause, start, pc, list(cond) + list(assume),
-                                            z3.BoolVal(False), what)
+    def _data(self, clause, start, cond, st, pc, what) -> None:
+        self.checks.append(Check(clause, start, pc, list(cond), z3.BoolVal(False), what, st))
+
+    def run(self, jobs: int = 1) -> None:
+        failed: set[str] = set()      # per process: later checks of a failed clause are skipped
+
+        def one(i: int) -> str | None:
+            chk = self.checks[i]
+            if chk.clause in failed:
+                return SKIPPED
+            why = chk.run(self.p.data)
+            if why is not None:
+                failed.add(chk.clause)
+            return why
+        for chk, why in zip(self.checks, fork_map(one, len(self.checks), jobs)):
+            self.checked.add(chk.clause)
+            if why is not None and why != SKIPPED and chk.clause not in self.failures:
+                self.failures[chk.clause] = Failure(chk.clause, chk.start, chk.pc, chk.cond,
+                                                    chk.goal, why)
+        self.checks = []
 
     def obligations(self) -> None:
         for start, seg in self.p.segments:
@@ -95,19 +132,19 @@ class ClauseChecker:
                 if string:
                     self._bv("C1", start, cond, z3.And(ret == w.D, st.written), pc,
                              "wrong return or a byte not written")
-                    self._data("C1", start, cond, st, [], pc, "a byte holds the wrong value")
+                    self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
                     continue
                 self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == 0, pc,
                          "returns with SUM set")
                 nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
                 self._bv("C1", start, nf, z3.And(ret == 0, st.written), pc,
                          "returns non-zero or leaves a byte unwritten without a fault")
-                self._data("C1", start, nf, st, [], pc, "a byte holds the wrong value")
+                self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
                 self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
                 done = z3.ULT(w.W, w.N - ret)
                 self._bv("C3", start, f + [z3.ULE(ret, w.N), done], st.written, pc,
                          "a byte counted as copied was not stored")
-                self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, [], pc,
+                self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
                            "a byte counted as copied holds the wrong value")
                 self._bv("C4", start, f + [z3.ULE(ret, w.N), z3.Not(done)], z3.Not(st.written),
                          pc, "a byte counted as not copied was modified")
@@ -163,13 +200,15 @@ def _cyclic(edges: dict[int, set]) -> bool:
     return any(visit(n) for n in list(edges))
 
 
-def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True) -> RoutineReport:
-    """Every clause for one routine; code the prover cannot model (an
-    instruction or jump it does not handle) leaves every clause unknown,
+def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
+                  jobs: int | None = None) -> RoutineReport:
+    """Every clause for one routine, its queries spread over `jobs` processes
+    (default: verify.parallel.default_jobs()).  Code the prover cannot model
+    (an instruction or jump it does not handle) leaves every clause unknown,
     with the reason."""
     t0 = time.time()
     try:
-        return _prove(elf, symbol, kind, replay, t0)
+        return _prove(elf, symbol, kind, replay, t0, jobs or default_jobs())
     except (ProgramError, EmuError) as err:
         rep = RoutineReport(symbol, kind)
         for clause in BY_KIND[kind]:
@@ -179,16 +218,17 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True) -> Rout
         return rep
 
 
-def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float) -> RoutineReport:
+def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     guesses = {pc: guess(s, kind) for pc, s in snaps.items()}
     proof = Proof(prog, routine, World(kind), {pc: bases(s) for pc, s in snaps.items()})
-    proof.houdini(guesses)
+    proof.houdini(guesses, jobs)
     ck = ClauseChecker(proof)
     ck.obligations()
     ck.returns()
+    ck.run(jobs)
     rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()})
     for clause in BY_KIND[kind]:
         if clause == "T1":

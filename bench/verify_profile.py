@@ -1,0 +1,92 @@
+"""Where a proof's time goes: stage by stage for one routine.
+
+    python bench/verify_profile.py out/kernel2021/uaccess.S __asm_copy_to_user [JOBS]
+
+Prints seconds per stage (concrete runs, guessing, exploration, Houdini,
+clause checks, termination), the number of bit-vector queries of each (in
+this process: with JOBS > 1 the children's queries are not counted) and,
+with JOBS = 1, the clauses whose checks cost the most.  A diagnostic for
+the speed work of issue 4; bench/verify_speed.py records the figures.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main(path: str, symbol: str, jobs: int) -> None:
+    from verify import dataproof
+    from verify.houdini import Proof
+    from verify.infer import bases, collect, guess
+    from verify.inputs import linked_elf
+    from verify.program import Program
+    from verify.prove import Check, ClauseChecker
+    from verify.world import KINDS, World
+
+    calls = {"n": 0, "t": 0.0}
+    orig_valid = dataproof.ByteProver.valid
+
+    def valid(self, facts, goal):
+        t0 = time.time()
+        r = orig_valid(self, facts, goal)
+        calls["n"] += 1
+        calls["t"] += time.time() - t0
+        return r
+    dataproof.ByteProver.valid = valid
+    per: dict = {}
+    orig_run = Check.run
+
+    def run(self, data):
+        t0 = time.time()
+        r = orig_run(self, data)
+        k = (self.clause, "data" if self.state is not None else "bv")
+        per[k] = per.get(k, 0.0) + time.time() - t0
+        return r
+    Check.run = run
+
+    elf = str(linked_elf(path, Path("build/verify") / Path(path).stem))
+    kind = KINDS[symbol]
+    t = time.time()
+    t_all = t
+
+    def mark(name):
+        nonlocal t
+        now = time.time()
+        print(f"{name:12s} {now - t:8.1f} s  ({calls['n']} bit-vector queries here, "
+              f"{calls['t']:.1f} s in them)", flush=True)
+        calls.update(n=0, t=0.0)
+        t = now
+
+    prog = Program.load(elf)
+    routine = prog.routine(prog.image.address_of(symbol))
+    snaps = collect(prog.image, symbol, kind, routine.cut_points)
+    mark("collect")
+    guesses = {pc: guess(s, kind) for pc, s in snaps.items()}
+    print("  candidates:", {hex(k): len(v) for k, v in guesses.items()})
+    mark("guess")
+    proof = Proof(prog, routine, World(kind), {pc: bases(s) for pc, s in snaps.items()})
+    print("  segments (start, ends, obligations):",
+          [(hex(s) if s else "entry", len(g.ends), len(g.obligations)) for s, g in proof.segments])
+    mark("explore")
+    proof.houdini(guesses, jobs)
+    print("  kept:", {hex(k): len(v) for k, v in proof.inv.items()})
+    mark("houdini")
+    ck = ClauseChecker(proof)
+    ck.obligations()
+    ck.returns()
+    print(f"  {len(ck.checks)} checks")
+    ck.run(jobs)
+    mark("checks")
+    print("  failures:", {k: f.what for k, f in ck.failures.items()})
+    ck.termination()
+    mark("termination")
+    print(f"total        {time.time() - t_all:8.1f} s")
+    for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:10]:
+        print(f"  {k[0]:4s} {k[1]:5s} {v:6.1f} s")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
