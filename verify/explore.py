@@ -45,10 +45,22 @@ class End:
 
 
 @dataclass
+class StoreRec:
+    """A store to the destination on some path: the byte-content proofs check
+    each store once (verify.memcheck) instead of every path end's bytes."""
+    pc: int
+    cond: list
+    addr: z3.BitVecRef
+    size: int
+    value: z3.BitVecRef
+
+
+@dataclass
 class Segment:
     start: int
     ends: list = field(default_factory=list)
     obligations: list = field(default_factory=list)
+    stores: list = field(default_factory=list)
     steps: int = 0
 
 
@@ -116,6 +128,9 @@ class Explorer:
         cont_cond = list(cond)
         for acc in new.accesses:
             seg.obligations += access_obligations(self.world, acc, st.pc, st, cond)
+            if acc.kind == "store" and not acc.stack:
+                new.stores += (len(seg.stores),)
+                seg.stores.append(StoreRec(st.pc, cond, acc.addr, acc.size, acc.value))
             if not user_access(self.world, acc):
                 continue
             fc = self.world.user_access_faults(acc.addr, acc.size)

@@ -103,6 +103,7 @@ class Proof:
                 seen_plain[i] = version(ends[i][0])
                 if seen_mem is not None:
                     seen_mem[i] = version(ends[i][0])
+            self.data.prepare([ends[i][0] for i, _, mem in todo if mem], jobs)
             kept = fork_map(lambda k: self._kept(*ends[todo[k][0]], *todo[k][1:]), len(todo), jobs)
             for (i, _, _), keep in zip(todo, kept):
                 pc = ends[i][1].pc

@@ -12,6 +12,7 @@ import z3
 
 from verify.candidates import Cand, bv_formula, cursor_extent
 from verify.dataproof import ByteProver, instantiate, split_offsets
+from verify.parallel import fork_map
 from verify.z3ops import bv
 
 SHIFT_TERMS = ("OFF", "SHR", "NSHR", "SHL")
@@ -75,6 +76,8 @@ class MemoryChecks:
         self.p = proof
         self.w = proof.world
         self._subst: dict = {}
+        self._stores: dict = {}       # (start, version, index) -> the store writes right bytes
+        self.segment = {start: seg for start, seg in proof.segments}
 
     # --- the start of a segment --------------------------------------------
     def bv_facts(self, start) -> list:
@@ -95,10 +98,15 @@ class MemoryChecks:
         to the misalignment case split."""
         if start is None:
             return []
-        if start not in self._subst:
-            self._subst[start] = pinned(self.p.heads[start], self.p.inv[start], self.w,
-                                        self.p.terms)
-        return self._subst[start]
+        key = (start, self.version(start))
+        if key not in self._subst:
+            self._subst[key] = pinned(self.p.heads[start], self.p.inv[start], self.w,
+                                      self.p.terms)
+        return self._subst[key]
+
+    def version(self, start) -> int:
+        """Which invariant a start has now (Houdini only ever shrinks them)."""
+        return -1 if start is None else len(self.p.inv[start])
 
     def cases(self, start) -> list[tuple]:
         """[(case condition, substitutions)]: one case unless the start pins
@@ -133,7 +141,49 @@ class MemoryChecks:
         return self.word_ok(start, end.cond, st.x[r], st.x[b] + bv(off))
 
     def written_bytes_ok(self, start, cond, st, assume) -> bool:
-        """written -> dst[W] == expected, on the state st at a segment end."""
+        """written -> dst[W] == expected, on the state st at a segment end.
+
+        By induction over segments: at the entry nothing is written, and if
+        every store on the path writes the bytes expected at its address
+        (`store_ok`), a written byte is one of those or was written, right,
+        before the segment's start.  When some store on the path is not
+        known to be right, the byte's value tree is checked leaf by leaf."""
+        if all(self.store_ok(start, i) for i in st.stores):
+            return True
+        return self._leaves_ok(start, cond, st, assume)
+
+    def store_ok(self, start, index: int) -> bool:
+        key = (start, self.version(start), index)
+        if key not in self._stores:
+            self._stores[key] = self._store_ok(start, self.segment[start].stores[index])
+        return self._stores[key]
+
+    def prepare(self, starts, jobs: int) -> None:
+        """Settle store_ok for every store of these starts' segments, over
+        `jobs` processes (the answers are then shared by every later check)."""
+        todo = [(start, i) for start in dict.fromkeys(starts)
+                for i in range(len(self.segment[start].stores))
+                if (start, self.version(start), i) not in self._stores]
+        for (start, i), ok in zip(todo, fork_map(lambda k: self.store_ok(*todo[k]),
+                                                 len(todo), jobs)):
+            self._stores[(start, self.version(start), i)] = ok
+
+    def _store_ok(self, start, rec) -> bool:
+        """Every byte the store puts inside [dst, dst+n) is the byte expected there."""
+        sub = self.word_subst(start)
+        for case, fix in self.cases(start):
+            pr = self.prover(start, rec.cond, [case])
+            if pr.vacuous():
+                continue
+            for k in range(rec.size):
+                w = instantiate(rec.addr + bv(k) - self.w.D, sub, fix)
+                byte = instantiate(z3.Extract(8 * k + 7, 8 * k, rec.value), sub, fix)
+                exp = instantiate(self.w.expected_byte(w), sub, fix)
+                if not pr.bytes_ok(byte, exp, extra=[z3.ULT(w, self.w.N)]):
+                    return False
+        return True
+
+    def _leaves_ok(self, start, cond, st, assume) -> bool:
         sub = self.word_subst(start)
         head = self.p.heads[start] if start is not None else None
         exp = self.w.expected_byte(self.w.W)

@@ -28,6 +28,7 @@ class Access:
     addr: z3.BitVecRef
     size: int
     stack: bool
+    value: object = None     # what a store writes
 
 
 @dataclass
@@ -39,6 +40,7 @@ class SymState:
     watched: z3.BitVecRef
     written: z3.BoolRef
     stack: z3.ArrayRef
+    stores: tuple = ()       # the segment's store records on this path (verify.explore)
     # per-instruction scratch, reset by begin()
     next_pc: int = 0
     branch_to: tuple | None = None
@@ -53,7 +55,7 @@ class SymState:
 
     def clone(self) -> "SymState":
         return SymState(self.world, self.pc, list(self.x), self.sstatus, self.watched,
-                        self.written, self.stack)
+                        self.written, self.stack, self.stores)
 
     def begin(self, length: int) -> None:
         self.next_pc = self.pc + length
@@ -86,7 +88,7 @@ class SymState:
     def store(self, addr, size: int, v) -> None:
         addr = z3.simplify(addr)
         stack = self._is_stack(addr)
-        self.accesses.append(Access("store", addr, size, stack))
+        self.accesses.append(Access("store", addr, size, stack, v))
         if stack:
             for k in range(size):
                 self.stack = z3.Store(self.stack, addr + k, z3.Extract(8 * k + 7, 8 * k, v))
