@@ -100,3 +100,26 @@ def test_sum_csrs_bug_is_caught(tmp_path):
                         "__clear_user", "clear")
     assert rep.status["S1"] == "violated", rep.as_dict()
     assert "SUM at exit set" in rep.detail["S1"]
+
+
+def _violated(rep) -> set:
+    return {c for c, st in rep.status.items() if st == "violated"}
+
+
+@pytest.mark.slow
+def test_loop_bound_2021_bug_is_caught(tmp_path):
+    """DOMAIN.md §4, 2021: an extra unrolled block stores past dst + n."""
+    rep = prove_routine(_elf(KERNEL_STYLE / "bug_loop_bound_2021.S", tmp_path),
+                        "__asm_copy_to_user", "to")
+    assert "B1" in _violated(rep), rep.as_dict()
+    assert "replayed" in rep.detail["B1"] or "path from entry" in rep.detail["B1"]
+
+
+@pytest.mark.slow
+def test_fault_return_from_src_end_bug_is_caught(tmp_path):
+    """DOMAIN.md §4, pre-2018: the fault exit returns src end - dst pointer."""
+    rep = prove_routine(_elf(KERNEL_STYLE / "bug_fault_return_from_src_end.S", tmp_path),
+                        "__asm_copy_to_user", "to")
+    assert "C2" in _violated(rep), rep.as_dict()
+    ex = rep.examples["C2"]
+    assert ex["returned"] > ex["n"]          # the replay shows the meaningless return

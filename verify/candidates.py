@@ -67,6 +67,33 @@ class Cand:
         return f"{self.kind}{self.args}"
 
 
+# bounds of one family differ only in their constant; +1: a larger one is stronger
+BOUND_KINDS = {"ge": 1, "rge": 1, "le": -1, "rle": -1}
+
+
+def bound_key(c: Cand):
+    """Candidates with the same key are the same bound with other constants."""
+    return (c.kind, c.args[:-1]) if c.kind in BOUND_KINDS else None
+
+
+def strength(c: Cand) -> int:
+    return BOUND_KINDS[c.kind] * c.args[-1]
+
+
+def strongest(cands) -> list:
+    """cands without the bounds another one of their family implies (the
+    same set of states, fewer facts for the solver)."""
+    best: dict = {}
+    out = []
+    for c in cands:
+        k = bound_key(c)
+        if k is None:
+            out.append(c)
+        elif k not in best or strength(c) > strength(best[k]):
+            best[k] = c
+    return out + list(best.values())
+
+
 def atom_value(atom, x) -> int:
     return sum(x[r] for r in atom) & M64
 

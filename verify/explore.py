@@ -65,7 +65,7 @@ class Segment:
 
 
 def user_access(world: World, acc) -> bool:
-    if acc.stack:
+    if acc.stack or acc.rom:
         return False
     side = world.user
     return (side == "dst" and acc.kind == "store") or (side == "src" and acc.kind == "load")
@@ -73,7 +73,7 @@ def user_access(world: World, acc) -> bool:
 
 def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> list:
     out = []
-    if acc.stack:
+    if acc.stack or acc.rom:
         return out
     a, n = acc.addr, acc.size
     if user_access(world, acc):
@@ -104,6 +104,7 @@ class Explorer:
 
     def run(self, start: SymState, cond: list | None = None) -> Segment:
         seg = Segment(start.pc)
+        start.rom = self.prog.read_const
         work = [(start, list(cond or []), False, True)]
         while work:
             st, cond, faulted, first = work.pop()

@@ -8,16 +8,18 @@ Z3 models.  May import z3, verify.*.
 """
 from __future__ import annotations
 
+from collections import defaultdict
+
 import z3
 
-from verify.candidates import Cand, formula, term_exprs
+from verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
 from verify.explore import Explorer, Segment
 from verify.parallel import fork_map
 from verify.symstate import SymState
 from verify.world import BV8, BV64, World
 from verify.z3ops import bv
 
-TIMEOUT_MS = 30000
+TIMEOUT_MS = 10000      # per query about registers; a batch the solver gives up on is split
 MEMORY_KINDS = ("cursor", "word")
 
 
@@ -59,7 +61,7 @@ class Proof:
     def assumptions(self, start: int | None) -> list:
         if start is None:
             return []
-        return self.formulas(self.inv[start], self.heads[start])
+        return self.formulas(strongest(self.inv[start]), self.heads[start])
 
     def solver(self, start: int | None, cond: list) -> z3.Solver:
         """A solver holding the preconditions, the start's invariants and the
@@ -115,18 +117,43 @@ class Proof:
         at a time: harder for the solver); the others are kept as they are."""
         cands = self.inv[end.pc]
         regs = [c for c in cands if c.kind not in MEMORY_KINDS]
-        keep = self._filter_batch(start, end, regs) if plain else regs
+        keep = self._filter_plain(start, end, regs) if plain else regs
         mem = [c for c in cands if c.kind in MEMORY_KINDS]
         keep += [c for c in mem if not memory or self.data.holds(start, end, c)]
         return set(keep)
 
-    def _plain_holds(self, start, end, cand) -> bool:
-        (f,) = self.formulas([cand], end.state)
-        s = self.solver(start, end.cond)
-        s.add(z3.Not(f))
-        return s.check() == z3.unsat
+    def _filter_plain(self, start, end, cands) -> list:
+        """Bounds of a family are tried strongest first: when one holds, the
+        weaker ones follow without a query; when it fails, the next weaker
+        one is tried."""
+        chain: dict = defaultdict(list)
+        for c in cands:
+            if bound_key(c) is not None:
+                chain[bound_key(c)].append(c)
+        for members in chain.values():
+            members.sort(key=strength, reverse=True)
+        pos = dict.fromkeys(chain, 0)
+        active = [c for c in cands if bound_key(c) is None] + [m[0] for m in chain.values()]
+        proven = []
+        while active:
+            kept = self._filter_batch(start, end, active)
+            proven += kept
+            nxt = []
+            for c in active:
+                k = bound_key(c)
+                if c not in kept and k is not None and pos[k] + 1 < len(chain[k]):
+                    pos[k] += 1
+                    nxt.append(chain[k][pos[k]])
+            active = nxt
+        implied = [w for c in proven if bound_key(c) is not None
+                   for w in chain[bound_key(c)][pos[bound_key(c)] + 1:]]
+        return proven + implied
 
     def _filter_batch(self, start, end, targets) -> list:
+        """The targets that hold at this end: one query for all, each
+        counter-model drops those it falsifies; when the solver gives up on
+        a batch, its halves are tried on their own, and a lone candidate
+        it gives up on is dropped (dropping is always sound)."""
         while targets:
             fs = self.formulas(targets, end.state)
             s = self.solver(start, end.cond)
@@ -135,10 +162,13 @@ class Proof:
             if r == z3.unsat:
                 break
             if r == z3.unknown:
-                return [c for c in targets if self._plain_holds(start, end, c)]
+                if len(targets) == 1:
+                    return []
+                half = len(targets) // 2
+                return (self._filter_batch(start, end, targets[:half])
+                        + self._filter_batch(start, end, targets[half:]))
             m = s.model()
             keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
             assert len(keep) < len(targets)
             targets = keep
         return targets
-

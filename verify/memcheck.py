@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import z3
 
-from verify.candidates import Cand, bv_formula, cursor_extent
+from verify.candidates import Cand, bv_formula, cursor_extent, strongest
 from verify.dataproof import ByteProver, instantiate, split_offsets
 from verify.parallel import fork_map
 from verify.z3ops import bv
@@ -85,7 +85,7 @@ class MemoryChecks:
             return []
         st = self.p.heads[start]
         fs = [bv_formula(c, st.x, st.sstatus, st.watched, st.written, self.w, self.p.terms)
-              for c in self.p.inv[start]]
+              for c in strongest(self.p.inv[start])]
         return [f for f in fs if f is not None]
 
     def word_subst(self, start) -> list:

@@ -35,6 +35,15 @@ class Program:
     def _bytes(self) -> list[tuple[int, bytes]]:
         return [(s.vaddr, s.data) for s in self.image.segments if s.executable]
 
+    def read_const(self, addr: int, size: int) -> int | None:
+        """The little-endian value at addr if it lies in a read-only part of
+        the image (a literal pool, .rodata), else None."""
+        for seg in self.image.segments:
+            if not seg.writable and seg.vaddr <= addr and addr + size <= seg.vaddr + len(seg.data):
+                off = addr - seg.vaddr
+                return int.from_bytes(seg.data[off:off + size], "little")
+        return None
+
     def _read16(self, pc: int) -> int:
         for base, data in self._bytes:
             if base <= pc and pc + 2 <= base + len(data):

@@ -44,10 +44,12 @@ class RoutineReport:
     detail: dict = field(default_factory=dict)      # clause -> text / counterexample
     seconds: float = 0.0
     invariants: dict = field(default_factory=dict)  # loop head -> number kept
+    examples: dict = field(default_factory=dict)    # clause -> replayed counterexample
 
     def as_dict(self) -> dict:
         return {"symbol": self.symbol, "kind": self.kind, "status": self.status,
-                "detail": self.detail, "seconds": round(self.seconds, 2),
+                "detail": self.detail, "counterexamples": self.examples,
+                "seconds": round(self.seconds, 2),
                 "invariants": {hex(k): v for k, v in self.invariants.items()}}
 
 

@@ -69,22 +69,54 @@ def scenario_from(proof, m, seed: int = 7) -> Scenario:
     return Scenario(w.kind, D, S, n, sc.src, sc.dst0, C=_val(m, w.C) & 0x7F or 1, F=F)
 
 
+def _hex(b: bytes, limit: int = 16) -> str:
+    return b[:limit].hex(" ") + (" ..." if len(b) > limit else "")
+
+
+def example(sc: Scenario, out) -> dict:
+    """The replayed counterexample as data (the JSON report's form)."""
+    ex = {"n": sc.N, "dst": hex(sc.D), "src": hex(sc.S) if sc.src else None,
+          "first_inaccessible": None if sc.F is None else hex(sc.F),
+          "fault_offset": None if sc.F is None else sc.F - sc.U}
+    if sc.kind == "memset":
+        ex["c"] = sc.C
+    if sc.kind not in ("clear", "memset"):
+        ex["src_bytes"] = sc.src.hex()
+    if out.error:
+        ex["error"] = out.error
+        return ex
+    exp = sc.expected()
+    ex.update(returned=out.ret, sum_at_exit=out.sum_at_exit, dst_after=out.dst.hex(),
+              wrong=[{"i": i, "expected": exp[i], "got": out.dst[i], "before": sc.dst0[i]}
+                     for i in range(sc.N) if out.dst[i] != exp[i]][:16])
+    return ex
+
+
 def describe(sc: Scenario, out) -> str:
-    fault = "no fault" if sc.F is None else f"first inaccessible byte at user buffer + {sc.F - sc.U}"
+    """One paragraph a kernel developer can rebuild the run from."""
+    where = f"dst={sc.D:#x}" + (f" src={sc.S:#x}" if sc.src else "")
+    fault = ("no fault" if sc.F is None else
+             f"user page at {sc.F:#x} inaccessible (user buffer + {sc.F - sc.U})")
     res = (f"oops/limit: {out.error}" if out.error else
            f"returned {out.ret}, SUM at exit {'set' if out.sum_at_exit else 'clear'}")
+    data = f"; source bytes {_hex(sc.src)}" if sc.kind not in ("clear", "memset") else ""
     bad = ""
     if not out.error:
         exp = sc.expected()
         diff = [i for i in range(sc.N) if out.dst[i] != exp[i]]
         if diff:
-            bad = f"; dst bytes differing from the source: {diff[:6]}{'...' if len(diff) > 6 else ''}"
-    return (f"n={sc.N}, dst%8={sc.D % 8}, src%8={sc.S % 8}, {fault}: {res}{bad}")
+            shown = ", ".join(f"dst[{i}]={out.dst[i]:02x} (want {exp[i]:02x}, "
+                              f"was {sc.dst0[i]:02x})" for i in diff[:4])
+            bad = f"; {len(diff)} bytes differ from the expected: {shown}" + \
+                (" ..." if len(diff) > 4 else "")
+    return f"n={sc.N}, {where}, {fault}{data}: {res}{bad}"
 
 
 def confirm(prog, proof, ck, rep) -> None:
     string = proof.world.kind in ("memcpy", "memset")
     for clause, f in ck.failures.items():
+        if clause not in rep.status:        # e.g. B2s for memset: not one of its clauses
+            continue
         seen, sc, out = None, None, None
         for m in models(proof, f):
             sc = scenario_from(proof, m)
@@ -99,6 +131,7 @@ def confirm(prog, proof, ck, rep) -> None:
         if seen is False:
             rep.status[clause] = "violated"
             rep.detail[clause] = f"{f.what} {where}; replayed: {describe(sc, out)}"
+            rep.examples[clause] = example(sc, out)
         elif clause in UNOBSERVABLE and f.start is None:
             rep.status[clause] = "violated"
             rep.detail[clause] = f"{f.what} {where} (path from entry; n={sc.N})"

@@ -29,6 +29,7 @@ class Access:
     size: int
     stack: bool
     value: object = None     # what a store writes
+    rom: bool = False        # a load of a constant from the read-only image
 
 
 @dataclass
@@ -41,6 +42,7 @@ class SymState:
     written: z3.BoolRef
     stack: z3.ArrayRef
     stores: tuple = ()       # the segment's store records on this path (verify.explore)
+    rom: object = None       # addr, size -> value of read-only image memory, or None
     # per-instruction scratch, reset by begin()
     next_pc: int = 0
     branch_to: tuple | None = None
@@ -55,7 +57,7 @@ class SymState:
 
     def clone(self) -> "SymState":
         return SymState(self.world, self.pc, list(self.x), self.sstatus, self.watched,
-                        self.written, self.stack, self.stores)
+                        self.written, self.stack, self.stores, self.rom)
 
     def begin(self, length: int) -> None:
         self.next_pc = self.pc + length
@@ -77,6 +79,11 @@ class SymState:
 
     def load(self, addr, size: int):
         addr = z3.simplify(addr)
+        if self.rom is not None and z3.is_bv_value(addr):
+            value = self.rom(addr.as_long(), size)
+            if value is not None:       # e.g. GCC's 0x0101010101010101 in a literal pool
+                self.accesses.append(Access("load", addr, size, False, rom=True))
+                return bv(value)
         stack = self._is_stack(addr)
         self.accesses.append(Access("load", addr, size, stack))
         if stack:
