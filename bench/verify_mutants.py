@@ -1,32 +1,36 @@
 """Kill rate of the verifier on mutants (issue 4, item 6).
 
-Applies every mutation kind of verify.mutate to the `__clear_user` routine
-of the given generated uaccess.S files (the routine whose proofs take
-seconds, so every mutant can be proved), proves each mutant with the
-verifier, and counts it killed when one of the clauses the mutation is
-expected to break is reported violated.  Mutants the qemu oracle finds
-equivalent are excluded, as are those that do not assemble.
+Applies the mutation kinds of verify.mutate to one routine of generated
+uaccess.S files, proves each mutant with the verifier, and counts it killed
+when one of the clauses the mutation is expected to break is reported
+violated.  Mutants equivalent by construction (no expected clause) and those
+that do not assemble are not counted.
 
-Usage: python bench/verify_mutants.py [out/pre2021/uaccess.S out/u74pipelined/uaccess.S]
-Writes bench/results/verify_mutants.json.
+Usage:
+    python bench/verify_mutants.py [FILE.S ...] [--routine R] [--per-kind K]
+
+Defaults: out/pre2021/uaccess.S, __clear_user, every mutant.  With
+--per-kind K only the first K sites of each kind (in file order) are
+proved, for routines whose proofs take a minute.  Results go to
+bench/results/verify_mutants[_ROUTINE].json after every mutant; a run that
+is killed resumes where it stopped (mutants already in the file are kept).
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-ROUTINE = "__clear_user"
+KIND_OF = {"__clear_user": "clear", "__asm_copy_to_user": "to", "__asm_copy_from_user": "from"}
 
 
-def _prove(args):
-    text, kind, desc, expected = args
+def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: int) -> dict:
     from verify.inputs import linked_elf
     from verify.prove import prove_routine
     with tempfile.TemporaryDirectory() as d:
@@ -36,53 +40,72 @@ def _prove(args):
             elf = linked_elf(str(src), Path(d))
         except Exception as err:       # does not assemble: not a mutant we count
             return {"kind": kind, "description": desc, "result": f"unassembled: {err}"}
-        rep = prove_routine(str(elf), ROUTINE, "clear")
+        rep = prove_routine(str(elf), routine, KIND_OF[routine], jobs=jobs)
     violated = sorted(c for c, s in rep.status.items() if s == "violated")
     if kind == "missing_extable":      # the verifier names the unhandled fault X1
         expected = tuple(expected) + ("X1",)
-    hit = bool(set(violated) & set(expected)) if expected else bool(violated)
+    hit = bool(set(violated) & set(expected))
     return {"kind": kind, "description": desc, "expected": list(expected),
             "violated": violated, "killed": hit, "seconds": round(rep.seconds, 1)}
 
 
-def mutants_in_clear_user(text: str):
+def mutants_in(text: str, routine: str):
     from verify.mutate import all_mutants
     lines = text.splitlines()
-    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_START({ROUTINE})"))
-    end = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_END({ROUTINE})"))
+    start = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_START({routine})"))
+    end = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_END({routine})"))
     return [m for m in all_mutants(text) if start < m.site <= end + 1]
 
 
-def main() -> None:
-    files = sys.argv[1:] or [str(ROOT / "out" / "pre2021" / "uaccess.S"),
-                              str(ROOT / "out" / "u74pipelined" / "uaccess.S")]
-    jobs = []
-    for f in files:
-        for m in mutants_in_clear_user(Path(f).read_text()):
-            if m.expected_clauses == ():          # equivalent by construction
-                continue
-            jobs.append((m.text, m.kind, f"{Path(f).parent.name}: {m.description}",
-                         m.expected_clauses))
-    t0 = time.time()
-    with ProcessPoolExecutor(max_workers=2) as pool:
-        rows = list(pool.map(_prove, jobs))
+def summary(rows: list) -> dict:
     counted = [r for r in rows if "killed" in r]
-    killed = sum(r["killed"] for r in counted)
     by_kind: dict[str, list[int]] = {}
     for r in counted:
         k = by_kind.setdefault(r["kind"], [0, 0])
         k[0] += r["killed"]
         k[1] += 1
-    for kind, (k, n) in sorted(by_kind.items()):
+    return {"killed": sum(r["killed"] for r in counted), "counted": len(counted),
+            "by_kind": by_kind}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="*", default=[str(ROOT / "out" / "pre2021" / "uaccess.S")])
+    ap.add_argument("--routine", default="__clear_user", choices=sorted(KIND_OF))
+    ap.add_argument("--per-kind", type=int, default=0, metavar="K")
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args()
+    suffix = "" if args.routine == "__clear_user" else "_" + args.routine.lstrip("_")
+    out = ROOT / "bench" / "results" / f"verify_mutants{suffix}.json"
+    done = {}
+    if out.exists():
+        done = {r["description"]: r for r in json.loads(out.read_text()).get("mutants", [])}
+    todo = []
+    for f in args.files:
+        seen: dict[str, int] = {}
+        for m in mutants_in(Path(f).read_text(), args.routine):
+            if m.expected_clauses == ():          # equivalent by construction
+                continue
+            seen[m.kind] = seen.get(m.kind, 0) + 1
+            if args.per_kind and seen[m.kind] > args.per_kind:
+                continue
+            todo.append((m, f"{Path(f).parent.name}: line {m.site}: {m.description}"))
+    rows = [done[d] for _, d in todo if d in done]
+    t0 = time.time()
+    for i, (m, desc) in enumerate(todo):
+        if desc in done:
+            continue
+        row = prove_mutant(m.text, args.routine, m.kind, desc, m.expected_clauses, args.jobs)
+        rows.append(row)
+        print(f"[{i + 1}/{len(todo)}] {'killed  ' if row.get('killed') else 'SURVIVED'} "
+              f"{desc} -> {row.get('violated', row.get('result'))}", flush=True)
+        out.write_text(json.dumps({
+            "command": "python bench/verify_mutants.py " + " ".join(sys.argv[1:]),
+            **summary(rows), "mutants": rows}, indent=2) + "\n")
+    s = summary(rows)
+    for kind, (k, n) in sorted(s["by_kind"].items()):
         print(f"{kind:34} {k}/{n}")
-    for r in counted:
-        if not r["killed"]:
-            print("survived:", r["description"], "violated:", r["violated"])
-    print(f"killed {killed}/{len(counted)} mutants in {time.time() - t0:.0f} s")
-    out = ROOT / "bench" / "results" / "verify_mutants.json"
-    out.write_text(json.dumps({"command": "python bench/verify_mutants.py", "killed": killed,
-                               "counted": len(counted), "by_kind": by_kind, "mutants": rows},
-                              indent=2) + "\n")
+    print(f"killed {s['killed']}/{s['counted']} mutants ({time.time() - t0:.0f} s this run)")
 
 
 if __name__ == "__main__":

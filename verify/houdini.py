@@ -19,7 +19,7 @@ from verify.symstate import SymState
 from verify.world import BV8, BV64, World
 from verify.z3ops import bv
 
-TIMEOUT_MS = 10000      # per query about registers; a batch the solver gives up on is split
+TIMEOUT_MS = 3000      # per query about registers; a batch the solver gives up on is split
 MEMORY_KINDS = ("cursor", "word")
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import z3
 
 from verify.clauses import BY_KIND
+from verify.coverage import cover_goals
 from verify.houdini import Proof
 from verify.infer import bases, collect, guess
 from emu.errors import EmuError
@@ -140,26 +141,43 @@ class ClauseChecker:
                     saved = z3.And(saved, st.ret_target == (w.RA0 & bv(~1)))
                 self._bv("A1", start, cond, saved, pc, "callee-saved register or ra changed")
                 if string:
-                    self._bv("C1", start, cond, z3.And(ret == w.D, st.written), pc,
-                             "wrong return or a byte not written")
+                    self._bv("C1", start, cond, ret == w.D, pc, "does not return dst")
+                    self._cover("C1", start, cond, st, w.N, pc, "a byte not written")
                     self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
                     continue
                 self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == 0, pc,
                          "returns with SUM set")
                 nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
-                self._bv("C1", start, nf, z3.And(ret == 0, st.written), pc,
-                         "returns non-zero or leaves a byte unwritten without a fault")
+                self._bv("C1", start, nf, ret == 0, pc, "returns non-zero without a fault")
+                self._cover("C1", start, nf, st, w.N, pc, "leaves a byte unwritten without a fault")
                 self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
                 self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
                 done = z3.ULT(w.W, w.N - ret)
-                self._bv("C3", start, f + [z3.ULE(ret, w.N), done], st.written, pc,
-                         "a byte counted as copied was not stored")
+                self._cover("C3", start, f + [z3.ULE(ret, w.N)], st, w.N - ret, pc,
+                            "a byte counted as copied was not stored")
                 self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
                            "a byte counted as copied holds the wrong value")
                 self._bv("C4", start, f + [z3.ULE(ret, w.N), z3.Not(done)], z3.Not(st.written),
                          pc, "a byte counted as not copied was modified")
                 self._bv("C5", start, f, z3.Implies(ret == w.N, w.FO == 0), pc,
                          "returns n although bytes before the fault were accessible")
+
+    def _cover(self, clause, start, cond, st, upto, pc, what) -> None:
+        """Every byte of [0, upto) written: through verify.coverage's W-free
+        goals when the path's stores allow, else one query over W."""
+        head_written = head_limit = None
+        if start is not None:
+            head = self.p.heads[start]
+            head_written = head.written
+            cur = next((c for c in self.p.inv[start] if c.kind == "cursor"), None)
+            if cur is not None:
+                head_limit = z3.simplify(head.x[cur.args[0]] + bv(cur.args[1]) - self.w.D)
+        goals = cover_goals(self.w.W, st.written, upto, head_written, head_limit)
+        if goals is None:
+            self._bv(clause, start, cond + [z3.ULT(self.w.W, upto)], st.written, pc, what)
+            return
+        for g in goals:
+            self._bv(clause, start, cond, g, pc, what)
 
     def termination(self) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every

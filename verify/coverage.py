@@ -1,0 +1,70 @@
+"""Proving that the stores of a path wrote every byte of [0, upto), without a
+free byte index.
+
+`written` (verify.symstate) is true for the watched byte dst[W] when some
+store covered it: an `Or` of `ULT(W - lo, size)` intervals, plus the loop
+head's own `written`, which the start invariant (a cursor) pins to
+`ULT(W, lim)`.  Asking the solver "written for every W < upto" mixes W into
+every interval and is slow.  Instead: a union of intervals covers [0, upto)
+iff 0 is covered (when upto != 0) and every right end b of an interval with
+b < upto is covered, since the smallest uncovered point would be the right
+end of the interval covering the point before it.  That holds for
+bit-vector intervals too (membership is ULT(p - lo, size)).  Each of these
+goals mentions no W, and each is a small query of its own.
+
+Role: `cover_goals`.  May import z3, verify.z3ops.
+"""
+from __future__ import annotations
+
+import z3
+
+from verify.z3ops import bv
+
+
+def _disjuncts(e) -> list:
+    if z3.is_or(e):
+        return [d for c in e.children() for d in _disjuncts(c)]
+    return [e]
+
+
+def _mentions(e, v) -> bool:
+    todo, seen = [e], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.eq(t, v):
+            return True
+        todo += t.children()
+    return False
+
+
+def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | None:
+    """W-free goals that together prove `ULT(W, upto) -> written` for every
+    W; None when `written` is not a union of intervals (then ask directly).
+    head_written / head_limit: the start state's written flag and the bound
+    its cursor gives (written == ULT(W, head_limit)), if any."""
+    intervals = []          # (membership of a point p, right end)
+    for d in _disjuncts(written):
+        if z3.is_false(d):
+            continue
+        if head_written is not None and z3.eq(d, head_written):
+            if head_limit is None:
+                return None
+            intervals.append((lambda p, lim=head_limit: z3.ULT(p, lim), head_limit))
+            continue
+        if not (z3.is_app_of(d, z3.Z3_OP_ULT) and z3.is_bv_value(d.arg(1))):
+            return None
+        off, size = d.arg(0), d.arg(1)
+        lo = z3.simplify(W - off)
+        if _mentions(lo, W):
+            return None
+        intervals.append((lambda p, lo=lo, size=size: z3.ULT(p - lo, size),
+                          z3.simplify(lo + size)))
+
+    def covered(p):
+        return z3.Or(*[member(p) for member, _ in intervals]) if intervals else z3.BoolVal(False)
+    goals = [z3.Implies(upto != 0, covered(bv(0)))]
+    goals += [z3.Implies(z3.ULT(end, upto), covered(end)) for _, end in intervals]
+    return goals
