@@ -19,7 +19,7 @@ from verify.symstate import SymState
 from verify.world import BV8, BV64, World
 from verify.z3ops import bv
 
-TIMEOUT_MS = 3000      # per query about registers; a batch the solver gives up on is split
+TIMEOUT_MS = 3000      # per query about registers; what a batch gives up on is tried alone
 MEMORY_KINDS = ("cursor", "word")
 
 
@@ -107,25 +107,35 @@ class Proof:
                     seen_mem[i] = version(ends[i][0])
             self.data.prepare([ends[i][0] for i, _, mem in todo if mem], jobs)
             kept = fork_map(lambda k: self._kept(*ends[todo[k][0]], *todo[k][1:]), len(todo), jobs)
-            for (i, _, _), keep in zip(todo, kept):
+            # what the solver gave up on in a batch: one family at a time,
+            # all of them spread over the processes
+            hard = [(k, group) for k, (_, groups) in enumerate(kept) for group in groups]
+            extra = fork_map(lambda h: self._first_provable(*ends[todo[hard[h][0]][0]], hard[h][1]),
+                             len(hard), jobs)
+            keep = [set(k) for k, _ in kept]
+            for (k, _), proven in zip(hard, extra):
+                keep[k] |= set(proven)
+            for (i, _, _), ks in zip(todo, keep):
                 pc = ends[i][1].pc
-                self.inv[pc] = [c for c in self.inv[pc] if c in keep]
+                self.inv[pc] = [c for c in self.inv[pc] if c in ks]
 
-    def _kept(self, start, end, plain: bool, memory: bool) -> set:
+    def _kept(self, start, end, plain: bool, memory: bool) -> tuple[list, list]:
         """The candidates at end.pc this path keeps, checking the register
         facts if `plain` (in one query) and the memory ones if `memory` (one
-        at a time: harder for the solver); the others are kept as they are."""
+        at a time: harder for the solver); the others are kept as they are.
+        Also the families of register facts the batch query gave up on."""
         cands = self.inv[end.pc]
         regs = [c for c in cands if c.kind not in MEMORY_KINDS]
-        keep = self._filter_plain(start, end, regs) if plain else regs
+        keep, hard = self._filter_plain(start, end, regs) if plain else (regs, [])
         mem = [c for c in cands if c.kind in MEMORY_KINDS]
         keep += [c for c in mem if not memory or self.data.holds(start, end, c)]
-        return set(keep)
+        return keep, hard
 
-    def _filter_plain(self, start, end, cands) -> list:
+    def _filter_plain(self, start, end, cands) -> tuple[list, list]:
         """Bounds of a family are tried strongest first: when one holds, the
         weaker ones follow without a query; when it fails, the next weaker
-        one is tried."""
+        one is tried.  Returns what holds, and the families (strongest
+        first) left undecided because the solver gave up."""
         chain: dict = defaultdict(list)
         for c in cands:
             if bound_key(c) is not None:
@@ -134,26 +144,38 @@ class Proof:
             members.sort(key=strength, reverse=True)
         pos = dict.fromkeys(chain, 0)
         active = [c for c in cands if bound_key(c) is None] + [m[0] for m in chain.values()]
-        proven = []
+        proven, hard = [], []
         while active:
-            kept = self._filter_batch(start, end, active)
+            kept, undecided = self._filter_batch(start, end, active)
             proven += kept
             nxt = []
             for c in active:
                 k = bound_key(c)
-                if c not in kept and k is not None and pos[k] + 1 < len(chain[k]):
+                if c in undecided:
+                    hard.append(chain[k][pos[k]:] if k is not None else [c])
+                elif c not in kept and k is not None and pos[k] + 1 < len(chain[k]):
                     pos[k] += 1
                     nxt.append(chain[k][pos[k]])
             active = nxt
         implied = [w for c in proven if bound_key(c) is not None
                    for w in chain[bound_key(c)][pos[bound_key(c)] + 1:]]
-        return proven + implied
+        return proven + implied, hard
 
-    def _filter_batch(self, start, end, targets) -> list:
-        """The targets that hold at this end: one query for all, each
-        counter-model drops those it falsifies; when the solver gives up on
-        a batch, its halves are tried on their own, and a lone candidate
-        it gives up on is dropped (dropping is always sound)."""
+    def _first_provable(self, start, end, group: list) -> list:
+        """The strongest member of a family (strongest first) that holds on its
+        own, with the weaker ones it implies; [] if none does in time."""
+        for i, c in enumerate(group):
+            (f,) = self.formulas([c], end.state)
+            s = self.solver(start, end.cond)
+            s.add(z3.Not(f))
+            if s.check() == z3.unsat:
+                return group[i:]
+        return []
+
+    def _filter_batch(self, start, end, targets) -> tuple[list, list]:
+        """(those that hold, those undecided): one query for all, each
+        counter-model drops those it falsifies; when the solver gives up,
+        every target left is undecided."""
         while targets:
             fs = self.formulas(targets, end.state)
             s = self.solver(start, end.cond)
@@ -162,13 +184,9 @@ class Proof:
             if r == z3.unsat:
                 break
             if r == z3.unknown:
-                if len(targets) == 1:
-                    return []
-                half = len(targets) // 2
-                return (self._filter_batch(start, end, targets[:half])
-                        + self._filter_batch(start, end, targets[half:]))
+                return [], targets
             m = s.model()
             keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
             assert len(keep) < len(targets)
             targets = keep
-        return targets
+        return targets, []
