@@ -163,13 +163,17 @@ class Proof:
 
     def _first_provable(self, start, end, group: list) -> list:
         """The strongest member of a family (strongest first) that holds on its
-        own, with the weaker ones it implies; [] if none does in time."""
+        own, with the weaker ones it implies; [] if none does, or once the
+        solver gives up on one."""
         for i, c in enumerate(group):
             (f,) = self.formulas([c], end.state)
             s = self.solver(start, end.cond)
             s.add(z3.Not(f))
-            if s.check() == z3.unsat:
+            r = s.check()
+            if r == z3.unsat:
                 return group[i:]
+            if r == z3.unknown:     # a weaker bound needs the same reasoning: as hard
+                return []
         return []
 
     def _filter_batch(self, start, end, targets) -> tuple[list, list]:
