@@ -11,6 +11,9 @@ Families (each checked by induction later; a guess is never trusted):
   word       x[r] == the source word at x[b] + c
   cursor     the destination holds exactly the bytes [D, x[r] + c) copied
   status     sstatus == SS0 | SUM  (or == SS0)
+  nge        n >= c (unsigned): the size threshold that led to this loop
+  mask7      x[a] + (x[b] & 7) - term == c   (GCC's word loops: the loop end
+             plus the bytes left over is the buffer end)
 
 Role: generate and evaluate.  May import z3, verify.world, verify.z3ops.
 """
@@ -35,6 +38,7 @@ def _s(v: int) -> int:
 def term_values(D, S, N, C) -> dict[str, int]:
     off, soff = (S - D) & 7, S & 7
     return {"0": 0, "D": D, "S": S, "N": N, "E": D + N, "SE": S + N, "SA": S - off,
+            "DU": (D + 7) & ~7,
             "OFF": off, "SHR": 8 * off, "NSHR": (-8 * off) & M64, "SHL": 64 - 8 * off,
             "SOFF": soff, "SSHR": 8 * soff, "NSSHR": (-8 * soff) & M64,
             "CB": C & 0xFF, "CW": (C & 0xFF) * REP}
@@ -44,7 +48,7 @@ def term_exprs(w: World) -> dict[str, z3.BitVecRef]:
     off, soff = (w.S - w.D) & bv(7), w.S & bv(7)
     cb = w.C & bv(0xFF)
     return {"0": bv(0), "D": w.D, "S": w.S, "N": w.N, "E": w.D + w.N, "SE": w.S + w.N,
-            "SA": w.S - off,
+            "SA": w.S - off, "DU": (w.D + bv(7)) & bv(~7),
             "OFF": off, "SHR": off * 8, "NSHR": -(off * 8), "SHL": bv(64) - off * 8,
             "SOFF": soff, "SSHR": soff * 8, "NSSHR": -(soff * 8), "CB": cb, "CW": cb * bv(REP)}
 
@@ -68,7 +72,7 @@ class Cand:
 
 
 # bounds of one family differ only in their constant; +1: a larger one is stronger
-BOUND_KINDS = {"ge": 1, "rge": 1, "le": -1, "rle": -1}
+BOUND_KINDS = {"ge": 1, "rge": 1, "le": -1, "rle": -1, "nge": 1}
 
 
 def bound_key(c: Cand):
@@ -123,6 +127,10 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
         return xs[a[0]] - xs[a[1]] >= bv(a[2])
     if k == "rle":
         return xs[a[0]] - xs[a[1]] <= bv(a[2])
+    if k == "nge":
+        return z3.UGE(w.N, bv(a[0]))
+    if k == "mask7":
+        return xs[a[0]] + (xs[a[1]] & bv(7)) - terms[a[2]] == bv(a[3])
     if k == "aligned":
         return (atom_expr(a[0], xs) - terms[a[1]]) & bv(7) == 0
     if k == "fact":

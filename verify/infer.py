@@ -19,7 +19,7 @@ SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96
                               383, 384, 500, 513, 700, 1000]
 TERM_ORDER = ["0", "D", "S", "E", "SE", "N", "SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR",
               "NSSHR", "CB", "CW"]
-BOUND_TERMS = ["D", "S", "E", "SE", "0", "N"]
+BOUND_TERMS = ["D", "S", "E", "SE", "0", "N", "DU"]     # DU: dst rounded up to a word
 
 
 def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
@@ -33,7 +33,9 @@ def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
         S = D + rng.randrange(-n - 16, n + 16) if n else D + 64
     src = bytes(rng.randrange(128) for _ in range(n))
     dst0 = bytes(rng.randrange(128, 256) for _ in range(n))
-    return Scenario(kind, D, S, n, src, dst0, C=rng.randrange(1, 128), F=F)
+    # memset's c: only its low byte counts, the rest must be ignored
+    c = (rng.randrange(1 << 16) << 8) | rng.randrange(1, 128)
+    return Scenario(kind, D, S, n, src, dst0, C=c, F=F)
 
 
 def samples(kind: str, seed: int = 1) -> list[Scenario]:
@@ -78,8 +80,11 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     cands = [Cand("unchanged", (r,)) for r in unchanged]
     cands += _linear([(r,) for r in varying], xs, terms, kind_terms(kind))
     cands += _sums(varying, xs, terms)
+    cands += _masked_sums(varying, xs, terms)
     cands += _bounds_aligned(varying, xs, terms)
     cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)]
+    least = min(sc.N for *_, sc, _ in snaps)
+    cands += [Cand("nge", (v,)) for v in _weaker(least, -1) if v > 0]
     if kind in ("to", "from", "memcpy", "memmove"):
         cands += _words(varying, snaps)
     cands += _cursor(varying, snaps)
@@ -119,6 +124,24 @@ def _sums(varying, xs, terms) -> list[Cand]:
             if len(cs) == 1:
                 out.append(Cand("linear", (atom, t, (), "0", _s(cs.pop()))))
                 break
+    return out
+
+
+def _masked_sums(varying, xs, terms) -> list[Cand]:
+    """x[a] + (x[b] & 7) fixed relative to a term: a word loop's end plus the
+    bytes it leaves over (GCC computes the one from the other)."""
+    moving = [r for r in varying if len({x[r] for x in xs}) > 1]
+    out = []
+    for a in moving:
+        for b in moving:
+            if a == b:
+                continue
+            vals = [(x[a] + (x[b] & 7)) & M64 for x in xs]
+            for t in ("E", "SE", "N"):
+                cs = {(v - tv[t]) & M64 for v, tv in zip(vals, terms)}
+                if len(cs) == 1:
+                    out.append(Cand("mask7", (a, b, t, _s(cs.pop()))))
+                    break
     return out
 
 
