@@ -89,7 +89,7 @@ def main() -> None:
             seen[m.kind] = seen.get(m.kind, 0) + 1
             if args.per_kind and seen[m.kind] > args.per_kind:
                 continue
-            todo.append((m, f"{Path(f).parent.name}: line {m.site}: {m.description}"))
+            todo.append((m, f"{Path(f).parent.name}: {m.description}"))
     rows = [done[d] for _, d in todo if d in done]
     t0 = time.time()
     for i, (m, desc) in enumerate(todo):

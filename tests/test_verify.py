@@ -123,3 +123,12 @@ def test_fault_return_from_src_end_bug_is_caught(tmp_path):
     assert "C2" in _violated(rep), rep.as_dict()
     ex = rep.examples["C2"]
     assert ex["returned"] > ex["n"]          # the replay shows the meaningless return
+
+
+def test_gcc_memset_is_proved(tmp_path):
+    """GCC's code for string.c memset (literal-pool constant, bne loops, a
+    word loop whose end is computed with & -8) is proved for every n."""
+    from gen.build import build_file
+    elf = str(build_file(ROOT / "examples" / "string2021.copy", tmp_path).elf)
+    rep = prove_routine(elf, "memset", "memset")
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()

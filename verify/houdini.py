@@ -19,7 +19,10 @@ from verify.symstate import SymState
 from verify.world import BV8, BV64, World
 from verify.z3ops import bv
 
-TIMEOUT_MS = 3000      # per query about registers; what a batch gives up on is tried alone
+# Solver effort per query about registers, in Z3 resource units (about 3 s
+# on this machine): a limit in work, not time, so that a proof's outcome does
+# not depend on the machine's load.  What a batch gives up on is tried alone.
+RLIMIT = 7_000_000
 MEMORY_KINDS = ("cursor", "word")
 
 
@@ -69,7 +72,7 @@ class Proof:
         without their memory contents (a weaker hypothesis: still sound, and
         pure bit-vector queries are much faster)."""
         s = z3.SolverFor("QF_BV")
-        s.set("timeout", TIMEOUT_MS)
+        s.set("rlimit", RLIMIT)
         s.add(*self.pre, *self.data.bv_facts(start), *cond)
         return s
 

@@ -140,3 +140,4 @@ def confirm(prog, proof, ck, rep) -> None:
                                   f"({describe(sc, out)}); the loop invariant may be too weak")
         if clause in ("C3", "C4") and rep.status[clause] == "violated":
             rep.status["C6"] = "violated"
+            rep.detail["C6"] = f"{clause} is violated: {rep.detail[clause]}"
