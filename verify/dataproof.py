@@ -20,9 +20,7 @@ import z3
 
 from verify.z3ops import bv
 
-# Solver effort per byte query, in Z3 resource units (about 60 s on this
-# machine; a limit in work, not time, so outcomes do not depend on load)
-RLIMIT = 150_000_000
+TIMEOUT_MS = 60000      # per byte query
 
 
 def leaves(e, guards=()):
@@ -51,7 +49,7 @@ class ByteProver:
 
     def valid(self, facts: list, goal) -> z3.CheckSatResult:
         s = z3.SolverFor("QF_BV")
-        s.set("rlimit", RLIMIT)
+        s.set("timeout", TIMEOUT_MS)
         s.add(*self.base, *facts, z3.Not(goal))
         return s.check()
 

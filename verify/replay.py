@@ -9,10 +9,11 @@ Role: turn `Failure`s into verdicts.  May import z3, verify.*.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import z3
 
-from verify.concrete import Scenario, run, verdicts
+from verify.concrete import PAGE, Scenario, run, verdicts
 from verify.infer import scenario
 from verify.z3ops import bv
 
@@ -92,6 +93,32 @@ def example(sc: Scenario, out) -> dict:
     return ex
 
 
+def fault_variants(sc: Scenario, limit: int = 64) -> list[Scenario]:
+    """The model's call with the fault boundary moved through the user
+    buffer, every alignment kept.  The solver's state at a loop head may
+    satisfy the invariants without being reachable as it is (e.g. a block
+    boundary where no block starts); these concrete runs look for the same
+    failure at the reachable places.  Only concrete runs: nothing assumed."""
+    if sc.kind not in ("to", "from", "clear"):
+        return []
+    out = []
+    for n in [sc.N] + [k for k in (136, 256) if k > sc.N]:   # loops a small n skips
+        base = sc if n == sc.N else replace(
+            sc, N=n, src=bytes((7 * i + 3) % 128 for i in range(n)),
+            dst0=bytes(128 + (5 * i + 1) % 128 for i in range(n)))
+        U, found = base.U, 0
+        for fo in range(n):
+            if (-fo) % 8 != U % 8:
+                continue                     # F must be page-aligned with U % 8 kept
+            newU = (U & ~(PAGE - 1)) + ((-fo) % PAGE)
+            out.append(replace(base, S=newU, F=newU + fo) if sc.kind == "from"
+                       else replace(base, D=newU, F=newU + fo))
+            found += 1
+            if found >= limit:
+                break
+    return out
+
+
 def describe(sc: Scenario, out) -> str:
     """One paragraph a kernel developer can rebuild the run from."""
     where = f"dst={sc.D:#x}" + (f" src={sc.S:#x}" if sc.src else "")
@@ -119,9 +146,12 @@ def confirm(prog, proof, ck, rep) -> None:
             continue
         seen, sc, out = None, None, None
         for m in models(proof, f):
-            sc = scenario_from(proof, m)
-            out = run(prog.image, rep.symbol, sc)
-            seen = verdicts(sc, out, string).get(clause)
+            for sc in [scenario_from(proof, m)] + (
+                    fault_variants(scenario_from(proof, m)) if clause in FAULT_CLAUSES else []):
+                out = run(prog.image, rep.symbol, sc)
+                seen = verdicts(sc, out, string).get(clause)
+                if seen is False:
+                    break
             if seen is False:
                 break
         if sc is None:
