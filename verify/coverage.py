@@ -18,26 +18,13 @@ from __future__ import annotations
 
 import z3
 
-from verify.z3ops import bv
+from verify.z3ops import bv, mentions
 
 
 def _disjuncts(e) -> list:
     if z3.is_or(e):
         return [d for c in e.children() for d in _disjuncts(c)]
     return [e]
-
-
-def _mentions(e, v) -> bool:
-    todo, seen = [e], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.eq(t, v):
-            return True
-        todo += t.children()
-    return False
 
 
 def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | None:
@@ -58,7 +45,7 @@ def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | 
             return None
         off, size = d.arg(0), d.arg(1)
         lo = z3.simplify(W - off)
-        if _mentions(lo, W):
+        if mentions(lo, W):
             return None
         intervals.append((lambda p, lo=lo, size=size: z3.ULT(p - lo, size),
                           z3.simplify(lo + size)))

@@ -13,7 +13,7 @@ import z3
 from verify.candidates import Cand, bv_formula, cursor_extent, strongest
 from verify.dataproof import ByteProver, instantiate, split_offsets
 from verify.parallel import fork_map
-from verify.z3ops import bv
+from verify.z3ops import bv, mentions, z3_vars
 
 SHIFT_TERMS = ("OFF", "SHR", "NSHR", "SHL")
 
@@ -27,19 +27,6 @@ def _head_var(st, r):
     return None, None
 
 
-def z3_vars(e) -> list:
-    out, todo, seen = [], [e], set()
-    while todo:
-        t = todo.pop()
-        if t.get_id() in seen:
-            continue
-        seen.add(t.get_id())
-        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.append(t)
-        todo += t.children()
-    return out
-
-
 def pinned(st, cands, w, terms) -> list:
     """The substitution (variable, expression) the equalities among cands
     give for the head state st, composed so that no expression mentions a
@@ -51,7 +38,7 @@ def pinned(st, cands, w, terms) -> list:
         if var is None or var in sub:
             return
         e = z3.simplify(z3.substitute(value - base, *sub.items()) if sub else value - base)
-        if any(z3.eq(var, v) for v in z3_vars(e)):
+        if mentions(e, var):
             return
         for k in list(sub):
             sub[k] = z3.simplify(z3.substitute(sub[k], (var, e)))

@@ -12,7 +12,7 @@ Role: produce `RoutineReport`.  May import z3, emu, verify.*.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
@@ -25,16 +25,6 @@ from verify.parallel import default_jobs, fork_map
 from verify.program import Program, ProgramError
 from verify.world import CALLEE_SAVED, SR_SUM, World
 from verify.z3ops import bv
-
-
-@dataclass
-class Failure:
-    clause: str
-    start: int | None
-    pc: int
-    cond: list
-    goal: object
-    what: str
 
 
 @dataclass
@@ -82,11 +72,12 @@ SKIPPED = "skipped: the clause already failed in this process"
 
 class ClauseChecker:
     """Collects the checks of every clause, then runs them (over `jobs`
-    processes); the first failing check of a clause is its Failure."""
+    processes); the first failing check of a clause, with what went wrong,
+    is its failure."""
 
     def __init__(self, proof: Proof):
         self.p, self.w = proof, proof.world
-        self.failures: dict[str, Failure] = {}
+        self.failures: dict[str, Check] = {}
         self.checked: set[str] = set()
         self.checks: list[Check] = []
 
@@ -111,8 +102,7 @@ class ClauseChecker:
         for chk, why in zip(self.checks, fork_map(one, len(self.checks), jobs)):
             self.checked.add(chk.clause)
             if why is not None and why != SKIPPED and chk.clause not in self.failures:
-                self.failures[chk.clause] = Failure(chk.clause, chk.start, chk.pc, chk.cond,
-                                                    chk.goal, why)
+                self.failures[chk.clause] = replace(chk, what=why)
         self.checks = []
 
     def obligations(self) -> None:

@@ -4,7 +4,7 @@ offset) and replay it in the emulator.  A clause is reported violated only
 when the replay shows it, or when the failing path starts at the routine's
 entry (no invariant involved) and the clause cannot be observed concretely.
 
-Role: turn `Failure`s into verdicts.  May import z3, verify.*.
+Role: turn failed checks (verify.prove.Check) into verdicts.  May import z3, verify.*.
 """
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The Z3 instance of emu.values.Ops: 64-bit bit-vectors, Bool conditions.
 
-Role: let emu.semantics run symbolically, unchanged.  May import z3 and
+Role: let emu.semantics run symbolically, unchanged; small helpers over
+Z3 terms.  May import z3 and
 emu.values only.
 """
 from __future__ import annotations
@@ -108,3 +109,22 @@ class Z3Ops:
 
 
 Z3_OPS = Z3Ops()
+
+
+def z3_vars(e) -> list:
+    """The uninterpreted constants (symbols) that expression e mentions."""
+    out, todo, seen = [], [e], set()
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.append(t)
+        todo += t.children()
+    return out
+
+
+def mentions(e, var) -> bool:
+    return any(z3.eq(var, v) for v in z3_vars(e))
+
