@@ -144,7 +144,7 @@ def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
             ("a6", "prev: the aligned source word being consumed"),
             ("a1", "address of prev")]
     regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
-    regs += [(r, "destination word being built") for r in _temps(block)]
+    regs += [(r, "part of the destination word being built") for r in _temps(block)]
     return Phase(f".L{pfx}_shift", "Shift copy",
                  ("The source is misaligned against the destination.  Load only aligned",
                   "source words and build each destination word from two neighbours;",

@@ -161,8 +161,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	a5 - shl = 64 - shr
 	 *	a6 - prev: the aligned source word being consumed
 	 *	a1 - address of prev
-	 *	t6 - destination word being built
-	 *	a7 - destination word being built
+	 *	t6 - part of the destination word being built
+	 *	a7 - part of the destination word being built
 	 */
 .Lcopy_shift:
 	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */

@@ -206,8 +206,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t0 - next source word
 	 *	t1 - next source word
 	 *	t2 - next source word
-	 *	t6 - destination word being built
-	 *	t5 - destination word being built
+	 *	t6 - part of the destination word being built
+	 *	t5 - part of the destination word being built
 	 */
 .Lcopy_shift:
 	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
