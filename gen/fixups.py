@@ -1,48 +1,105 @@
-"""Fault-return bookkeeping: attach a fixup label to every user access.
+"""Fault-return bookkeeping: attach a fault exit to every user access.
 
 When a user access faults, the routine must return N, the number of bytes
 not copied (DOMAIN.md §3).  Every phase keeps `a0` = first destination byte
 not yet known to be stored, possibly displaced by a constant: a block that has
 advanced `a0` early, or has stored some of its words, is `c` bytes away from
-the truth.  The fixup for such an access is `a0 += c; N = end - a0`, so there
-is one fault exit per distinct `c`.
+the truth.
 
 Policies
-  exact  c = (bytes stored so far in this block) - (advance of a0 so far)
+  exact  c = (bytes stored so far in this block) - (advance of a0 so far).
+         In a copy, a faulting *word* access does not end the routine: its
+         exit moves a0 to the first byte not stored, a1 to the matching
+         source byte, and resumes in the byte loop, which copies every byte
+         still reachable and faults exactly at the first one that is not.
+         So N is exactly the bytes not stored, and N == n only when the
+         very first byte faults (a load fault on the second word of a block
+         would otherwise return n although bytes were readable: the 2021
+         corner of DOMAIN.md §4).  Byte accesses (head, byte loop) and
+         fills return directly: N = end - (a0 + c).
   block  c = -(advance of a0 so far): stores done inside the faulting block
          are reported as not copied (what the 2021 routine did)
 
-Role: turn scheduled Steps into Insns with fixup labels.  May import gen.ir,
-gen.schedule, gen.strategy.
+The matching source byte.  Within a phase the "lead" L = (advance of a1) -
+(advance of a0) since the phase began is known statically for every step, so
+the source byte matching a0 + c is a1 - L + c; in the shift copy a1 is
+rounded down and the byte offset 8 * off sits in a4, so off is added back.
+
+Role: turn scheduled Steps into Insns with fault exits, and emit the exits.
+May import gen.ir, gen.schedule, gen.strategy.
 """
 from __future__ import annotations
 
-from gen.ir import Insn
+from gen.ir import Insn, Label
 from gen.schedule import Step
 from gen.strategy import SZREG
 
+SHIFT_OFF = "a4"     # the shift copy keeps 8 * (src & 7) here (gen.lower_uaccess)
+
 
 class FaultExits:
-    """The set of fault exits one function needs, named by their offset."""
+    """The fault exits one function needs.
 
-    def __init__(self, prefix: str):
+    `label(c)` returns N = end - (a0 + c); `retry(c, d, shift)` resumes the
+    byte loop at `bytes_label` from a0 + c and the source byte a1 + d
+    (+ off in the shift copy).
+    """
+
+    def __init__(self, prefix: str, bytes_label: str | None = None):
         self.prefix = prefix
+        self.bytes_label = bytes_label
         self.offsets: set[int] = set()
+        self.retries: set[tuple[int, int, bool]] = set()
+        self.bytes_used = False   # some access resumes the byte loop as it is
 
     def label(self, c: int) -> str:
         self.offsets.add(c)
         if c == 0:
             return f".L{self.prefix}_fault"
-        sign = "plus" if c > 0 else "minus"
-        return f".L{self.prefix}_fault_{sign}_{abs(c)}"
+        return f".L{self.prefix}_fault_{_signed(c)}"
+
+    def retry(self, c: int, d: int, shift: bool = False) -> str:
+        assert self.bytes_label, "retry exits need the byte loop"
+        if (c, d, shift) == (0, 0, False):
+            self.bytes_used = True
+            return self.bytes_label      # a0 and a1 already name the first byte
+        self.retries.add((c, d, shift))
+        name = f".L{self.prefix}_retry"
+        if shift:
+            name += "_shift"
+        if (c, d) == (0, 0):
+            return name                          # the shift copy's resync block
+        if c == d:
+            return name + f"_{_signed(c)}"          # both cursors move alike
+        if c:
+            name += f"_dst_{_signed(c)}"
+        if d:
+            name += f"_src_{_signed(d)}"
+        return name
+
+
+def _signed(c: int) -> str:
+    return f"{'plus' if c > 0 else 'minus'}_{abs(c)}"
+
+
+def lead(steps) -> int:
+    """How far a1 moves ahead of a0 over `steps`."""
+    return sum(s.offset if s.kind == "adv_src" else -s.offset if s.kind == "adv_dst" else 0
+               for s in steps)
 
 
 def attach(steps: tuple[Step, ...] | list[Step], exits: FaultExits, policy: str,
-           user: bool = True) -> list[Insn]:
-    """Insns for `steps`, each user access carrying its fault exit."""
+           user: bool = True, retry: bool = False, lead0: int = 0,
+           shift: bool = False) -> list[Insn]:
+    """Insns for `steps`, each user access carrying its fault exit.
+
+    With `retry` (copies under the exact policy) the exit resumes the byte
+    loop; `lead0` is a1's lead over a0 when `steps` begin.
+    """
     out: list[Insn] = []
     stored = 0       # bytes of this block stored so far
     advanced = 0     # how far a0 has moved since the block began
+    ahead = lead0    # how far a1 is ahead of the source byte matching a0
     for st in steps:
         fix = None
         if st.kind == "store":
@@ -50,19 +107,49 @@ def attach(steps: tuple[Step, ...] | list[Step], exits: FaultExits, policy: str,
             assert start == stored, f"stores out of order at {st}: {start} != {stored}"
         if user and st.kind in ("load", "store"):
             c = stored - advanced if policy == "exact" else -advanced
-            fix = exits.label(c)
+            fix = exits.retry(c, c - ahead, shift) if retry else exits.label(c)
         out.append(Insn(st.op, st.operands, fix))
         if st.kind == "store":
             stored += SZREG
         elif st.kind == "adv_dst":
             advanced += st.offset
+            ahead -= st.offset
+        elif st.kind == "adv_src":
+            ahead += st.offset
     return out
 
 
-def exit_code(exits: FaultExits, end_reg: str, disable: list[Insn]) -> list:
-    """The fault exits: adjust a0 by c, then N = end - a0, SUM off, return."""
-    from gen.ir import Label
+def _retry_code(exits: FaultExits) -> list:
+    """Retry exits: move a0/a1 to the first byte not stored, then the byte loop.
+
+    Shift-copy exits end in one shared block that adds off back to a1; the
+    exit named by offsets (0, 0) is that block's own label.
+    """
     body: list = []
+    plain = sorted(r for r in exits.retries if not r[2])
+    shifted = sorted((r for r in exits.retries if r[2] and r[:2] != (0, 0)))
+    for c, d, shift in plain + shifted:
+        body.append(Label(exits.retry(c, d, shift)))
+        if c:
+            body.append(Insn("addi", ("a0", "a0", str(c)),
+                             note=f"the first byte not stored is {abs(c)} "
+                                  f"{'past' if c > 0 else 'before'} a0"))
+        if d:
+            body.append(Insn("addi", ("a1", "a1", str(d)), note="and its source byte"))
+        target = f".L{exits.prefix}_retry_shift" if shift else exits.bytes_label
+        if not (shift and (c, d, shift) == shifted[-1]):
+            body.append(Insn("j", (target,)))
+    if any(r[2] for r in exits.retries):
+        body += [Label(f".L{exits.prefix}_retry_shift"),
+                 Insn("srli", ("t0", SHIFT_OFF, "3"), note="off = src & (SZREG - 1)"),
+                 Insn("add", ("a1", "a1", "t0"), note="a1 was rounded down: add off back"),
+                 Insn("j", (exits.bytes_label,))]
+    return body
+
+
+def exit_code(exits: FaultExits, end_reg: str, disable: list[Insn]) -> list:
+    """The fault exits: retries first, then adjust a0 by c, N = end - a0, SUM off, return."""
+    body: list = _retry_code(exits)
     main = f".L{exits.prefix}_fault"
     others = sorted(exits.offsets - {0})
     for k, c in enumerate(others):

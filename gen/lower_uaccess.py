@@ -10,7 +10,8 @@ Layout of __asm_copy_to_user (and its alias __asm_copy_from_user):
   tail         remaining words / overlapping word, then bytes
   byte copy    shared by the small path and the tail
   done         SUM off, return 0
-  fault exits  a0 += c; return end - a0 (gen.fixups)
+  fault exits  a0 += c; return end - a0, or (exact copies) resume the
+               byte loop at the first byte not stored (gen.fixups)
 
 Registers: a0 dst cursor, a1 src cursor, a3 dst end, a2 loop limit (n is
 dead once the threshold is checked), t6 carries SR_SUM at entry and exit.
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 from gen import schedule as S
 from gen.schedule import units
-from gen.fixups import FaultExits, attach, exit_code
+from gen.fixups import FaultExits, attach, exit_code, lead
 from gen.ir import Function, Insn, Label, Phase
 from gen.strategy import ClearUser, CopyUser, Phases
 
@@ -40,7 +41,7 @@ def sum_off() -> list[Insn]:
 
 
 def _loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
-          skip_to: str, user: bool = True) -> list:
+          user: bool = True, retry: bool = False, shift: bool = False) -> list:
     """A bottom-tested loop over whole blocks with an exact bound.
 
     It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
@@ -51,15 +52,16 @@ def _loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
     span = size * (1 + block.lookahead)
     out: list = [Insn("addi", (LIMIT, END, units(-span)),
                       note=f"last a0 from which {span} bytes remain")]
-    out += attach(block.prologue, exits, policy, user)
+    out += attach(block.prologue, exits, policy, user, retry, 0, shift)
+    ahead = lead(block.prologue)
     if block.lookahead:
         out.append(Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_last")))
     out.append(Label("1"))
-    out += attach(block.body, exits, policy, user)
+    out += attach(block.body, exits, policy, user, retry, ahead, shift)
     out.append(Insn("bleu", ("a0", LIMIT, "1b")))
     if block.lookahead:
         out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
-        out += attach(block.epilogue, exits, policy, user)
+        out += attach(block.epilogue, exits, policy, user, retry, ahead, shift)
     return out
 
 
@@ -114,6 +116,11 @@ def _temps(block: S.Block) -> list[str]:
     return seen
 
 
+def _retry(ph: Phases) -> bool:
+    """Copies under the exact policy resume the byte loop after a word fault."""
+    return ph.fault == "exact"
+
+
 def _word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool) -> Phase:
     block = S.word_copy(ph.word_unroll, ph.word_schedule, S.WORD_POOL)
     size = ph.word_block
@@ -125,7 +132,7 @@ def _word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool) -> Phase:
     return Phase(f".L{pfx}_words", "Word copy", tuple(why),
                  (f"while (end - dst >= {size}) {{",
                   f"\tcopy {ph.word_unroll} words; dst += {size}; src += {size};", "}"),
-                 tuple(regs), tuple(_loop(pfx, "words", block, exits, ph.fault, "")))
+                 tuple(regs), tuple(_loop(pfx, "words", block, exits, ph.fault, True, _retry(ph))))
 
 
 def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
@@ -135,8 +142,9 @@ def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
              Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
              Insn("neg", ("a5", "a4"), note="shl = 64 - shr (sll uses the low 6 bits)"),
              Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
-             Insn("REG_L", ("a6", "0(a1)"), exits.label(0))]
-    body = setup + _loop(pfx, "shift", block, exits, ph.fault, "")
+             Insn("REG_L", ("a6", "0(a1)"),
+                  exits.retry(0, 0, True) if _retry(ph) else exits.label(0))]
+    body = setup + _loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True)
     body += [Insn("srli", ("t0", "a4", "3")),
              Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
@@ -160,8 +168,8 @@ def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
                  tuple(regs), tuple(body))
 
 
-def _tail_words(pfx: str, exits: FaultExits, copy: bool) -> list:
-    fix = exits.label(0)
+def _tail_words(pfx: str, exits: FaultExits, copy: bool, retry: bool) -> list:
+    fix = exits.retry(0, 0) if retry else exits.label(0)
     body: list = [Insn("addi", (LIMIT, END, "-SZREG")),
                   Insn("bgtu", ("a0", LIMIT, f".L{pfx}_tail_words_done")), Label("1")]
     if copy:
@@ -174,14 +182,17 @@ def _tail_words(pfx: str, exits: FaultExits, copy: bool) -> list:
     return body
 
 
-def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str) -> list:
-    """One misaligned word ending exactly at the end (fast cores only)."""
-    fix = exits.label(0)
+def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str, retry: bool) -> list:
+    """One misaligned word ending exactly at the end (fast cores only).
+
+    a1 stays on the first byte not copied, so a fault can resume the byte loop.
+    """
+    fix = exits.retry(0, 0) if retry else exits.label(0)
     body: list = [Insn("beq", ("a0", END, done))]
     if copy:
         body += [Insn("sub", ("t1", END, "a0"), note="bytes left, < SZREG"),
-                 Insn("add", ("a1", "a1", "t1"), note="src end"),
-                 Insn("REG_L", ("t0", "-SZREG(a1)"), fix),
+                 Insn("add", ("t1", "a1", "t1"), note="src end"),
+                 Insn("REG_L", ("t0", "-SZREG(t1)"), fix),
                  Insn("REG_S", ("t0", f"-SZREG({END})"), fix,
                       note="rewrites some copied bytes with equal ones")]
     else:
@@ -194,10 +205,11 @@ def _tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
     done = f".L{pfx}_done"
     if ph.tail == "bytes":
         return None
-    body = _tail_words(pfx, exits, copy)
+    retry = copy and _retry(ph)
+    body = _tail_words(pfx, exits, copy, retry)
     why = ["Whole words that did not fill a block, one at a time."]
     if ph.tail == "overlap":
-        body += _tail_overlap(pfx, exits, copy, done)
+        body += _tail_overlap(pfx, exits, copy, done, retry)
         why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
         why.append("already copied, which this core may load and store misaligned.")
     return Phase(f".L{pfx}_tail", "Tail", tuple(why),
@@ -235,19 +247,28 @@ def _done_phase(pfx: str) -> Phase:
 
 
 def _fault_phase(exits: FaultExits) -> Phase:
-    return Phase(None, "Fault exits",
-                 ("A user access faulted; the trap handler resumed here with sstatus",
-                  "as it was, so SUM is still set and must be cleared on this path too.",
-                  "a0 plus the label's offset is the first byte not stored: return",
-                  "end - a0, exactly the bytes not copied."),
-                 ("return end - (dst + stored);",), (("a0", "bytes not copied"),),
+    why = ("A user access faulted; the trap handler resumed here with sstatus",
+           "as it was, so SUM is still set and must be cleared on this path too.",
+           "a0 plus the label's offset is the first byte not stored: return",
+           "end - a0, exactly the bytes not copied.")
+    pseudo: tuple[str, ...] = ("return end - (dst + stored);",)
+    if exits.retries or exits.bytes_used:
+        why = ("A user access faulted; the trap handler resumed here with sstatus",
+               "as it was, so SUM is still set.  A word access that faulted may",
+               "have bytes before the fault that are still reachable: move a0",
+               "and a1 to the first byte not stored and let the byte loop copy",
+               "up to the exact fault.  A byte access that faulted returns",
+               "end - a0, exactly the bytes not copied, and clears SUM.")
+        pseudo = ("word fault: dst += stored; src += stored; goto bytes;",
+                  "byte fault: return end - dst;")
+    return Phase(None, "Fault exits", why, pseudo, (("a0", "bytes not copied"),),
                  tuple(exit_code(exits, END, sum_off())))
 
 
 def copy_user_function(cu: CopyUser) -> Function:
     ph, fast = cu.phases, cu.target.fast_misaligned
     pfx = "copy"
-    exits = FaultExits(pfx)
+    exits = FaultExits(pfx, f".L{pfx}_bytes")
     phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes")]
     if ph.align != "none":
         phases.append(_head(pfx, exits, True))
@@ -297,7 +318,7 @@ def clear_user_function(cl: ClearUser) -> Function:
                         (f"Store {ph.word_unroll} zero word(s) per iteration.",),
                         (f"while (end - dst >= {ph.word_block}) store {ph.word_unroll} zero words;",),
                         (("a2", f"loop limit: end - {ph.word_block}"),),
-                        tuple(_loop(pfx, "words", block, exits, ph.fault, "", True))))
+                        tuple(_loop(pfx, "words", block, exits, ph.fault))))
     tail = _tail_phase(pfx, ph, exits, False)
     if tail:
         phases.append(tail)

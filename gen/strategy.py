@@ -39,8 +39,9 @@ class Phases:
     word_unroll: words per block of the co-aligned word loop.
     shift_unroll: words per block of the shift copy; 0 = no shift copy.
     tail:        "bytes" | "words" | "overlap".
-    fault:       "exact" (return exactly the bytes not stored) |
-                 "block" (count whole blocks, as the 2021 routine did).
+    fault:       "exact" (return exactly the bytes not stored; a copy's word
+                 fault resumes the byte loop, so every reachable byte is
+                 copied) | "block" (count whole blocks, as the 2021 routine did).
     """
 
     threshold: int

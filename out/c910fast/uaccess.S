@@ -109,22 +109,22 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_words:
 	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
 1:
-	fixup REG_L, a4, 0(a1), .Lcopy_fault
-	fixup REG_L, a5, SZREG(a1), .Lcopy_fault
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_fault
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_fault
-	fixup REG_S, a4, 0(a0), .Lcopy_fault
-	fixup REG_S, a5, SZREG(a0), .Lcopy_fault_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_fault_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_fault_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_fault_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_fault_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_fault_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_fault_plus_56
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
+	fixup REG_S, a4, 0(a0), .Lcopy_bytes
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
 	addi	a0, a0, 8*SZREG
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
@@ -146,17 +146,17 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a2, a3, -SZREG
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
-	fixup REG_L, t0, 0(a1), .Lcopy_fault
-	fixup REG_S, t0, 0(a0), .Lcopy_fault
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	beq	a0, a3, .Lcopy_done
 	sub	t1, a3, a0			/* bytes left, < SZREG */
-	add	a1, a1, t1			/* src end */
-	fixup REG_L, t0, -SZREG(a1), .Lcopy_fault
-	fixup REG_S, t0, -SZREG(a3), .Lcopy_fault	/* rewrites some copied bytes with equal ones */
+	add	t1, a1, t1			/* src end */
+	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
+	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* rewrites some copied bytes with equal ones */
 	j	.Lcopy_done
 
 	/*
@@ -190,35 +190,46 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
-	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * as it was, so SUM is still set.  A word access that faulted may
+	 * have bytes before the fault that are still reachable: move a0
+	 * and a1 to the first byte not stored and let the byte loop copy
+	 * up to the exact fault.  A byte access that faulted returns
+	 * end - a0, exactly the bytes not copied, and clears SUM.
 	 *
-	 *	return end - (dst + stored);
+	 *	word fault: dst += stored; src += stored; goto bytes;
+	 *	byte fault: return end - dst;
 	 *
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_16:
-	addi	a0, a0, 16			/* a0 is 16 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_24:
-	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_32:
-	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_40:
-	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_48:
-	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_56:
-	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
+.Lcopy_retry_plus_8:
+	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
+	addi	a1, a1, 8			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_16:
+	addi	a0, a0, 16			/* the first byte not stored is 16 past a0 */
+	addi	a1, a1, 16			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_24:
+	addi	a0, a0, 24			/* the first byte not stored is 24 past a0 */
+	addi	a1, a1, 24			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_32:
+	addi	a0, a0, 32			/* the first byte not stored is 32 past a0 */
+	addi	a1, a1, 32			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_40:
+	addi	a0, a0, 40			/* the first byte not stored is 40 past a0 */
+	addi	a1, a1, 40			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_48:
+	addi	a0, a0, 48			/* the first byte not stored is 48 past a0 */
+	addi	a1, a1, 48			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_plus_56:
+	addi	a0, a0, 56			/* the first byte not stored is 56 past a0 */
+	addi	a1, a1, 56			/* and its source byte */
+	j	.Lcopy_bytes
 .Lcopy_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM

@@ -112,8 +112,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_words:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
 1:
-	fixup REG_L, a4, 0(a1), .Lcopy_fault
-	fixup REG_S, a4, 0(a0), .Lcopy_fault
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_S, a4, 0(a0), .Lcopy_bytes
 	addi	a0, a0, SZREG
 	addi	a1, a1, SZREG
 	bleu	a0, a2, 1b
@@ -149,11 +149,14 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
-	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * as it was, so SUM is still set.  A word access that faulted may
+	 * have bytes before the fault that are still reachable: move a0
+	 * and a1 to the first byte not stored and let the byte loop copy
+	 * up to the exact fault.  A byte access that faulted returns
+	 * end - a0, exactly the bytes not copied, and clears SUM.
 	 *
-	 *	return end - (dst + stored);
+	 *	word fault: dst += stored; src += stored; goto bytes;
+	 *	byte fault: return end - dst;
 	 *
 	 * Register roles:
 	 *	a0 - bytes not copied

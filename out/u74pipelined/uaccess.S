@@ -118,45 +118,45 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 .Lcopy_words:
 	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
-	fixup REG_L, a4, 0(a1), .Lcopy_fault
-	fixup REG_L, a5, SZREG(a1), .Lcopy_fault
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_fault
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_fault
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	addi	a1, a1, 8*SZREG
 	bgtu	a0, a2, .Lcopy_words_last
 1:
 	addi	a0, a0, 8*SZREG
-	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_fault_minus_64
-	fixup REG_L, a4, 0(a1), .Lcopy_fault_minus_56
-	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_fault_minus_56
-	fixup REG_L, a5, SZREG(a1), .Lcopy_fault_minus_48
-	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_fault_minus_48
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_fault_minus_40
-	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_fault_minus_40
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_fault_minus_32
-	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_fault_minus_32
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_fault_minus_24
-	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_fault_minus_24
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_fault_minus_16
-	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_fault_minus_16
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_fault_minus_8
-	fixup REG_S, t3, -SZREG(a0), .Lcopy_fault_minus_8
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_fault
+	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_L, a4, 0(a1), .Lcopy_retry_minus_56
+	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_minus_56
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_minus_48
+	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_minus_48
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_minus_40
+	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_minus_40
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_minus_32
+	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_minus_24
+	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_minus_24
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_minus_16
+	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_minus_16
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_minus_8
+	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_minus_8
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
 .Lcopy_words_last:				/* the block already in registers */
-	fixup REG_S, a4, 0(a0), .Lcopy_fault
-	fixup REG_S, a5, SZREG(a0), .Lcopy_fault_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_fault_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_fault_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_fault_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_fault_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_fault_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_fault_plus_56
+	fixup REG_S, a4, 0(a0), .Lcopy_retry_src_minus_64
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_dst_plus_8_src_minus_56
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_dst_plus_16_src_minus_48
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_dst_plus_24_src_minus_40
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_dst_plus_32_src_minus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_dst_plus_40_src_minus_24
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_dst_plus_48_src_minus_16
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_dst_plus_56_src_minus_8
 	addi	a0, a0, 8*SZREG
 
 	/*
@@ -173,8 +173,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a2, a3, -SZREG
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
-	fixup REG_L, t0, 0(a1), .Lcopy_fault
-	fixup REG_S, t0, 0(a0), .Lcopy_fault
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
@@ -214,12 +214,12 @@ SYM_FUNC_START(__asm_copy_to_user)
 	slli	a4, a4, 3			/* shr = 8 * off: bits, not SZREG units */
 	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
-	fixup REG_L, a6, 0(a1), .Lcopy_fault
+	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
 	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
-	fixup REG_L, a7, SZREG(a1), .Lcopy_fault
-	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_fault
-	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_fault
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
+	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift
+	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_retry_shift
+	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_retry_shift
 	addi	a1, a1, 4*SZREG
 	bgtu	a0, a2, .Lcopy_shift_last
 1:
@@ -227,43 +227,43 @@ SYM_FUNC_START(__asm_copy_to_user)
 	srl	t6, a6, a4
 	sll	t5, a7, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -4*SZREG(a0), .Lcopy_fault_minus_32
+	fixup REG_S, t6, -4*SZREG(a0), .Lcopy_retry_shift_minus_32
 	srl	t6, a7, a4
 	sll	t5, t0, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -3*SZREG(a0), .Lcopy_fault_minus_24
-	fixup REG_L, a7, SZREG(a1), .Lcopy_fault_minus_16
+	fixup REG_S, t6, -3*SZREG(a0), .Lcopy_retry_shift_minus_24
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift_minus_16
 	srl	t6, t0, a4
 	sll	t5, t1, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -2*SZREG(a0), .Lcopy_fault_minus_16
-	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_fault_minus_8
+	fixup REG_S, t6, -2*SZREG(a0), .Lcopy_retry_shift_minus_16
+	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift_minus_8
 	srl	t6, t1, a4
 	sll	t5, t2, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -SZREG(a0), .Lcopy_fault_minus_8
-	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_fault
+	fixup REG_S, t6, -SZREG(a0), .Lcopy_retry_shift_minus_8
+	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_retry_shift
 	mv	a6, t2
-	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_fault
+	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_retry_shift
 	addi	a1, a1, 4*SZREG
 	bleu	a0, a2, 1b
 .Lcopy_shift_last:				/* the block already in registers */
 	srl	t6, a6, a4
 	sll	t5, a7, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 0(a0), .Lcopy_fault
+	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift_src_minus_32
 	srl	t6, a7, a4
 	sll	t5, t0, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, SZREG(a0), .Lcopy_fault_plus_8
+	fixup REG_S, t6, SZREG(a0), .Lcopy_retry_shift_dst_plus_8_src_minus_24
 	srl	t6, t0, a4
 	sll	t5, t1, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 2*SZREG(a0), .Lcopy_fault_plus_16
+	fixup REG_S, t6, 2*SZREG(a0), .Lcopy_retry_shift_dst_plus_16_src_minus_16
 	srl	t6, t1, a4
 	sll	t5, t2, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 3*SZREG(a0), .Lcopy_fault_plus_24
+	fixup REG_S, t6, 3*SZREG(a0), .Lcopy_retry_shift_dst_plus_24_src_minus_8
 	addi	a0, a0, 4*SZREG
 	srli	t0, a4, 3
 	add	a1, a1, t0			/* back to the first source byte not copied */
@@ -299,59 +299,115 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
-	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * as it was, so SUM is still set.  A word access that faulted may
+	 * have bytes before the fault that are still reachable: move a0
+	 * and a1 to the first byte not stored and let the byte loop copy
+	 * up to the exact fault.  A byte access that faulted returns
+	 * end - a0, exactly the bytes not copied, and clears SUM.
 	 *
-	 *	return end - (dst + stored);
+	 *	word fault: dst += stored; src += stored; goto bytes;
+	 *	byte fault: return end - dst;
 	 *
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_fault_minus_64:
-	addi	a0, a0, -64			/* a0 is 64 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_56:
-	addi	a0, a0, -56			/* a0 is 56 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_48:
-	addi	a0, a0, -48			/* a0 is 48 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_40:
-	addi	a0, a0, -40			/* a0 is 40 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_32:
-	addi	a0, a0, -32			/* a0 is 32 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_24:
-	addi	a0, a0, -24			/* a0 is 24 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_16:
-	addi	a0, a0, -16			/* a0 is 16 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_minus_8:
-	addi	a0, a0, -8			/* a0 is 8 bytes ahead of the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_16:
-	addi	a0, a0, 16			/* a0 is 16 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_24:
-	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_32:
-	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_40:
-	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_48:
-	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
-	j	.Lcopy_fault
-.Lcopy_fault_plus_56:
-	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
+.Lcopy_retry_minus_64:
+	addi	a0, a0, -64			/* the first byte not stored is 64 before a0 */
+	addi	a1, a1, -64			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_56:
+	addi	a0, a0, -56			/* the first byte not stored is 56 before a0 */
+	addi	a1, a1, -56			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_48:
+	addi	a0, a0, -48			/* the first byte not stored is 48 before a0 */
+	addi	a1, a1, -48			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_40:
+	addi	a0, a0, -40			/* the first byte not stored is 40 before a0 */
+	addi	a1, a1, -40			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_32:
+	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
+	addi	a1, a1, -32			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_24:
+	addi	a0, a0, -24			/* the first byte not stored is 24 before a0 */
+	addi	a1, a1, -24			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_16:
+	addi	a0, a0, -16			/* the first byte not stored is 16 before a0 */
+	addi	a1, a1, -16			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_8:
+	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
+	addi	a1, a1, -8			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_src_minus_64:
+	addi	a1, a1, -64			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_8_src_minus_56:
+	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
+	addi	a1, a1, -56			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_16_src_minus_48:
+	addi	a0, a0, 16			/* the first byte not stored is 16 past a0 */
+	addi	a1, a1, -48			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_24_src_minus_40:
+	addi	a0, a0, 24			/* the first byte not stored is 24 past a0 */
+	addi	a1, a1, -40			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_32_src_minus_32:
+	addi	a0, a0, 32			/* the first byte not stored is 32 past a0 */
+	addi	a1, a1, -32			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_40_src_minus_24:
+	addi	a0, a0, 40			/* the first byte not stored is 40 past a0 */
+	addi	a1, a1, -24			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_48_src_minus_16:
+	addi	a0, a0, 48			/* the first byte not stored is 48 past a0 */
+	addi	a1, a1, -16			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_56_src_minus_8:
+	addi	a0, a0, 56			/* the first byte not stored is 56 past a0 */
+	addi	a1, a1, -8			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_shift_minus_32:
+	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
+	addi	a1, a1, -32			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_minus_24:
+	addi	a0, a0, -24			/* the first byte not stored is 24 before a0 */
+	addi	a1, a1, -24			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_minus_16:
+	addi	a0, a0, -16			/* the first byte not stored is 16 before a0 */
+	addi	a1, a1, -16			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_minus_8:
+	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
+	addi	a1, a1, -8			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_src_minus_32:
+	addi	a1, a1, -32			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_dst_plus_8_src_minus_24:
+	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
+	addi	a1, a1, -24			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_dst_plus_16_src_minus_16:
+	addi	a0, a0, 16			/* the first byte not stored is 16 past a0 */
+	addi	a1, a1, -16			/* and its source byte */
+	j	.Lcopy_retry_shift
+.Lcopy_retry_shift_dst_plus_24_src_minus_8:
+	addi	a0, a0, 24			/* the first byte not stored is 24 past a0 */
+	addi	a1, a1, -8			/* and its source byte */
+.Lcopy_retry_shift:
+	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
+	add	a1, a1, t0			/* a1 was rounded down: add off back */
+	j	.Lcopy_bytes
 .Lcopy_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
