@@ -22,6 +22,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     from verify.houdini import Proof
     from verify.infer import bases, collect, guess
     from verify.inputs import linked_elf
+    from verify.liveness import prune
     from verify.program import Program
     from verify.prove import Check, ClauseChecker
     from verify.world import KINDS, World
@@ -64,7 +65,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     mark("collect")
-    guesses = {pc: guess(s, kind) for pc, s in snaps.items()}
+    guesses = prune(prog, routine, {pc: guess(s, kind) for pc, s in snaps.items()})
     print("  candidates:", {hex(k): len(v) for k, v in guesses.items()})
     mark("guess")
     proof = Proof(prog, routine, World(kind), {pc: bases(s) for pc, s in snaps.items()})

@@ -98,6 +98,20 @@ def strongest(cands) -> list:
     return out + list(best.values())
 
 
+def registers(c: Cand) -> frozenset[int]:
+    """The registers a candidate is about."""
+    k, a = c.kind, c.args
+    if k == "linear":
+        return frozenset(a[0]) | frozenset(a[2])
+    if k in ("ge", "le", "aligned"):
+        return frozenset(a[0])
+    if k in ("unchanged", "cursor"):
+        return frozenset((a[0],))
+    if k in ("rge", "rle", "mask7", "word"):
+        return frozenset(a[:2])
+    return frozenset()         # nge, fact, status: about the arguments or sstatus
+
+
 def atom_value(atom, x) -> int:
     return sum(x[r] for r in atom) & M64
 

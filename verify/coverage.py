@@ -12,7 +12,8 @@ end of the interval covering the point before it.  That holds for
 bit-vector intervals too (membership is ULT(p - lo, size)).  Each of these
 goals mentions no W, and each is a small query of its own.
 
-Role: `cover_goals`.  May import z3, verify.z3ops.
+Role: `cover_goals` (every byte below a bound written) and `inside_goals`
+(nothing written at or past it).  May import z3, verify.z3ops.
 """
 from __future__ import annotations
 
@@ -27,19 +28,18 @@ def _disjuncts(e) -> list:
     return [e]
 
 
-def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | None:
-    """W-free goals that together prove `ULT(W, upto) -> written` for every
-    W; None when `written` is not a union of intervals (then ask directly).
-    head_written / head_limit: the start state's written flag and the bound
-    its cursor gives (written == ULT(W, head_limit)), if any."""
-    intervals = []          # (membership of a point p, right end)
+def intervals(W, written, head_written=None, head_limit=None) -> list | None:
+    """`written` as [(membership of a point p, left end, right end)], None
+    when it is not a union of intervals.  The head's own flag counts as
+    [0, head_limit) when its cursor gives that bound."""
+    out = []
     for d in _disjuncts(written):
         if z3.is_false(d):
             continue
         if head_written is not None and z3.eq(d, head_written):
             if head_limit is None:
                 return None
-            intervals.append((lambda p, lim=head_limit: z3.ULT(p, lim), head_limit))
+            out.append((lambda p, lim=head_limit: z3.ULT(p, lim), bv(0), head_limit))
             continue
         if not (z3.is_app_of(d, z3.Z3_OP_ULT) and z3.is_bv_value(d.arg(1))):
             return None
@@ -47,11 +47,33 @@ def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | 
         lo = z3.simplify(W - off)
         if mentions(lo, W):
             return None
-        intervals.append((lambda p, lo=lo, size=size: z3.ULT(p - lo, size),
-                          z3.simplify(lo + size)))
+        out.append((lambda p, lo=lo, size=size: z3.ULT(p - lo, size), lo,
+                    z3.simplify(lo + size)))
+    return out
+
+
+def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | None:
+    """W-free goals that together prove `ULT(W, upto) -> written` for every
+    W; None when `written` is not a union of intervals (then ask directly).
+    head_written / head_limit: the start state's written flag and the bound
+    its cursor gives (written == ULT(W, head_limit)), if any."""
+    ivs = intervals(W, written, head_written, head_limit)
+    if ivs is None:
+        return None
 
     def covered(p):
-        return z3.Or(*[member(p) for member, _ in intervals]) if intervals else z3.BoolVal(False)
+        return z3.Or(*[member(p) for member, _, _ in ivs]) if ivs else z3.BoolVal(False)
     goals = [z3.Implies(upto != 0, covered(bv(0)))]
-    goals += [z3.Implies(z3.ULT(end, upto), covered(end)) for _, end in intervals]
-    return goals
+    goals += [z3.Implies(z3.ULT(end, upto), covered(end)) for _, _, end in ivs]
+    # most intervals are disjoint from a given right end by constants alone
+    return [z3.simplify(g) for g in goals]
+
+
+def inside_goals(W, written, limit, head_written=None, head_limit=None) -> list | None:
+    """W-free goals that together prove `written -> ULT(W, limit)`: every
+    interval is empty or lies in [0, limit) without wrapping."""
+    ivs = intervals(W, written, head_written, head_limit)
+    if ivs is None:
+        return None
+    return [z3.simplify(z3.Or(lo == end, z3.And(z3.ULE(lo, end), z3.ULE(end, limit))))
+            for _, lo, end in ivs]

@@ -4,13 +4,14 @@ invariants, and the data clauses of the contract, through verify.dataproof.
 Role: assemble the bit-vector facts of a segment's start (preconditions,
 register invariants, path condition), the substitutions that pin registers
 to source words, and the misalignment case split.  May import z3 and
-verify.candidates, verify.dataproof.
+verify.candidates, verify.coverage, verify.dataproof.
 """
 from __future__ import annotations
 
 import z3
 
 from verify.candidates import Cand, bv_formula, cursor_extent, strongest
+from verify.coverage import cover_goals, inside_goals
 from verify.dataproof import ByteProver, instantiate, split_offsets
 from verify.parallel import fork_map
 from verify.z3ops import bv, mentions, z3_vars
@@ -120,12 +121,35 @@ class MemoryChecks:
     def holds(self, start, end, cand: Cand) -> bool:
         st = end.state
         if cand.kind == "cursor":
-            ext = cursor_extent(cand, st.x, st.written, self.w)
-            if self.prover(start, end.cond).valid([], ext) != z3.unsat:
+            if not self.extent_ok(start, end.cond, st, cand):
                 return False
             return self.written_bytes_ok(start, end.cond, st, [])
         r, b, off = cand.args
         return self.word_ok(start, end.cond, st.x[r], st.x[b] + bv(off))
+
+    def head_cursor(self, start) -> tuple:
+        """(written flag, bound) of the start state, the bound from its cursor
+        invariant (written == W < bound), or None where there is none."""
+        if start is None:
+            return None, None
+        head = self.p.heads[start]
+        cur = next((c for c in self.p.inv[start] if c.kind == "cursor"), None)
+        if cur is None:
+            return head.written, None
+        return head.written, z3.simplify(head.x[cur.args[0]] + bv(cur.args[1]) - self.w.D)
+
+    def extent_ok(self, start, cond, st, cand: Cand) -> bool:
+        """The register part of a cursor at a path's end: written exactly
+        below its bound, and the bound within n.  Through verify.coverage's
+        W-free goals when the path's stores allow, else one query over W."""
+        pr = self.prover(start, cond)
+        limit = z3.simplify(st.x[cand.args[0]] + bv(cand.args[1]) - self.w.D)
+        hw, hl = self.head_cursor(start)
+        cover = cover_goals(self.w.W, st.written, limit, hw, hl)
+        inside = inside_goals(self.w.W, st.written, limit, hw, hl)
+        if cover is None or inside is None:
+            return pr.valid([], cursor_extent(cand, st.x, st.written, self.w)) == z3.unsat
+        return all(pr.valid([], g) == z3.unsat for g in [z3.ULE(limit, self.w.N)] + cover + inside)
 
     def written_bytes_ok(self, start, cond, st, assume) -> bool:
         """written -> dst[W] == expected, on the state st at a segment end.

@@ -20,6 +20,7 @@ from verify.clauses import BY_KIND
 from verify.coverage import cover_goals
 from verify.houdini import Proof
 from verify.infer import bases, collect, guess
+from verify.liveness import prune
 from emu.errors import EmuError
 from verify.parallel import default_jobs, fork_map
 from verify.program import Program, ProgramError
@@ -155,13 +156,7 @@ class ClauseChecker:
     def _cover(self, clause, start, cond, st, upto, pc, what) -> None:
         """Every byte of [0, upto) written: through verify.coverage's W-free
         goals when the path's stores allow, else one query over W."""
-        head_written = head_limit = None
-        if start is not None:
-            head = self.p.heads[start]
-            head_written = head.written
-            cur = next((c for c in self.p.inv[start] if c.kind == "cursor"), None)
-            if cur is not None:
-                head_limit = z3.simplify(head.x[cur.args[0]] + bv(cur.args[1]) - self.w.D)
+        head_written, head_limit = self.p.data.head_cursor(start)
         goals = cover_goals(self.w.W, st.written, upto, head_written, head_limit)
         if goals is None:
             self._bv(clause, start, cond + [z3.ULT(self.w.W, upto)], st.written, pc, what)
@@ -240,7 +235,7 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int)
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
-    guesses = {pc: guess(s, kind) for pc, s in snaps.items()}
+    guesses = prune(prog, routine, {pc: guess(s, kind) for pc, s in snaps.items()})
     proof = Proof(prog, routine, World(kind), {pc: bases(s) for pc, s in snaps.items()})
     proof.houdini(guesses, jobs)
     ck = ClauseChecker(proof)

@@ -1,0 +1,84 @@
+"""Pieces of the verifier on their own: live registers at loop heads, and
+the W-free interval goals that stand for "every byte below a bound written"
+and "nothing written at or past it"."""
+from __future__ import annotations
+
+import z3
+
+from emu.decode import ABI
+from verify.candidates import Cand, registers
+from verify.coverage import cover_goals, inside_goals
+from verify.liveness import live_at, prune
+from verify.program import Program
+
+REG = {name: i for i, name in enumerate(ABI)}
+
+
+def _routine(built, stem, symbol):
+    prog = Program.load(str(built[stem].elf))
+    return prog, prog.routine(prog.image.address_of(symbol))
+
+
+def _byte_loop_head(prog, routine):
+    """The loop head whose body is lbu/sb."""
+    for pc in routine.cut_points:
+        if prog.fetch(pc).name == "lbu" and prog.fetch(pc + 4).name == "sb":
+            return pc
+    raise AssertionError("no byte loop")
+
+
+def test_byte_loop_needs_only_its_cursors_and_what_the_caller_keeps(built_examples):
+    prog, routine = _routine(built_examples, "c910fast", "__asm_copy_to_user")
+    live = live_at(prog, routine)
+    head = _byte_loop_head(prog, routine)
+    names = {ABI[r] for r in live[head]}
+    assert {"a0", "a1", "a3"} <= names                      # dst, src, end
+    assert {"ra", "sp", "s0", "s11"} <= names               # A1 reads them at the return
+    assert not names & {"a2", "t0", "t1", "a4", "t6"}       # overwritten before read
+
+
+def test_a_faulting_load_keeps_what_its_fixup_reads_live(built_examples):
+    # the word loop's fault exits read a0 (and a1, to resume the byte loop)
+    prog, routine = _routine(built_examples, "kernel2021", "__asm_copy_to_user")
+    live = live_at(prog, routine)
+    loads = [pc for pc in routine.pcs if prog.fetch(pc).name == "ld" and pc in prog.image.extable]
+    assert loads
+    for pc in loads:
+        assert {REG["a0"], REG["a1"], REG["a3"]} <= live[pc]
+
+
+def test_prune_drops_only_guesses_about_dead_registers(built_examples):
+    prog, routine = _routine(built_examples, "c910fast", "__asm_copy_to_user")
+    head = _byte_loop_head(prog, routine)
+    dead = Cand("unchanged", (REG["t0"],))
+    kept = [Cand("unchanged", (REG["s0"],)), Cand("cursor", (REG["a0"], 0)),
+            Cand("rle", (REG["a0"], REG["a3"], 0)), Cand("nge", (71,))]
+    assert prune(prog, routine, {head: kept + [dead]})[head] == kept
+    assert registers(Cand("linear", ((10,), "D", (11,), "S", 0))) == {10, 11}
+
+
+def _valid(facts, goal) -> bool:
+    s = z3.Solver()
+    s.add(*facts, z3.Not(goal))
+    return s.check() == z3.unsat
+
+
+def test_interval_goals_agree_with_the_question_over_every_byte():
+    W, lo, lim = z3.BitVecs("W lo lim", 64)
+    v = lambda n: z3.BitVecVal(n, 64)
+    # stores of 8 bytes at [0, 8) and [8, 16), plus a head written below lim
+    head = z3.Bool("head")
+    written = z3.Or(head, z3.ULT(W - v(0), v(8)), z3.ULT(W - v(8), v(8)))
+    facts = [head == z3.ULT(W, lim)]
+    for upto, bound, covered, inside in ((16, 0, True, True), (17, 0, False, True),
+                                         (16, 16, True, True), (24, 24, True, True),
+                                         (25, 24, False, True), (12, 0, True, False)):
+        fs = facts + [lim == v(bound)]
+        cover = cover_goals(W, written, v(upto), head, v(bound))
+        ins = inside_goals(W, written, v(upto), head, v(bound))
+        assert _valid(fs, z3.And(*cover)) == covered, (upto, bound)
+        assert _valid(fs, z3.And(*ins)) == inside, (upto, bound)
+        # the direct questions over a free W say the same
+        assert _valid(fs, z3.Implies(z3.ULT(W, v(upto)), written)) == covered
+        assert _valid(fs, z3.Implies(written, z3.ULT(W, v(upto)))) == inside
+    assert cover_goals(W, z3.Or(written, W == lo), v(8)) is None      # not an interval
