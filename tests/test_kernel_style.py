@@ -11,8 +11,9 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from gen import toolchain
-from verify import mutate
-from verify.mutate import SZREG, fault_in_range
+from verify import mutate, mutjudge
+from verify.asmtext import SZREG
+from verify.mutjudge import fault_in_range
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "tests" / "kernel_style"
@@ -55,14 +56,14 @@ def test_assembles_and_links(path, tmp_path):
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     """Every fixture run on the same cases: {file stem: {fn: [(case, result)]}}."""
-    bench = mutate.make_bench(tmp_path_factory.mktemp("ks"), count=600, seed=4)
+    bench = mutjudge.make_bench(tmp_path_factory.mktemp("ks"), count=600, seed=4)
     out = {}
     for path in FILES:
-        exe = mutate.build_exe(bench, path.read_text(), path.stem)
+        exe = mutjudge.build_exe(bench, path.read_text(), path.stem)
         assert exe is not None, path
         out[path.stem] = {}
         for fn, cases in bench.cases.items():
-            run = mutate.run_exe(bench, exe, cases)
+            run = mutjudge.run_exe(bench, exe, cases)
             assert not run.died, f"{path.name} {fn}: {run.died}"
             out[path.stem][fn] = list(zip(cases, run.results))
     return out

@@ -1,4 +1,4 @@
-"""verify/mutate.py: every mutation kind applies to the shipped examples, its
+"""verify/mutate.py and verify/mutjudge.py: every mutation kind applies to the shipped examples, its
 mutants assemble, and the qemu oracle tells a sample of them from the
 original (or says why not: equivalent, or blind to the clause)."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gen.errors import ToolError
-from verify import mutate
+from verify import mutate, mutjudge
 from verify.mutate import Mutant
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -108,8 +108,8 @@ def _in_head(text: str, site: int) -> bool:
 def test_oracle_tells_a_sample_apart(tmp_path):
     text = SOURCES["kernel2021"]
     sample = _sample(text)
-    bench = mutate.make_bench(tmp_path, count=200)
-    verdicts = mutate.judge(text, sample, bench)
+    bench = mutjudge.make_bench(tmp_path, count=200)
+    verdicts = mutjudge.judge(text, sample, bench)
     for v in verdicts:
         m = v.mutant
         routine = mutate.routine_at(m.text, m.site - 1)
@@ -125,8 +125,8 @@ def test_oracle_tells_a_sample_apart(tmp_path):
             assert v.status == "equivalent", v
         else:
             assert v.status == "killed", v
-            assert mutate.clause_hit(v), v
-    rates = mutate.summary(verdicts)
+            assert mutjudge.clause_hit(v), v
+    rates = mutjudge.summary(verdicts)
     assert sum(r["killed"] for r in rates.values()) >= 20
 
 
@@ -136,19 +136,19 @@ def test_oracle_kills_every_mutant_but_the_known_survivors(name, tmp_path):
     """All mutants (a few minutes): what survives is equivalent by
     construction, blind, or one of the few sites the random cases miss."""
     text = SOURCES[name]
-    verdicts = mutate.judge(text, mutate.all_mutants(text), mutate.make_bench(tmp_path))
+    verdicts = mutjudge.judge(text, mutate.all_mutants(text), mutjudge.make_bench(tmp_path))
     survivors = [v for v in verdicts if v.status != "killed"]
     unexplained = [v.mutant.description for v in survivors
                    if v.mutant.expected_clauses and v.status != "blind"
                    and v.mutant.kind != "wrong_head_length"]
     assert len(unexplained) <= 3, unexplained
     killed = [v for v in verdicts if v.status == "killed"]
-    assert sum(map(mutate.clause_hit, killed)) >= 0.95 * len(killed)
+    assert sum(map(mutjudge.clause_hit, killed)) >= 0.95 * len(killed)
 
 
 def test_changes_behaviour_on_one_mutant(tmp_path):
     text = SOURCES["kernel2021"]
-    bench = mutate.make_bench(tmp_path, count=50, sweep=False)
-    assert mutate.changes_behaviour(text, mutate.sum_set_on_exit(text)[0], bench)
+    bench = mutjudge.make_bench(tmp_path, count=50, sweep=False)
+    assert mutjudge.changes_behaviour(text, mutate.sum_set_on_exit(text)[0], bench)
     commuted = [m for m in mutate.swap_source_regs(text) if not m.expected_clauses]
-    assert not mutate.changes_behaviour(text, commuted[0], bench)
+    assert not mutjudge.changes_behaviour(text, commuted[0], bench)

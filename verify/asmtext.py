@@ -1,0 +1,98 @@
+"""Reading and editing assembly text line by line: the instruction lines of
+a kernel-style .S (plain `op a, b, c` or the `fixup OP, REG, ADDR, LBL`
+macro), the routine a line belongs to, address offsets written with SZREG.
+
+Role: the text layer under verify.mutate.  May import the standard library.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SZREG = 8
+WORD_LOADS = {"REG_L", "ld"}
+LOADS = WORD_LOADS | {"lw", "lwu", "lh", "lhu", "lb", "lbu"}
+STORES = {"REG_S": SZREG, "sd": 8, "sw": 4, "sh": 2, "sb": 1}
+
+
+LABEL = re.compile(r"^\s*([.\w]+):")
+_PREFIX = re.compile(r"^(\s*(?:\d+:\s*)?)")
+_COMMENT = re.compile(r"\s*(/\*.*?\*/|//.*|#\s.*)\s*$")
+
+
+@dataclass(frozen=True)
+class Insn:
+    """One instruction line: `fixup OP, REG, ADDR, LBL` or `op a, b, c`."""
+    no: int                        # 0-based index into the line list
+    prefix: str                    # indentation (and a numeric label, if any)
+    op: str
+    args: tuple[str, ...]
+    comment: str
+    fixup: bool = False
+
+    def render(self, op: str | None = None, args: tuple[str, ...] | None = None,
+               fixup: bool | None = None, note: str = "") -> str:
+        op, args = op or self.op, self.args if args is None else args
+        fixup = self.fixup if fixup is None else fixup
+        body = (f"fixup {op}, {', '.join(args)}" if fixup
+                else f"{op}\t{', '.join(args)}" if args else op)
+        tail = f"\t\t/* mutant: {note} */" if note else self.comment
+        return f"{self.prefix}{body}{tail}"
+
+
+def parse_insn(no: int, line: str) -> Insn | None:
+    """The instruction on a line, or None for labels, directives, comments."""
+    m = _COMMENT.search(line)
+    comment = line[m.start():] if m else ""
+    code = line[:m.start()] if m else line
+    prefix = _PREFIX.match(code).group(1)
+    body = code[len(prefix):].strip()
+    if not body or body.startswith((".", "#", "/*", "*", "\\")) or body.endswith(":"):
+        return None
+    op, rest = (re.split(r"\s+", body, maxsplit=1) + [""])[:2]
+    if "(" in op:
+        return None                # SYM_FUNC_START(...), EXPORT_SYMBOL(...)
+    if op == "fixup":
+        parts = [p.strip() for p in re.split(r"\s*[,\s]\s*", rest.strip(), maxsplit=1)]
+        args = tuple(a.strip() for a in parts[1].split(",")) if len(parts) > 1 else ()
+        return Insn(no, prefix, parts[0], args, comment, fixup=True)
+    args = tuple(a.strip() for a in rest.split(",")) if rest else ()
+    return Insn(no, prefix, op, args, comment)
+
+
+def insns(text: str) -> list[Insn]:
+    """Every instruction line of a .S text, in order."""
+    return [i for n, ln in enumerate(text.splitlines()) if (i := parse_insn(n, ln))]
+
+
+def routine_at(text: str, no: int) -> str | None:
+    """The SYM_FUNC_START name enclosing 0-based line `no`, if any."""
+    name = None
+    for ln in text.splitlines()[:no + 1]:
+        m = re.search(r"SYM_FUNC_START\((\w+)\)", ln)
+        if m:
+            name = m.group(1)
+        elif re.search(r"SYM_FUNC_END\(", ln):
+            name = None
+    return name
+
+
+def edit(text: str, no: int, new: list[str]) -> str:
+    lines = text.splitlines()
+    lines[no:no + 1] = new
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
+
+
+def offset(addr: str) -> tuple[int, str] | None:
+    """`2*SZREG(a1)` -> (16, 'a1'); None if the offset is not a plain expression."""
+    m = re.fullmatch(r"(.*)\((\w+)\)", addr.strip())
+    if not m:
+        return None
+    expr = m.group(1).replace("SZREG", str(SZREG)).strip() or "0"
+    if not re.fullmatch(r"[-+*0-9 ()]+", expr):
+        return None
+    return eval(expr, {"__builtins__": {}}), m.group(2)   # digits and + - * only
+
+
+def is_csr_status(ins: Insn) -> bool:
+    return bool(ins.args) and ins.args[0] in ("CSR_STATUS", "sstatus")
