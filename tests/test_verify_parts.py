@@ -20,11 +20,12 @@ def _routine(built, stem, symbol):
 
 
 def _byte_loop_head(prog, routine):
-    """The loop head whose body is lbu/sb."""
-    for pc in routine.cut_points:
-        if prog.fetch(pc).name == "lbu" and prog.fetch(pc + 4).name == "sb":
-            return pc
-    raise AssertionError("no byte loop")
+    """The head of the byte loop: the last loop whose body is lbu/sb (the
+    alignment head comes first)."""
+    heads = [pc for pc in routine.cut_points
+             if prog.fetch(pc).name == "lbu" and prog.fetch(pc + 4).name == "sb"]
+    assert heads, "no byte loop"
+    return max(heads)
 
 
 def test_byte_loop_needs_only_its_cursors_and_what_the_caller_keeps(built_examples):
@@ -82,3 +83,32 @@ def test_interval_goals_agree_with_the_question_over_every_byte():
         assert _valid(fs, z3.Implies(z3.ULT(W, v(upto)), written)) == covered
         assert _valid(fs, z3.Implies(written, z3.ULT(W, v(upto)))) == inside
     assert cover_goals(W, z3.Or(written, W == lo), v(8)) is None      # not an interval
+
+
+def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
+    """copy_from_user's loads-first block: a fault on any of its 8 loads
+    resumes the byte loop at the same cursors; merged, the one end's
+    condition is exactly the disjunction of theirs."""
+    from verify.explore import Explorer, merge_cut_ends
+    from verify.houdini import fresh_state
+    from verify.infer import bases, collect
+    from verify.world import KINDS, World
+    sym = "__asm_copy_from_user"
+    prog, routine = _routine(built_examples, "kernel2021", sym)
+    world = World(KINDS[sym])
+    snaps = collect(prog.image, sym, KINDS[sym], routine.cut_points)
+    word_loop = min(pc for pc in routine.cut_points if prog.fetch(pc).name == "ld")
+    seg = Explorer(prog, world, routine.cut_points, []).run(
+        fresh_state(world, word_loop, bases(snaps[word_loop])))
+    head = _byte_loop_head(prog, routine)
+    live = live_at(prog, routine)
+    before = [e for e in seg.ends if e.kind == "cut" and e.pc == head]
+    after = [e for e in merge_cut_ends(seg.ends, {pc: live[pc] for pc in routine.cut_points})
+             if e.kind == "cut" and e.pc == head]
+    assert len(before) - len(after) == 7                    # 8 load faults -> 1 end
+    merged = [e for e in after if e not in before]
+    assert len(merged) == 1
+    same = [e for e in before if e.state.x[10].eq(merged[0].state.x[10])
+            and e.state.stores == merged[0].state.stores]
+    assert len(same) == 8
+    assert _valid([], z3.And(*merged[0].cond) == z3.Or(*[z3.And(*e.cond) for e in same]))

@@ -64,6 +64,36 @@ class Segment:
     steps: int = 0
 
 
+def merge_cut_ends(ends: list, live: dict) -> list:
+    """Paths that reach the same loop head in the same state, as far as the
+    registers live there (`live`: pc -> register numbers), sstatus, the stack
+    and the stores go, become one end whose condition is the disjunction of
+    theirs: the same set of states, fewer queries.  (The word faults of a
+    block all resume the byte loop at the same cursors.)"""
+    groups: dict = {}
+    out = []
+    for e in ends:
+        if e.kind != "cut" or e.pc not in live:
+            out.append(e)
+            continue
+        st = e.state
+        key = (e.pc, tuple(st.x[r].get_id() for r in sorted(live[e.pc])), st.sstatus.get_id(),
+               st.watched.get_id(), st.written.get_id(), st.stack.get_id(), st.stores)
+        groups.setdefault(key, []).append(e)
+    for es in groups.values():
+        if len(es) == 1:
+            out.append(es[0])
+            continue
+        conds = [e.cond for e in es]
+        k = 0
+        while all(len(c) > k and z3.eq(c[k], conds[0][k]) for c in conds):
+            k += 1
+        either = z3.Or(*[z3.And(*c[k:]) for c in conds])
+        out.append(End("cut", es[0].pc, es[0].state, conds[0][:k] + [either],
+                       any(e.faulted for e in es)))
+    return out
+
+
 def user_access(world: World, acc) -> bool:
     if acc.stack or acc.rom:
         return False

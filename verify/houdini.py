@@ -13,7 +13,8 @@ from collections import defaultdict
 import z3
 
 from verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
-from verify.explore import Explorer, Segment
+from verify.explore import Explorer, Segment, merge_cut_ends
+from verify.liveness import live_at
 from verify.parallel import fork_map
 from verify.symstate import SymState
 from verify.world import BV8, BV64, World
@@ -54,6 +55,9 @@ class Proof:
             (None, ex.run(SymState.at_entry(world, routine.entry)))]
         for pc, st in self.heads.items():
             self.segments.append((pc, ex.run(st.clone())))
+        live = live_at(prog, routine)
+        for _, seg in self.segments:
+            seg.ends = merge_cut_ends(seg.ends, {pc: live[pc] for pc in self.heads})
         self.inv: dict[int, list[Cand]] = {pc: [] for pc in self.heads}
         from verify.memcheck import MemoryChecks
         self.data = MemoryChecks(self)
