@@ -200,8 +200,30 @@ def drop_store(text: str) -> list[Mutant]:
                     WRONG_DATA) for i in _stores(text)]
 
 
+def _resumes_bytes(label: str) -> bool:
+    """Does this fault exit resume the byte loop at the first byte not stored
+    (copygen's `fault exact` copies: `.L*_retry*` exits, or the byte loop)?"""
+    return "_retry" in label or label.endswith("_bytes")
+
+
+def _overwritten_next(text: str, i: Insn, addr: str) -> bool:
+    """Is `addr` the address of the next store of i's straight-line run?"""
+    for ins in insns(text):
+        if ins.no <= i.no:
+            continue
+        if ins.op in STORES:
+            return ins.args[1].replace(" ", "") == addr or offset(ins.args[1]) == offset(addr)
+        if ins.op.startswith("b") or ins.op in ("j", "ret", "jr"):
+            return False
+    return False
+
+
 def duplicate_store(text: str) -> list[Mutant]:
-    """One store repeated right after itself at the next offset (of its width)."""
+    """One store repeated right after itself at the next offset (of its width).
+
+    Where the block's next store overwrites the duplicate and a fault exit
+    resumes the byte loop (which re-copies from the first byte not stored),
+    the mutant keeps the contract: equivalent by construction."""
     out = []
     for i in _stores(text):
         off = offset(i.args[1])
@@ -210,10 +232,11 @@ def duplicate_store(text: str) -> list[Mutant]:
         addr = f"{off[0] + STORES[i.op]}({off[1]})"
         dup = Insn(i.no, re.sub(r"\d+:", "", i.prefix), i.op,
                    (i.args[0], addr, *i.args[2:]), "", i.fixup)
+        masked = i.fixup and _resumes_bytes(i.args[-1]) and _overwritten_next(text, i, addr)
         out.append(_mutant("duplicate_store", text, i, [text.splitlines()[i.no],
                                                         dup.render(note="duplicate store")],
                            f"store `{i.op} {i.args[0]}, {i.args[1]}` repeated at {addr}",
-                           ("B1", "C4")))
+                           () if masked else ("B1", "C4")))
     return out
 
 
