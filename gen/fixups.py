@@ -119,28 +119,71 @@ def attach(steps: tuple[Step, ...] | list[Step], exits: FaultExits, policy: str,
     return out
 
 
+def _chains(retries) -> list[list[tuple[int, int]]]:
+    """Group retry exits into ladders: exits with the same c - d differ only
+    by how far both cursors step, so one falls through into the next.
+
+    Each ladder is ordered so that its last exit (the one that jumps on)
+    moves the fewest cursors the shortest way.
+    """
+    groups: dict[int, list[tuple[int, int]]] = {}
+    for c, d in retries:
+        groups.setdefault(c - d, []).append((c, d))
+    out = []
+    for key in sorted(groups):
+        up = sorted(groups[key])
+        down = up[::-1]
+        cost = lambda ch: ((ch[-1][0] != 0) + (ch[-1][1] != 0), abs(ch[-1][0]) + abs(ch[-1][1]))
+        out.append(up if cost(up) <= cost(down) else down)
+    return out
+
+
+def _step(reg: str, delta: int, note: str) -> list:
+    return [Insn("addi", (reg, reg, str(delta)), note=note)] if delta else []
+
+
+def _ladder(exits: FaultExits, chain, shift: bool, target: str | None) -> list:
+    """One ladder: each exit moves a0 and a1 by its difference to the next
+    exit and falls through; the last moves them by its own offsets and jumps
+    to `target` (or falls through when None)."""
+    body: list = []
+    for i, (c, d) in enumerate(chain):
+        body.append(Label(exits.retry(c, d, shift)))
+        if i + 1 < len(chain):
+            nc, nd = chain[i + 1]
+            way = "back" if c - nc < 0 else "on"
+            size = "one word" if abs(c - nc) == SZREG else f"{abs(c - nc)} bytes"
+            body += _step("a0", c - nc, f"this exit is {size} {way} from the next")
+            body += _step("a1", d - nd, "a1 with it")
+            continue
+        body += _step("a0", c, f"the first byte not stored is {abs(c)} "
+                               f"{'past' if c > 0 else 'before'} a0")
+        body += _step("a1", d, "and its source byte" if c else
+                      f"a0 is right; its source byte is {abs(d)} "
+                      f"{'past' if d > 0 else 'before'} a1")
+        if target:
+            body.append(Insn("j", (target,)))
+    return body
+
+
 def _retry_code(exits: FaultExits) -> list:
     """Retry exits: move a0/a1 to the first byte not stored, then the byte loop.
 
-    Shift-copy exits end in one shared block that adds off back to a1; the
-    exit named by offsets (0, 0) is that block's own label.
+    Exits are laddered (`_chains`).  Shift-copy exits end in one shared
+    block that adds off back to a1; the exit named by offsets (0, 0) is that
+    block's own label.
     """
     body: list = []
-    plain = sorted(r for r in exits.retries if not r[2])
-    shifted = sorted((r for r in exits.retries if r[2] and r[:2] != (0, 0)))
-    for c, d, shift in plain + shifted:
-        body.append(Label(exits.retry(c, d, shift)))
-        if c:
-            body.append(Insn("addi", ("a0", "a0", str(c)),
-                             note=f"the first byte not stored is {abs(c)} "
-                                  f"{'past' if c > 0 else 'before'} a0"))
-        if d:
-            body.append(Insn("addi", ("a1", "a1", str(d)), note="and its source byte"))
-        target = f".L{exits.prefix}_retry_shift" if shift else exits.bytes_label
-        if not (shift and (c, d, shift) == shifted[-1]):
-            body.append(Insn("j", (target,)))
+    plain = [r[:2] for r in exits.retries if not r[2]]
+    shifted = [r[:2] for r in exits.retries if r[2] and r[:2] != (0, 0)]
+    for chain in _chains(plain):
+        body += _ladder(exits, chain, False, exits.bytes_label)
+    resync = f".L{exits.prefix}_retry_shift"
+    ladders = _chains(shifted)
+    for k, chain in enumerate(ladders):
+        body += _ladder(exits, chain, True, resync if k + 1 < len(ladders) else None)
     if any(r[2] for r in exits.retries):
-        body += [Label(f".L{exits.prefix}_retry_shift"),
+        body += [Label(resync),
                  Insn("srli", ("t0", SHIFT_OFF, "3"), note="off = src & (SZREG - 1)"),
                  Insn("add", ("a1", "a1", "t0"), note="a1 was rounded down: add off back"),
                  Insn("j", (exits.bytes_label,))]

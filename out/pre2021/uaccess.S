@@ -152,8 +152,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * as it was, so SUM is still set.  A word access that faulted may
 	 * have bytes before the fault that are still reachable: move a0
 	 * and a1 to the first byte not stored and let the byte loop copy
-	 * up to the exact fault.  A byte access that faulted returns
-	 * end - a0, exactly the bytes not copied, and clears SUM.
+	 * up to the exact fault.  The exits of one unrolled block form a
+	 * ladder: each steps a0 and a1 one word and falls into the next.
+	 * A byte access that faulted returns end - a0, exactly the bytes
+	 * not copied, and clears SUM.
 	 *
 	 *	word fault: dst += stored; src += stored; goto bytes;
 	 *	byte fault: return end - dst;

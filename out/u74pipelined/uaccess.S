@@ -302,8 +302,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * as it was, so SUM is still set.  A word access that faulted may
 	 * have bytes before the fault that are still reachable: move a0
 	 * and a1 to the first byte not stored and let the byte loop copy
-	 * up to the exact fault.  A byte access that faulted returns
-	 * end - a0, exactly the bytes not copied, and clears SUM.
+	 * up to the exact fault.  The exits of one unrolled block form a
+	 * ladder: each steps a0 and a1 one word and falls into the next.
+	 * A byte access that faulted returns end - a0, exactly the bytes
+	 * not copied, and clears SUM.
 	 *
 	 *	word fault: dst += stored; src += stored; goto bytes;
 	 *	byte fault: return end - dst;
@@ -312,98 +314,78 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	a0 - bytes not copied
 	 */
 .Lcopy_retry_minus_64:
-	addi	a0, a0, -64			/* the first byte not stored is 64 before a0 */
-	addi	a1, a1, -64			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_56:
-	addi	a0, a0, -56			/* the first byte not stored is 56 before a0 */
-	addi	a1, a1, -56			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_48:
-	addi	a0, a0, -48			/* the first byte not stored is 48 before a0 */
-	addi	a1, a1, -48			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_40:
-	addi	a0, a0, -40			/* the first byte not stored is 40 before a0 */
-	addi	a1, a1, -40			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_32:
-	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
-	addi	a1, a1, -32			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_24:
-	addi	a0, a0, -24			/* the first byte not stored is 24 before a0 */
-	addi	a1, a1, -24			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_16:
-	addi	a0, a0, -16			/* the first byte not stored is 16 before a0 */
-	addi	a1, a1, -16			/* and its source byte */
-	j	.Lcopy_bytes
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_src_minus_64:
-	addi	a1, a1, -64			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_8_src_minus_56:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, -56			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_16_src_minus_48:
-	addi	a0, a0, 16			/* the first byte not stored is 16 past a0 */
-	addi	a1, a1, -48			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_24_src_minus_40:
-	addi	a0, a0, 24			/* the first byte not stored is 24 past a0 */
-	addi	a1, a1, -40			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_32_src_minus_32:
-	addi	a0, a0, 32			/* the first byte not stored is 32 past a0 */
-	addi	a1, a1, -32			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_40_src_minus_24:
-	addi	a0, a0, 40			/* the first byte not stored is 40 past a0 */
-	addi	a1, a1, -24			/* and its source byte */
-	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_48_src_minus_16:
-	addi	a0, a0, 48			/* the first byte not stored is 48 past a0 */
-	addi	a1, a1, -16			/* and its source byte */
-	j	.Lcopy_bytes
 .Lcopy_retry_dst_plus_56_src_minus_8:
-	addi	a0, a0, 56			/* the first byte not stored is 56 past a0 */
-	addi	a1, a1, -8			/* and its source byte */
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_48_src_minus_16:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_40_src_minus_24:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_32_src_minus_32:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_24_src_minus_40:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_16_src_minus_48:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_dst_plus_8_src_minus_56:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_src_minus_64:
+	addi	a1, a1, -64			/* a0 is right; its source byte is 64 before a1 */
 	j	.Lcopy_bytes
 .Lcopy_retry_shift_minus_32:
-	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
-	addi	a1, a1, -32			/* and its source byte */
-	j	.Lcopy_retry_shift
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_shift_minus_24:
-	addi	a0, a0, -24			/* the first byte not stored is 24 before a0 */
-	addi	a1, a1, -24			/* and its source byte */
-	j	.Lcopy_retry_shift
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_shift_minus_16:
-	addi	a0, a0, -16			/* the first byte not stored is 16 before a0 */
-	addi	a1, a1, -16			/* and its source byte */
-	j	.Lcopy_retry_shift
+	addi	a0, a0, -8			/* this exit is one word back from the next */
+	addi	a1, a1, -8			/* a1 with it */
 .Lcopy_retry_shift_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_retry_shift
-.Lcopy_retry_shift_src_minus_32:
-	addi	a1, a1, -32			/* and its source byte */
-	j	.Lcopy_retry_shift
-.Lcopy_retry_shift_dst_plus_8_src_minus_24:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, -24			/* and its source byte */
-	j	.Lcopy_retry_shift
-.Lcopy_retry_shift_dst_plus_16_src_minus_16:
-	addi	a0, a0, 16			/* the first byte not stored is 16 past a0 */
-	addi	a1, a1, -16			/* and its source byte */
-	j	.Lcopy_retry_shift
 .Lcopy_retry_shift_dst_plus_24_src_minus_8:
-	addi	a0, a0, 24			/* the first byte not stored is 24 past a0 */
-	addi	a1, a1, -8			/* and its source byte */
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_shift_dst_plus_16_src_minus_16:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_shift_dst_plus_8_src_minus_24:
+	addi	a0, a0, 8			/* this exit is one word on from the next */
+	addi	a1, a1, 8			/* a1 with it */
+.Lcopy_retry_shift_src_minus_32:
+	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
 .Lcopy_retry_shift:
 	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
 	add	a1, a1, t0			/* a1 was rounded down: add off back */
