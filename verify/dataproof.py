@@ -21,6 +21,14 @@ import z3
 from verify.z3ops import bv
 
 TIMEOUT_MS = 60000      # per byte query
+# A prover often asks many goals under the same facts: from its second goal
+# on, one solver holds the facts and each goal is pushed and popped (about
+# 4x faster than a fresh solver per goal on u74pipelined's cursor checks).
+# Z3's incremental solver is weaker on a single hard goal than its one-shot
+# bit-blasting solver, so the first goal goes to a fresh one-shot solver,
+# and what the incremental solver gives up on within INCREMENTAL_MS is
+# asked again of a fresh solver with the full limit.
+INCREMENTAL_MS = 10000
 
 
 def leaves(e, guards=()):
@@ -46,12 +54,34 @@ class ByteProver:
     def __init__(self, world, base_facts: list):
         self.world = world
         self.base = base_facts          # preconditions, BV invariants, path condition
+        self._solver: z3.Solver | None = None
+        self._asked = 0
 
     def valid(self, facts: list, goal) -> z3.CheckSatResult:
+        """unsat when the base facts and `facts` imply `goal`."""
+        self._asked += 1
+        if self._asked == 1:
+            return self._fresh(facts, goal)
+        if self._solver is None:
+            self._solver = z3.SolverFor("QF_BV")
+            self._solver.set("timeout", INCREMENTAL_MS)
+            self._solver.add(*self.base)
+        s = self._solver
+        s.push()
+        s.add(*facts, z3.Not(goal))
+        r = s.check()
+        s.pop()
+        return r if r != z3.unknown else self._fresh(facts, goal)
+
+    def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
         s = z3.SolverFor("QF_BV")
-        s.set("timeout", TIMEOUT_MS)
+        s.set("timeout", limit_ms)
         s.add(*self.base, *facts, z3.Not(goal))
         return s.check()
+
+    def valid_within(self, goal, limit_ms: int) -> z3.CheckSatResult:
+        """One goal, one one-shot solver, a shorter limit."""
+        return self._fresh([], goal, limit_ms)
 
     def vacuous(self) -> bool:
         """The facts contradict each other (e.g. an impossible misalignment case)."""

@@ -142,8 +142,9 @@ class Proof:
     def _filter_plain(self, start, end, cands) -> tuple[list, list]:
         """Bounds of a family are tried strongest first: when one holds, the
         weaker ones follow without a query; when it fails, the next weaker
-        one is tried.  Returns what holds, and the families (strongest
-        first) left undecided because the solver gave up."""
+        one the counter-models so far do not already falsify is tried.
+        Returns what holds, and the families (strongest first) left
+        undecided because the solver gave up."""
         chain: dict = defaultdict(list)
         for c in cands:
             if bound_key(c) is not None:
@@ -154,16 +155,20 @@ class Proof:
         active = [c for c in cands if bound_key(c) is None] + [m[0] for m in chain.values()]
         proven, hard = [], []
         while active:
-            kept, undecided = self._filter_batch(start, end, active)
+            waiting = [m for k, ms in chain.items() for m in ms[pos[k] + 1:]]
+            kept, undecided, refuted = self._filter_batch(start, end, active, waiting)
             proven += kept
             nxt = []
             for c in active:
                 k = bound_key(c)
                 if c in undecided:
                     hard.append(chain[k][pos[k]:] if k is not None else [c])
-                elif c not in kept and k is not None and pos[k] + 1 < len(chain[k]):
+                elif c not in kept and k is not None:
                     pos[k] += 1
-                    nxt.append(chain[k][pos[k]])
+                    while pos[k] < len(chain[k]) and chain[k][pos[k]] in refuted:
+                        pos[k] += 1
+                    if pos[k] < len(chain[k]):
+                        nxt.append(chain[k][pos[k]])
             active = nxt
         implied = [w for c in proven if bound_key(c) is not None
                    for w in chain[bound_key(c)][pos[bound_key(c)] + 1:]]
@@ -184,10 +189,15 @@ class Proof:
                 return []
         return []
 
-    def _filter_batch(self, start, end, targets) -> tuple[list, list]:
-        """(those that hold, those undecided): one query for all, each
-        counter-model drops those it falsifies; when the solver gives up,
-        every target left is undecided."""
+    def _filter_batch(self, start, end, targets, waiting=()) -> tuple[list, list, set]:
+        """(those that hold, those undecided, those of `waiting` some
+        counter-model falsifies): one query for all, each counter-model
+        drops the targets it falsifies; when the solver gives up, every
+        target left is undecided.  (A fresh one-shot solver per query: Z3's
+        incremental solver, pushing and popping the goal, was 3x slower on
+        these conjunctions.)"""
+        refuted: set = set()
+        wait_fs = self.formulas(waiting, end.state)
         while targets:
             fs = self.formulas(targets, end.state)
             s = self.solver(start, end.cond)
@@ -196,9 +206,11 @@ class Proof:
             if r == z3.unsat:
                 break
             if r == z3.unknown:
-                return [], targets
+                return [], targets, refuted
             m = s.model()
             keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
+            refuted |= {c for c, f in zip(waiting, wait_fs)
+                        if not z3.is_true(m.eval(f, model_completion=True))}
             assert len(keep) < len(targets)
             targets = keep
-        return targets, []
+        return targets, [], refuted

@@ -25,7 +25,7 @@ from emu.errors import EmuError
 from verify.parallel import default_jobs, fork_map
 from verify.program import Program, ProgramError
 from verify.world import CALLEE_SAVED, SR_SUM, World
-from verify.z3ops import bv
+from verify.z3ops import bv, mentions
 
 
 @dataclass
@@ -56,18 +56,40 @@ class Check:
     goal: object
     what: str
     state: object = None
+    relax: bool = False   # try first without the fault point's constraints
+
 
     def run(self, data) -> str | None:
         """None when the check holds, else what went wrong."""
         if self.state is not None:
             return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
                 else self.what
+        if self.relax and self._holds_loosely(data):
+            return None
         r = data.prover(self.start, self.cond).valid([], self.goal)
         if r == z3.unsat:
             return None
         return self.what + (" (solver gave up)" if r == z3.unknown else "")
 
 
+    def _holds_loosely(self, data) -> bool:
+        """The goal follows from the path condition without the constraints
+        that place the fault point (fewer hypotheses, so this proves the
+        check; the coverage goals on fault paths rarely need them, and they
+        make each query slower).  A short limit: otherwise ask in full."""
+        fo = data.w.FO
+        if mentions(self.goal, fo):
+            return False
+        loose = [c for c in self.cond if not mentions(c, fo)]
+        if len(loose) == len(self.cond):
+            return False
+        return data.prover(self.start, loose).valid_within(self.goal, RELAXED_MS) == z3.unsat
+
+
+# the measured effect (u74pipelined __asm_copy_to_user, 324 C3 coverage
+# goals): 83 s of solver time in full, 59 s loosely (319 of them proved so);
+# C1's goals, under "no fault", got slower loosely, so only C3 tries it
+RELAXED_MS = 5000
 SKIPPED = "skipped: the clause already failed in this process"
 
 
@@ -163,6 +185,8 @@ class ClauseChecker:
             return
         for g in goals:
             self._bv(clause, start, cond, g, pc, what)
+            if clause == "C3":
+                self.checks[-1].relax = True
 
     def termination(self) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every
