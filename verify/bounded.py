@@ -12,6 +12,7 @@ from __future__ import annotations
 import random
 
 from emu.elf import read_elf
+from verify.clauses import STRING_KINDS
 from verify.concrete import Scenario, run, verdicts
 from verify.infer import scenario
 from verify.replay import describe
@@ -20,6 +21,9 @@ PAGE = 4096
 
 
 def scenarios(kind: str, limit: int, rng: random.Random):
+    if kind == "memmove":
+        yield from _overlaps(limit, rng)
+        return
     user = {"to": "dst", "from": "src", "clear": "dst"}.get(kind)
     for n in range(limit + 1):
         for d in range(8):
@@ -38,10 +42,23 @@ def scenarios(kind: str, limit: int, rng: random.Random):
                     yield Scenario(kind, D, S, n, sc.src, sc.dst0, sc.C, F=U + f)
 
 
+def _overlaps(limit: int, rng: random.Random):
+    """memmove: every n <= limit, every dst alignment, and src at every
+    distance from dst that overlaps it, in both directions, plus the
+    nearest ones that do not (src - dst from -(n + 8) to n + 8)."""
+    for n in range(limit + 1):
+        for d in range(8):
+            base = scenario("memmove", n, d, 0, rng)
+            for delta in range(-(n + 8), n + 9):
+                sc = Scenario("memmove", base.D, base.D + delta, n, base.src, b"", base.C)
+                sc.dst0 = sc.initial(sc.D, n)
+                yield sc
+
+
 def check(elf: str, symbol: str, kind: str, limit: int) -> dict[str, str]:
     """clause -> first counterexample text (absent: held in every run)."""
     image = read_elf(elf)
-    string = kind in ("memcpy", "memset")
+    string = kind in STRING_KINDS
     bad: dict[str, str] = {}
     for sc in scenarios(kind, limit, random.Random(limit)):
         out = run(image, symbol, sc, max_steps=200_000)

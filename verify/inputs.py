@@ -51,7 +51,7 @@ def routines(elf: Path, only: str | None = None) -> list[tuple[str, str]]:
         raise CopygenError(str(err)) from None
     seen_kinds, out = set(), []
     for sym, kind in KINDS.items():
-        if sym in image.symbols and kind not in seen_kinds and kind != "memmove":
+        if sym in image.symbols and kind not in seen_kinds:
             if only and sym != only:
                 continue
             seen_kinds.add(kind)

@@ -149,7 +149,7 @@ class MemoryChecks:
         inside = inside_goals(self.w.W, st.written, limit, hw, hl)
         if cover is None or inside is None:
             return pr.valid([], cursor_extent(cand, st.x, st.written, self.w)) == z3.unsat
-        return all(pr.valid([], g) == z3.unsat for g in [z3.ULE(limit, self.w.N)] + cover + inside)
+        return pr.all_valid([z3.ULE(limit, self.w.N)] + cover + inside)
 
     def written_bytes_ok(self, start, cond, st, assume) -> bool:
         """written -> dst[W] == expected, on the state st at a segment end.
