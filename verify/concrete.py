@@ -124,32 +124,29 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_0
     return out
 
 
-def _read(m: Machine, addr: int, n: int) -> bytes:
-    try:
-        return m.read(addr, n)
-    except Exception:       # part of it unmapped: byte by byte
-        pass
+def _pages(m: Machine, addr: int, n: int, fill: bytes) -> bytes:
+    """[addr, addr+n) page by page (pages are mapped whole); a page that is
+    not mapped (past the fault boundary: untouched) reads as `fill`'s bytes
+    there."""
     out = bytearray()
-    for a in range(addr, addr + n):
+    a = addr
+    while a < addr + n:
+        end = min(addr + n, (a | (PAGE - 1)) + 1)
         try:
-            out += m.read(a, 1)
-        except Exception:       # unmapped (past the fault boundary): untouched
-            out.append(0xEE)
+            out += m.read(a, end - a)
+        except Exception:
+            out += fill[a - addr:end - addr]
+        a = end
     return bytes(out)
+
+
+def _read(m: Machine, addr: int, n: int) -> bytes:
+    return _pages(m, addr, n, b"\xee" * n)
 
 
 def _read_dst(m: Machine, sc: Scenario) -> bytes:
     """dst as the routine left it; bytes on inaccessible pages are untouched."""
-    try:
-        return m.read(sc.D, sc.N)
-    except Exception:
-        out = bytearray(sc.dst0)
-        for i in range(sc.N):
-            try:
-                out[i] = m.read(sc.D + i, 1)[0]
-            except Exception:
-                pass
-        return bytes(out)
+    return _pages(m, sc.D, sc.N, sc.dst0)
 
 
 def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool]:
