@@ -34,6 +34,24 @@ SYM_FUNC_START(memmove)
 SYM_FUNC_END(memmove)
 """
 
+# Copies backwards whatever the overlap: wrong when src starts inside dst.
+BACKWARD_ONLY = """\
+#include <linux/linkage.h>
+#include <asm/asm.h>
+
+SYM_FUNC_START(memmove)
+	beqz	a2, 2f
+	add	t0, a0, a2
+	add	a1, a1, a2
+1:	addi	a1, a1, -1
+	addi	t0, t0, -1
+	lb	t1, 0(a1)
+	sb	t1, 0(t0)
+	bne	t0, a0, 1b
+2:	ret
+SYM_FUNC_END(memmove)
+"""
+
 
 @pytest.fixture(scope="module")
 def string2021(tmp_path_factory):
@@ -42,11 +60,21 @@ def string2021(tmp_path_factory):
                           tmp_path_factory.mktemp("s21")).elf)
 
 
-def _forward_only(tmp: Path) -> str:
+def _linked(tmp: Path, text: str, name: str) -> str:
     from verify.inputs import linked_elf
-    src = tmp / "memmove_forward.S"
-    src.write_text(FORWARD_ONLY)
-    return str(linked_elf(str(src), tmp / "build"))
+    src = tmp / f"{name}.S"
+    src.write_text(text)
+    return str(linked_elf(str(src), tmp / name))
+
+
+def _addresses(text: str) -> tuple[int, int]:
+    """(src, dst) of a counterexample's text (verify.replay.describe)."""
+    return tuple(int(text.split(f"{k}=")[1].split(",")[0].split(" ")[0], 16)
+                 for k in ("src", "dst"))
+
+
+def _forward_only(tmp: Path) -> str:
+    return _linked(tmp, FORWARD_ONLY, "memmove_forward")
 
 
 def test_overlap_scenarios_cover_both_directions_and_every_alignment():
@@ -66,6 +94,16 @@ def test_forward_only_memmove_is_caught(tmp_path):
     bad = check(_forward_only(tmp_path), "memmove", "memmove", 8)
     assert set(bad) == {"C1"}, bad
     assert "bytes differ from the expected" in bad["C1"]
+    src, dst = _addresses(bad["C1"])
+    assert src < dst < src + 8              # dst starts inside src
+
+
+def test_backward_only_memmove_is_caught(tmp_path):
+    """The mirror bug: the one direction the forward-only test cannot see."""
+    bad = check(_linked(tmp_path, BACKWARD_ONLY, "memmove_backward"), "memmove", "memmove", 8)
+    assert set(bad) == {"C1"}, bad
+    src, dst = _addresses(bad["C1"])
+    assert dst < src < dst + 8              # src starts inside dst
 
 
 def test_report_says_unknown_with_the_reason(string2021):

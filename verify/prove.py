@@ -45,6 +45,12 @@ class RoutineReport:
                 "invariants": {hex(k): v for k, v in self.invariants.items()}}
 
 
+# the measured effect (u74pipelined __asm_copy_to_user, 324 C3 coverage
+# goals): 83 s of solver time in full, 59 s loosely (319 of them proved so);
+# C1's goals, under "no fault", got slower loosely, so only C3 tries it
+RELAXED_MS = 5000
+
+
 @dataclass
 class Check:
     """One query: `goal` holds under `cond` (a bit-vector check) or, for a
@@ -58,7 +64,6 @@ class Check:
     state: object = None
     relax: bool = False   # try first without the fault point's constraints
 
-
     def run(self, data) -> str | None:
         """None when the check holds, else what went wrong."""
         if self.state is not None:
@@ -70,7 +75,6 @@ class Check:
         if r == z3.unsat:
             return None
         return self.what + (" (solver gave up)" if r == z3.unknown else "")
-
 
     def _holds_loosely(self, data) -> bool:
         """The goal follows from the path condition without the constraints
@@ -86,10 +90,6 @@ class Check:
         return data.prover(self.start, loose).valid_within(self.goal, RELAXED_MS) == z3.unsat
 
 
-# the measured effect (u74pipelined __asm_copy_to_user, 324 C3 coverage
-# goals): 83 s of solver time in full, 59 s loosely (319 of them proved so);
-# C1's goals, under "no fault", got slower loosely, so only C3 tries it
-RELAXED_MS = 5000
 SKIPPED = "skipped: the clause already failed in this process"
 
 
