@@ -151,10 +151,9 @@ def _ladder(exits: FaultExits, chain, shift: bool, target: str | None) -> list:
         body.append(Label(exits.retry(c, d, shift)))
         if i + 1 < len(chain):
             nc, nd = chain[i + 1]
-            way = "back" if c - nc < 0 else "on"
             size = "one word" if abs(c - nc) == SZREG else f"{abs(c - nc)} bytes"
-            body += _step("a0", c - nc, f"this exit is {size} {way} from the next")
-            body += _step("a1", d - nd, "a1 with it")
+            body += _step("a0", c - nc, f"{size} more than the exit below")
+            body += _step("a1", d - nd, "a1 alike")
             continue
         body += _step("a0", c, f"the first byte not stored is {abs(c)} "
                                f"{'past' if c > 0 else 'before'} a0")

@@ -229,23 +229,23 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	a0 - bytes not copied
 	 */
 .Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_8:
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */

@@ -314,76 +314,76 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	a0 - bytes not copied
 	 */
 .Lcopy_retry_minus_64:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_56:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_48:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_40:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_32:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_24:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_16:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
 .Lcopy_retry_dst_plus_56_src_minus_8:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_48_src_minus_16:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_40_src_minus_24:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_32_src_minus_32:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_24_src_minus_40:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_16_src_minus_48:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_dst_plus_8_src_minus_56:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_src_minus_64:
 	addi	a1, a1, -64			/* a0 is right; its source byte is 64 before a1 */
 	j	.Lcopy_bytes
 .Lcopy_retry_shift_minus_32:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_shift_minus_24:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_shift_minus_16:
-	addi	a0, a0, -8			/* this exit is one word back from the next */
-	addi	a1, a1, -8			/* a1 with it */
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
 .Lcopy_retry_shift_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_retry_shift
 .Lcopy_retry_shift_dst_plus_24_src_minus_8:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_shift_dst_plus_16_src_minus_16:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_shift_dst_plus_8_src_minus_24:
-	addi	a0, a0, 8			/* this exit is one word on from the next */
-	addi	a1, a1, 8			/* a1 with it */
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_shift_src_minus_32:
 	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
 .Lcopy_retry_shift:
