@@ -37,8 +37,11 @@ class Scenario:
     def initial(self, addr: int, n: int) -> bytes:
         """What memory held at [addr, addr+n) before the call, for memmove
         (one region holding both buffers: the source bytes on padding)."""
-        return bytes(self.src[a - self.S] if 0 <= a - self.S < self.N else 0xEE
-                     for a in range(addr, addr + n))
+        out = bytearray(b"\xee" * n)
+        lo, hi = max(addr, self.S), min(addr + n, self.S + self.N)
+        if lo < hi:
+            out[lo - addr:hi - addr] = self.src[lo - self.S:hi - self.S]
+        return bytes(out)
 
     def expected(self) -> bytes:
         if self.kind == "clear":
