@@ -126,6 +126,9 @@ def _chains(retries) -> list[list[tuple[int, int]]]:
     Each ladder is ordered so that its last exit (the one that jumps on)
     moves the fewest cursors the shortest way.
     """
+    def last_cost(chain) -> tuple[int, int]:
+        c, d = chain[-1]
+        return (c != 0) + (d != 0), abs(c) + abs(d)
     groups: dict[int, list[tuple[int, int]]] = {}
     for c, d in retries:
         groups.setdefault(c - d, []).append((c, d))
@@ -133,8 +136,7 @@ def _chains(retries) -> list[list[tuple[int, int]]]:
     for key in sorted(groups):
         up = sorted(groups[key])
         down = up[::-1]
-        cost = lambda ch: ((ch[-1][0] != 0) + (ch[-1][1] != 0), abs(ch[-1][0]) + abs(ch[-1][1]))
-        out.append(up if cost(up) <= cost(down) else down)
+        out.append(up if last_cost(up) <= last_cost(down) else down)
     return out
 
 

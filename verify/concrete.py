@@ -35,10 +35,11 @@ class Scenario:
         return self.S if USER_SIDE.get(self.kind) == "src" else self.D
 
     def initial(self, addr: int, n: int) -> bytes:
-        """What memory held at [addr, addr+n) before the call, for memmove
-        (one region holding both buffers: the source bytes on padding)."""
+        """What memory outside dst held at [addr, addr+n) before the call:
+        padding, and the source bytes where the range meets src (only
+        memmove's src can be that close to dst)."""
         out = bytearray(b"\xee" * n)
-        lo, hi = max(addr, self.S), min(addr + n, self.S + self.N)
+        lo, hi = max(addr, self.S), min(addr + n, self.S + len(self.src))
         if lo < hi:
             out[lo - addr:hi - addr] = self.src[lo - self.S:hi - self.S]
         return bytes(out)
@@ -161,11 +162,8 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
     v["S1"] = not out.sum_at_exit
     v["S2"] = not any("SUM clear" in f.cause for f in getattr(out, "faults", ()))
     v["A1"] = out.callee_ok
-    if sc.kind == "memmove":    # around dst: the source bytes outside it, else padding
-        v["B1"] = out.before == sc.initial(sc.D - MARGIN, MARGIN) and \
-            out.after == sc.initial(sc.D + n, MARGIN)
-    else:
-        v["B1"] = out.before == b"\xee" * MARGIN and out.after == b"\xee" * MARGIN
+    v["B1"] = out.before == sc.initial(sc.D - MARGIN, MARGIN) and \
+        out.after == sc.initial(sc.D + n, MARGIN)
     if string:
         v["C1"] = out.ret == sc.D and out.dst == exp
         return v

@@ -104,8 +104,8 @@ class ClauseChecker:
         self.checked: set[str] = set()
         self.checks: list[Check] = []
 
-    def _bv(self, clause, start, cond, goal, pc, what) -> None:
-        self.checks.append(Check(clause, start, pc, list(cond), goal, what))
+    def _bv(self, clause, start, cond, goal, pc, what, relax: bool = False) -> None:
+        self.checks.append(Check(clause, start, pc, list(cond), goal, what, relax=relax))
 
     def _data(self, clause, start, cond, st, pc, what) -> None:
         self.checks.append(Check(clause, start, pc, list(cond), z3.BoolVal(False), what, st))
@@ -184,9 +184,7 @@ class ClauseChecker:
             self._bv(clause, start, cond + [z3.ULT(self.w.W, upto)], st.written, pc, what)
             return
         for g in goals:
-            self._bv(clause, start, cond, g, pc, what)
-            if clause == "C3":
-                self.checks[-1].relax = True
+            self._bv(clause, start, cond, g, pc, what, relax=clause == "C3")
 
     def termination(self) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every
