@@ -132,3 +132,41 @@ def test_gcc_memset_is_proved(tmp_path):
     elf = str(build_file(ROOT / "examples" / "string2021.copy", tmp_path).elf)
     rep = prove_routine(elf, "memset", "memset")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
+def test_gcc_unrolled_memcpy_is_proved(tmp_path):
+    """GCC's 8-word loop for c910fast's memcpy runs its dst cursor up to an
+    end a whole number of 64-byte blocks away, then a word loop, then one
+    overlapping tail word: every clause is proved for every n."""
+    from gen.build import build_file
+    elf = str(build_file(ROOT / "examples" / "c910fast.copy", tmp_path).elf)
+    rep = prove_routine(elf, "memcpy", "memcpy")
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
+@pytest.mark.slow
+def test_gcc_memcpy_with_a_stack_frame_is_proved(tmp_path):
+    """u74pipelined's memcpy saves s0-s2 before its shift copy and restores
+    them after: proved for every n, but for the strict B2s (by design the
+    shift copy loads whole aligned words)."""
+    from gen.build import build_file
+    elf = str(build_file(ROOT / "examples" / "u74pipelined.copy", tmp_path).elf)
+    rep = prove_routine(elf, "memcpy", "memcpy")
+    assert rep.status.pop("B2s") == "violated", rep.as_dict()
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
+def test_saved_register_restored_from_the_wrong_slot_is_caught(tmp_path):
+    """A loop head keeps the prologue's stack frame (sp and what was saved):
+    the correct routine is proved, one restoring s0 from the wrong slot is
+    violated under A1 with a replay."""
+    ok = ROOT / "tests" / "asm" / "memcpy_saves_s0.S"
+    rep = prove_routine(_elf(ok, tmp_path / "ok"), "memcpy", "memcpy")
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+    bad = tmp_path / "bad.S"
+    text = ok.read_text()
+    assert "REG_L\ts0, 8(sp)" in text
+    bad.write_text(text.replace("REG_L\ts0, 8(sp)", "REG_L\ts0, 0(sp)"))
+    rep = prove_routine(_elf(bad, tmp_path / "bad"), "memcpy", "memcpy")
+    assert rep.status["A1"] == "violated", rep.as_dict()
+    assert rep.status["C1"] == "proved", rep.as_dict()

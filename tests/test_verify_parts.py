@@ -112,3 +112,35 @@ def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
             and e.state.stores == merged[0].state.stores]
     assert len(same) == 8
     assert _valid([], z3.And(*merged[0].cond) == z3.Or(*[z3.And(*e.cond) for e in same]))
+
+
+def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
+    """GCC's unrolled loop in c910fast's memcpy: the guesses include that the
+    dst cursor and the loop end are whole 64-byte blocks apart, that the end
+    plus the count's remainder is dst + n, and that the block bytes are the
+    count rounded down; each is true in every sampled run (checked here) and
+    Houdini keeps them."""
+    from verify.candidates import formula, term_exprs
+    from verify.houdini import Proof
+    from verify.infer import bases, collect, guess
+    from verify.world import World
+    prog, routine = _routine(built_examples, "c910fast", "memcpy")
+    snaps = collect(prog.image, "memcpy", "memcpy", routine.cut_points)
+    # the unrolled loop: the head with eight loads in a row
+    head = next(pc for pc in routine.cut_points
+                if all(prog.fetch(pc + 4 * k).name == "ld" for k in range(8)))
+    got = [c for c in guess(snaps[head], "memcpy") if c.kind in ("rmod", "mask")]
+    assert any(c.kind == "rmod" and c.args[2] == 63 for c in got), got
+    assert any(c.kind == "mask" and c.args[2:4] == (63, "E") for c in got), got
+    assert any(c.kind == "mask" and c.args[2:4] == (63, "@") for c in got), got
+    proof = Proof(prog, routine, World("memcpy"), {pc: bases(s) for pc, s in snaps.items()})
+    inv = proof.houdini({head: got})
+    assert set(inv[head]) == set(got)
+    # and the formulas mean what the guesses measured: false on a state
+    # where the cursor is one byte off a block
+    w = World("memcpy")
+    rm = next(c for c in got if c.kind == "rmod")
+    xs = [z3.BitVecVal(0, 64)] * 32
+    xs[rm.args[0]], xs[rm.args[1]] = z3.BitVecVal(128, 64), z3.BitVecVal(1, 64)
+    f = formula(rm, xs, None, None, None, w, term_exprs(w))
+    assert z3.is_false(z3.simplify(f))

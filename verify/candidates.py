@@ -12,8 +12,11 @@ Families (each checked by induction later; a guess is never trusted):
   cursor     the destination holds exactly the bytes [D, x[r] + c) copied
   status     sstatus == SS0 | SUM  (or == SS0)
   nge        n >= c (unsigned): the size threshold that led to this loop
-  mask7      x[a] + (x[b] & 7) - term == c   (GCC's word loops: the loop end
-             plus the bytes left over is the buffer end)
+  mask       x[a] + (x[b] & m) - term == c   (GCC's word loops: the loop end
+             plus the bytes left over is the buffer end; m = 8 * unroll - 1;
+             term "@" is x[b]: x[a] is x[b] rounded down to a block)
+  rmod       (x[a] - x[b]) & m == 0   (GCC's unrolled loops run a cursor up to
+             an end a whole number of blocks away; m = block size - 1)
 
 Role: generate and evaluate.  May import z3, verify.world, verify.z3ops.
 """
@@ -107,7 +110,7 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset(a[0])
     if k in ("unchanged", "cursor"):
         return frozenset((a[0],))
-    if k in ("rge", "rle", "mask7", "word"):
+    if k in ("rge", "rle", "rmod", "mask", "word"):
         return frozenset(a[:2])
     return frozenset()         # nge, fact, status: about the arguments or sstatus
 
@@ -143,8 +146,11 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
         return xs[a[0]] - xs[a[1]] <= bv(a[2])
     if k == "nge":
         return z3.UGE(w.N, bv(a[0]))
-    if k == "mask7":
-        return xs[a[0]] + (xs[a[1]] & bv(7)) - terms[a[2]] == bv(a[3])
+    if k == "mask":
+        base = xs[a[1]] if a[3] == "@" else terms[a[3]]
+        return xs[a[0]] + (xs[a[1]] & bv(a[2])) - base == bv(a[4])
+    if k == "rmod":
+        return (xs[a[0]] - xs[a[1]]) & bv(a[2]) == 0
     if k == "aligned":
         return (atom_expr(a[0], xs) - terms[a[1]]) & bv(7) == 0
     if k == "fact":

@@ -25,20 +25,32 @@ from verify.z3ops import bv
 # independent of the machine's load; tried at 7 million units, it cost proofs
 # that 3 s allows: to be calibrated.)
 TIMEOUT_MS = 3000
+SP = 2
 MEMORY_KINDS = ("cursor", "word")
 
 
-def fresh_state(world: World, pc: int, base: dict[int, str] | None = None) -> SymState:
+def fresh_state(world: World, pc: int, base: dict[int, str] | None = None,
+                frame: dict | None = None) -> SymState:
     """An arbitrary state at loop head pc.  A register that moves with a
     buffer is written term + fresh offset: the same set of states, but the
-    solver sees D + W - (D + off) simplify to W - off."""
+    solver sees D + W - (D + off) simplify to W - off.  `frame` maps a
+    register number or "stack" to the value every path into the head
+    brings (see _explore): pinned, stack accesses from the head are
+    recognised and what the prologue saved is still known."""
     tag = f"L{pc:x}"
     terms = term_exprs(world)
     xs = [bv(0)] + [z3.BitVec(f"{tag}_x{i}", 64) for i in range(1, 32)]
     for r, t in (base or {}).items():
         xs[r] = z3.simplify(terms[t] + xs[r])
+    stack = z3.Array(f"{tag}_stack", BV64, BV8)
+    pins = frame or {}
+    for k, v in pins.items():
+        if k == "stack":
+            stack = v
+        else:
+            xs[k] = v
     return SymState(world, pc, xs, z3.BitVec(f"{tag}_sstatus", 64), z3.BitVec(f"{tag}_dstW", 8),
-                    z3.Bool(f"{tag}_written"), z3.Array(f"{tag}_stack", BV64, BV8))
+                    z3.Bool(f"{tag}_written"), stack, pins=pins)
 
 
 class Proof:
@@ -47,14 +59,8 @@ class Proof:
     def __init__(self, prog, routine, world: World, bases: dict | None = None):
         self.prog, self.routine, self.world = prog, routine, world
         self.terms = term_exprs(world)
-        bases = bases or {}
-        self.heads = {pc: fresh_state(world, pc, bases.get(pc)) for pc in sorted(routine.cut_points)}
         self.pre = world.preconditions()
-        ex = Explorer(prog, world, routine.cut_points, [])
-        self.segments: list[tuple[int | None, Segment]] = [
-            (None, ex.run(SymState.at_entry(world, routine.entry)))]
-        for pc, st in self.heads.items():
-            self.segments.append((pc, ex.run(st.clone())))
+        self.heads, self.segments = _explore(prog, routine, world, bases or {})
         live = live_at(prog, routine)
         for _, seg in self.segments:
             seg.ends = merge_cut_ends(seg.ends, {pc: live[pc] for pc in self.heads})
@@ -214,3 +220,49 @@ class Proof:
             assert len(keep) < len(targets)
             targets = keep
         return targets, [], refuted
+
+
+
+def _explore(prog, routine, world: World, bases: dict) -> tuple[dict, list]:
+    """Symbolic paths from the entry and from every loop head, with the
+    heads' frames pinned (see _frame).  A pin some path into its head does
+    not bring is dropped and the paths explored again."""
+    dropped: set = set()
+    while True:
+        heads, segments = _explore_once(prog, routine, world, bases, dropped)
+        bad = {(e.pc, k) for _, seg in segments for e in seg.ends if e.kind == "cut"
+               for k, v in heads[e.pc].pins.items() if not _pinned(e.state, k).eq(v)}
+        if not bad:
+            return dict(sorted(heads.items())), segments
+        dropped |= bad
+
+
+def _pinned(st: SymState, key):
+    return st.stack if key == "stack" else z3.simplify(st.x[key])
+
+
+def _frame(st: SymState, world: World, dropped: set) -> dict:
+    """What a head can take over from the first path into it: sp, the stack
+    array, and every register still holding its value from the entry (GCC's
+    prologue saves s-registers before a loop and restores them after it:
+    the epilogue's loads must see the saved values)."""
+    keys = [SP, "stack"] + [r for r in range(1, 32) if st.x[r].eq(world.R0[r])]
+    return {k: _pinned(st, k) for k in keys if (st.pc, k) not in dropped}
+
+
+def _explore_once(prog, routine, world: World, bases: dict, dropped: set):
+    ex = Explorer(prog, world, routine.cut_points, [])
+    segments = [(None, ex.run(SymState.at_entry(world, routine.entry)))]
+    frames: dict[int, dict] = {}
+    heads: dict[int, SymState] = {}
+    pending = sorted(routine.cut_points)
+    while True:
+        for e in segments[-1][1].ends:
+            if e.kind == "cut" and e.pc not in frames:
+                frames[e.pc] = _frame(e.state, world, dropped)
+        if not pending:
+            return heads, segments
+        pc = next((p for p in pending if p in frames), pending[0])
+        pending.remove(pc)
+        heads[pc] = fresh_state(world, pc, bases.get(pc), frames.get(pc, {}))
+        segments.append((pc, ex.run(heads[pc].clone())))

@@ -81,6 +81,7 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     cands += _linear([(r,) for r in varying], xs, terms, kind_terms(kind))
     cands += _sums(varying, xs, terms)
     cands += _masked_sums(varying, xs, terms)
+    cands += _block_distances(varying, xs)
     cands += _bounds_aligned(varying, xs, terms)
     cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)]
     least = min(sc.N for *_, sc, _ in snaps)
@@ -127,21 +128,46 @@ def _sums(varying, xs, terms) -> list[Cand]:
     return out
 
 
+MASKS = (7, 15, 31, 63, 127)      # a block of 1, 2, 4, 8 or 16 words, less one
+
+
 def _masked_sums(varying, xs, terms) -> list[Cand]:
-    """x[a] + (x[b] & 7) fixed relative to a term: a word loop's end plus the
-    bytes it leaves over (GCC computes the one from the other)."""
+    """x[a] + (x[b] & m) fixed relative to a term, or to x[b] itself ("@"):
+    a word loop's end plus the bytes it leaves over is the buffer end, the
+    bytes its blocks cover are the count rounded down to a block (GCC
+    computes the one from the other).  The smallest block m + 1 that fits."""
     moving = [r for r in varying if len({x[r] for x in xs}) > 1]
     out = []
     for a in moving:
         for b in moving:
-            if a == b:
-                continue
-            vals = [(x[a] + (x[b] & 7)) & M64 for x in xs]
-            for t in ("E", "SE", "N"):
-                cs = {(v - tv[t]) & M64 for v, tv in zip(vals, terms)}
-                if len(cs) == 1:
-                    out.append(Cand("mask7", (a, b, t, _s(cs.pop()))))
-                    break
+            if a != b:
+                out += _masked_sum(a, b, xs, terms)
+    return out
+
+
+def _masked_sum(a, b, xs, terms) -> list[Cand]:
+    for m in MASKS:
+        vals = [(x[a] + (x[b] & m)) & M64 for x in xs]
+        for t in ("E", "SE", "N", "@"):
+            cs = {(v - (x[b] if t == "@" else tv[t])) & M64
+                  for v, x, tv in zip(vals, xs, terms)}
+            if len(cs) == 1:
+                return [Cand("mask", (a, b, m, t, _s(cs.pop())))]
+    return []
+
+
+def _block_distances(varying, xs) -> list[Cand]:
+    """Two registers a varying whole number of blocks apart (a cursor and
+    the end it runs up to): the largest block that fits."""
+    out = []
+    for a, b in combinations(varying, 2):
+        diffs = {(x[a] - x[b]) & M64 for x in xs}
+        if len(diffs) < 2:
+            continue
+        m = next((m for m in reversed(MASKS) if all(d & m == 0 for d in diffs)), None)
+        both_aligned = all(x[a] & 7 == 0 == x[b] & 7 for x in xs)   # `aligned` says it
+        if m is not None and not (m == 7 and both_aligned):
+            out.append(Cand("rmod", (a, b, m)))
     return out
 
 

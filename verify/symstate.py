@@ -43,6 +43,7 @@ class SymState:
     stack: z3.ArrayRef
     stores: tuple = ()       # the segment's store records on this path (verify.explore)
     rom: object = None       # addr, size -> value of read-only image memory, or None
+    pins: dict = field(default_factory=dict)   # a loop head's fixed frame (verify.houdini)
     # per-instruction scratch, reset by begin()
     next_pc: int = 0
     branch_to: tuple | None = None
