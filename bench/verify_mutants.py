@@ -7,7 +7,7 @@ violated.  Mutants equivalent by construction (no expected clause) and those
 that do not assemble are not counted.
 
 Usage:
-    python bench/verify_mutants.py [FILE.S ...] [--routine R] [--per-kind K]
+    python bench/verify_mutants.py [FILE.S ...] [--routine R] [--per-kind K] [--out F]
 
 Defaults: out/pre2021/uaccess.S, __clear_user, every mutant.  With
 --per-kind K only the first K sites of each kind (in file order) are
@@ -74,9 +74,12 @@ def main() -> None:
     ap.add_argument("--routine", default="__clear_user", choices=sorted(KIND_OF))
     ap.add_argument("--per-kind", type=int, default=0, metavar="K")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=None,
+                    help="results file (default bench/results/verify_mutants[_ROUTINE].json); "
+                         "give each set of files its own: the file keeps only this command's mutants")
     args = ap.parse_args()
     suffix = "" if args.routine == "__clear_user" else "_" + args.routine.lstrip("_")
-    out = ROOT / "bench" / "results" / f"verify_mutants{suffix}.json"
+    out = args.out or ROOT / "bench" / "results" / f"verify_mutants{suffix}.json"
     done = {}
     if out.exists():
         done = {r["description"]: r for r in json.loads(out.read_text()).get("mutants", [])}
