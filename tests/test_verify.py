@@ -156,17 +156,55 @@ def test_gcc_memcpy_with_a_stack_frame_is_proved(tmp_path):
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
 
+def _fixture_and_mutant(tmp_path, name, symbol, old, new):
+    """The proof of tests/asm/NAME (which must prove every clause) and of
+    the same file with `old` replaced by `new`."""
+    ok = ROOT / "tests" / "asm" / name
+    rep = prove_routine(_elf(ok, tmp_path / "ok"), symbol, symbol)
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+    text = ok.read_text()
+    assert old in text
+    bad = tmp_path / "bad.S"
+    bad.write_text(text.replace(old, new))
+    return prove_routine(_elf(bad, tmp_path / "bad"), symbol, symbol)
+
+
 def test_saved_register_restored_from_the_wrong_slot_is_caught(tmp_path):
     """A loop head keeps the prologue's stack frame (sp and what was saved):
     the correct routine is proved, one restoring s0 from the wrong slot is
     violated under A1 with a replay."""
-    ok = ROOT / "tests" / "asm" / "memcpy_saves_s0.S"
-    rep = prove_routine(_elf(ok, tmp_path / "ok"), "memcpy", "memcpy")
-    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
-    bad = tmp_path / "bad.S"
-    text = ok.read_text()
-    assert "REG_L\ts0, 8(sp)" in text
-    bad.write_text(text.replace("REG_L\ts0, 8(sp)", "REG_L\ts0, 0(sp)"))
-    rep = prove_routine(_elf(bad, tmp_path / "bad"), "memcpy", "memcpy")
+    rep = _fixture_and_mutant(tmp_path, "memcpy_saves_s0.S", "memcpy",
+                              "REG_L\ts0, 8(sp)", "REG_L\ts0, 0(sp)")
     assert rep.status["A1"] == "violated", rep.as_dict()
     assert rep.status["C1"] == "proved", rep.as_dict()
+
+
+def test_a_store_when_n_is_zero_is_caught(tmp_path):
+    """Every n includes n = 0: a memset whose n == 0 branch stores a byte
+    (its loop, and so its invariant, untouched) is violated under B1 with
+    n = 0 from the proof's own model; the correct one is proved."""
+    rep = _fixture_and_mutant(tmp_path, "memset_bytes.S", "memset", "\tbeqz\ta2, 2f",
+                              "\tbnez\ta2, 1f\n\tsb\ta1, 0(a0)\n\tj\t2f")
+    assert rep.status["B1"] == "violated", rep.as_dict()
+    assert rep.examples["B1"]["n"] == 0
+    assert "replayed" in rep.detail["B1"]          # the proof's model, not the small search
+    assert rep.status["C1"] == "proved", rep.as_dict()
+
+
+def test_a_violation_no_model_shows_is_found_among_small_calls(tmp_path):
+    """pre2021's byte loop entered with `bgtu` instead of `bgeu`: it stores
+    one byte past the end whenever the word loop leaves nothing (n a
+    multiple of 8 after the head) or n is 0.  The proof's failing path
+    starts at a loop head whose solver state no call reaches as such; the
+    small concrete search finds a call that shows it."""
+    from gen.build import build_file
+    built = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "gen")
+    text = (Path(built.outdir) / "uaccess.S").read_text()
+    marker = ".Lcopy_bytes:\n\tbgeu\ta0, a3, .Lcopy_done"
+    assert marker in text
+    bad = tmp_path / "bad.S"
+    bad.write_text(text.replace(marker, marker.replace("bgeu", "bgtu"), 1))
+    rep = prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+    assert rep.status["B1"] == "violated", rep.as_dict()
+    ex = rep.examples["B1"]
+    assert ex["n"] == 0 or ex["n"] >= 16

@@ -13,6 +13,7 @@ from dataclasses import replace
 
 import z3
 
+from verify.clauses import STRING_KINDS
 from verify.concrete import PAGE, Scenario, run, verdicts
 from verify.infer import scenario
 from verify.z3ops import bv
@@ -145,12 +146,53 @@ def describe(sc: Scenario, out) -> str:
     return f"n={sc.N}, {where}, {fault}{data}: {res}{bad}"
 
 
+# the small search's sizes: every n up to 16, then sizes around the usual
+# thresholds and block lengths (8-word blocks, 9*SZREG-1), without a fault
+SEARCH_ALL_N = 16
+SEARCH_MORE_N = (23, 24, 31, 32, 33, 63, 64, 65, 70, 71, 72, 73, 79, 80, 128, 135, 136, 143, 256)
+
+
+class SmallSearch:
+    """When no model of a failed check replays as a violation (the solver's
+    loop-head state may be one no call reaches), look for one among small
+    concrete calls: every n <= 16 with every alignment and fault offset
+    (verify.bounded's enumeration), then larger sizes around the usual
+    thresholds, every alignment, no fault.  Run once per routine, on demand;
+    only a concrete run makes a clause violated."""
+
+    def __init__(self, image, symbol: str, kind: str, string: bool):
+        self.image, self.symbol, self.kind, self.string = image, symbol, kind, string
+        self.first: dict | None = None
+
+    def first_failing(self, clause: str):
+        if self.first is None:
+            self.first = {}
+            for sc in self._scenarios():
+                out = run(self.image, self.symbol, sc, max_steps=200_000)
+                for c, ok in verdicts(sc, out, self.string).items():
+                    if not ok:
+                        self.first.setdefault(c, (sc, out))
+        return self.first.get(clause)
+
+    def _scenarios(self):
+        from verify.bounded import scenarios      # it imports this module
+        rng = random.Random(11)
+        yield from scenarios(self.kind, SEARCH_ALL_N, rng)
+        if self.kind == "memmove":
+            return
+        for n in SEARCH_MORE_N:
+            for d in range(8):
+                for s in range(8 if self.kind in ("to", "from", "memcpy") else 1):
+                    yield scenario(self.kind, n, d, s, rng)
+
+
 def confirm(prog, proof, ck, rep) -> None:
-    string = proof.world.kind in ("memcpy", "memset")
+    string = proof.world.kind in STRING_KINDS
+    search = SmallSearch(prog.image, rep.symbol, rep.kind, string)
     for clause, f in ck.failures.items():
         if clause not in rep.status:        # e.g. B2s for memset: not one of its clauses
             continue
-        seen, sc, out = None, None, None
+        seen, sc, out, how = None, None, None, "replayed"
         for m in models(proof, f):
             for sc in [scenario_from(proof, m)] + (
                     fault_variants(scenario_from(proof, m)) if clause in VARIANT_CLAUSES else []):
@@ -160,13 +202,17 @@ def confirm(prog, proof, ck, rep) -> None:
                     break
             if seen is False:
                 break
+        if seen is not False and clause not in UNOBSERVABLE:
+            found = search.first_failing(clause)
+            if found is not None:
+                (sc, out), seen, how = found, False, "found among small calls"
         if sc is None:
             rep.detail[clause] = f"{f.what} at {f.pc:#x}; no model to replay (solver gave up)"
             continue
         where = f"at pc {f.pc:#x}"
         if seen is False:
             rep.status[clause] = "violated"
-            rep.detail[clause] = f"{f.what} {where}; replayed: {describe(sc, out)}"
+            rep.detail[clause] = f"{f.what} {where}; {how}: {describe(sc, out)}"
             rep.examples[clause] = example(sc, out)
         elif clause in UNOBSERVABLE and f.start is None:
             rep.status[clause] = "violated"

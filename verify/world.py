@@ -88,8 +88,10 @@ class World:
 
     def preconditions(self) -> list:
         D, S, N = self.D, self.S, self.N
+        # W indexes dst: below n, but n = 0 is a call too (nothing may be
+        # stored then), so it must not be ruled out by W
         pre = [z3.ULT(N, bv(MAX_N)), z3.UGE(D, bv(LOW)), z3.ULE(D, bv(HIGH) - N),
-               z3.ULT(self.W, N), self.SS0 & bv(SR_SUM) == 0,
+               z3.Or(N == 0, z3.ULT(self.W, N)), self.SS0 & bv(SR_SUM) == 0,
                z3.UGE(self.SP0, bv(LOW)), z3.ULE(self.SP0, bv(HIGH)),
                self.RA0 & bv(1) == 0]
         if self.has_source:
