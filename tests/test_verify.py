@@ -208,3 +208,22 @@ def test_a_violation_no_model_shows_is_found_among_small_calls(tmp_path):
     assert rep.status["B1"] == "violated", rep.as_dict()
     ex = rep.examples["B1"]
     assert ex["n"] == 0 or ex["n"] >= 16
+
+
+def test_a_buffer_starting_on_an_inaccessible_page_is_a_fault_point(tmp_path):
+    """The first inaccessible byte may be the user buffer's first one, at
+    any alignment: pre2021's dst head store without its extable entry (a
+    page boundary can never fall inside the head, so only this case shows
+    it) is violated under X1, replayed with the page of dst inaccessible."""
+    from gen.build import build_file
+    built = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "gen")
+    text = (Path(built.outdir) / "uaccess.S").read_text()
+    head = text.index(".Lcopy_head:")
+    store = "fixup sb, t0, 0(a0), .Lcopy_fault"
+    at = text.index(store, head)
+    bad = tmp_path / "bad.S"
+    bad.write_text(text[:at] + "sb t0, 0(a0)" + text[at + len(store):])
+    rep = prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+    assert rep.status["X1"] == "violated", rep.as_dict()
+    ex = rep.examples["X1"]
+    assert ex["fault_offset"] == 0 and int(ex["dst"], 16) % 8 != 0

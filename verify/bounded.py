@@ -1,6 +1,6 @@
 """The bounded exhaustive cross-check: every n <= N, all 64 (src, dst)
-alignment pairs, no fault and a fault at every page-boundary offset inside
-the user buffer, run concretely in the emulator with two data patterns;
+alignment pairs, no fault, a fault at every page-boundary offset inside
+the user buffer and one at its first byte, run concretely in the emulator with two data patterns;
 for memmove, every distance of src from dst that overlaps it (both
 directions) and the nearest disjoint ones.
 
@@ -34,6 +34,9 @@ def scenarios(kind: str, limit: int, rng: random.Random):
                 yield base
                 if not user:
                     continue
+                if n:       # the page holding the buffer's first byte inaccessible
+                    yield Scenario(kind, base.D, base.S, n, base.src, base.dst0, base.C,
+                                   F=base.U)
                 for f in range(1, n + 1):      # fault boundary f bytes into the buffer
                     sc = scenario(kind, n, d, s, rng)
                     U = sc.D if user == "dst" else sc.S

@@ -69,7 +69,7 @@ def scenario_from(proof, m, seed: int = 7) -> Scenario:
     if not z3.is_true(m.eval(w.NF, model_completion=True)) and w.user:
         U = S if w.user == "src" else D
         F = U + _val(m, w.FO)
-        if F % page:
+        if F % page and F != U:         # a boundary, or the buffer's first byte
             F = None
     return Scenario(w.kind, D, S, n, sc.src, sc.dst0, C=_val(m, w.C) & 0x7F or 1, F=F)
 
@@ -113,6 +113,8 @@ def fault_variants(sc: Scenario, limit: int = 64) -> list[Scenario]:
         # without a fault too: a store past the end that a fault would have
         # stopped (the exit then resumes and returns exactly) lands in the margin
         out.append(replace(base, F=None))
+        if n:       # the buffer's first page inaccessible, at its own alignment
+            out.append(replace(base, F=base.U))
         U, found = base.U, 0
         for fo in range(n):
             if (-fo) % 8 != U % 8:

@@ -3,8 +3,9 @@ preconditions of a call, the fault model, and what each byte must become.
 
 Symbols: D, S (dst, src), N (n), W (an arbitrary byte index: proving a
 property for symbolic W proves it for every byte), SRC (source contents),
-C (memset's value), F / NF (the first inaccessible page boundary in the user
-buffer, or none), SS0 (sstatus at entry, SUM clear), RA0, SP0 and the entry
+C (memset's value), F / NF (the first inaccessible byte of the user buffer:
+a page boundary in it, or its first byte; or none), SS0 (sstatus at entry,
+SUM clear), RA0, SP0 and the entry
 value of every other register.
 
 Routine kinds
@@ -104,7 +105,11 @@ class World:
         if self.has_source:
             pre.append(z3.Or(z3.ULE(self.SP0 + 4096, S - 8), z3.ULE(S + N + 8, self.SP0 - 8192)))
         if self.user:
-            pre.append(z3.Or(self.NF, z3.And(self.F & bv(PAGE - 1) == 0, z3.ULT(self.FO, N))))
+            # the first inaccessible byte: a page boundary inside the buffer,
+            # or its very first byte (the page holding it is inaccessible,
+            # whatever the buffer's alignment)
+            pre.append(z3.Or(self.NF, z3.And(z3.Or(self.FO == 0, self.F & bv(PAGE - 1) == 0),
+                                              z3.ULT(self.FO, N))))
         else:
             pre.append(self.NF)
         return pre
