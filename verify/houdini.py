@@ -222,7 +222,6 @@ class Proof:
         return targets, [], refuted
 
 
-
 def _explore(prog, routine, world: World, bases: dict) -> tuple[dict, list]:
     """Symbolic paths from the entry and from every loop head, with the
     heads' frames pinned (see _frame).  A pin some path into its head does
