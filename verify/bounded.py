@@ -1,8 +1,8 @@
 """The bounded exhaustive cross-check: every n <= N, all 64 (src, dst)
 alignment pairs, no fault, a fault at every page-boundary offset inside
-the user buffer and one at its first byte, run concretely in the emulator with two data patterns;
-for memmove, every distance of src from dst that overlaps it (both
-directions) and the nearest disjoint ones.
+the user buffer and one at its first byte, run concretely in the emulator
+with two data patterns; for memmove, every distance of src from dst that
+overlaps it (both directions) and the nearest disjoint ones.
 
 It cross-checks the unbounded proof: a clause the proof left unknown that
 holds in every run is reported "holds for n <= N"; a run that breaks a

@@ -5,8 +5,7 @@ Symbols: D, S (dst, src), N (n), W (an arbitrary byte index: proving a
 property for symbolic W proves it for every byte), SRC (source contents),
 C (memset's value), F / NF (the first inaccessible byte of the user buffer:
 a page boundary in it, or its first byte; or none), SS0 (sstatus at entry,
-SUM clear), RA0, SP0 and the entry
-value of every other register.
+SUM clear), RA0, SP0 and the entry value of every other register.
 
 Routine kinds
   to, from   __asm_copy_{to,from}_user: user buffer is dst / src
