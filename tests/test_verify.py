@@ -191,20 +191,24 @@ def test_a_store_when_n_is_zero_is_caught(tmp_path):
     assert rep.status["C1"] == "proved", rep.as_dict()
 
 
+def _pre2021_to_user_mutant(tmp_path, old, new):
+    """The proof of pre2021's __asm_copy_to_user (out/, kept fresh by
+    test_freshness) with the first `old` replaced by `new`."""
+    text = (ROOT / "out" / "pre2021" / "uaccess.S").read_text()
+    assert old in text
+    bad = tmp_path / "bad.S"
+    bad.write_text(text.replace(old, new, 1))
+    return prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+
+
 def test_a_violation_no_model_shows_is_found_among_small_calls(tmp_path):
     """pre2021's byte loop entered with `bgtu` instead of `bgeu`: it stores
     one byte past the end whenever the word loop leaves nothing (n a
     multiple of 8 after the head) or n is 0.  The proof's failing path
     starts at a loop head whose solver state no call reaches as such; the
     small concrete search finds a call that shows it."""
-    from gen.build import build_file
-    built = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "gen")
-    text = (Path(built.outdir) / "uaccess.S").read_text()
     marker = ".Lcopy_bytes:\n\tbgeu\ta0, a3, .Lcopy_done"
-    assert marker in text
-    bad = tmp_path / "bad.S"
-    bad.write_text(text.replace(marker, marker.replace("bgeu", "bgtu"), 1))
-    rep = prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+    rep = _pre2021_to_user_mutant(tmp_path, marker, marker.replace("bgeu", "bgtu"))
     assert rep.status["B1"] == "violated", rep.as_dict()
     ex = rep.examples["B1"]
     assert ex["n"] == 0 or ex["n"] >= 16
@@ -215,15 +219,11 @@ def test_a_buffer_starting_on_an_inaccessible_page_is_a_fault_point(tmp_path):
     any alignment: pre2021's dst head store without its extable entry (a
     page boundary can never fall inside the head, so only this case shows
     it) is violated under X1, replayed with the page of dst inaccessible."""
-    from gen.build import build_file
-    built = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "gen")
-    text = (Path(built.outdir) / "uaccess.S").read_text()
-    head = text.index(".Lcopy_head:")
+    head = ".Lcopy_head:\n"
     store = "fixup sb, t0, 0(a0), .Lcopy_fault"
-    at = text.index(store, head)
-    bad = tmp_path / "bad.S"
-    bad.write_text(text[:at] + "sb t0, 0(a0)" + text[at + len(store):])
-    rep = prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+    text = (ROOT / "out" / "pre2021" / "uaccess.S").read_text()
+    block = text[text.index(head):text.index(store, text.index(head)) + len(store)]
+    rep = _pre2021_to_user_mutant(tmp_path, block, block.replace(store, "sb t0, 0(a0)"))
     assert rep.status["X1"] == "violated", rep.as_dict()
     ex = rep.examples["X1"]
     assert ex["fault_offset"] == 0 and int(ex["dst"], 16) % 8 != 0

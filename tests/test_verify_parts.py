@@ -118,7 +118,7 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     """GCC's unrolled loop in c910fast's memcpy: the guesses include that the
     dst cursor and the loop end are whole 64-byte blocks apart, that the end
     plus the count's remainder is dst + n, and that the block bytes are the
-    count rounded down; each is true in every sampled run (checked here) and
+    count rounded down (guessed only when true in every sampled run), and
     Houdini keeps them."""
     from verify.candidates import formula, term_exprs
     from verify.houdini import Proof

@@ -13,7 +13,7 @@ from collections import defaultdict
 import z3
 
 from verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
-from verify.explore import Explorer, Segment, merge_cut_ends
+from verify.explore import Explorer, merge_cut_ends
 from verify.liveness import live_at
 from verify.parallel import fork_map
 from verify.symstate import SymState
