@@ -5,7 +5,8 @@
 Prints seconds per stage (concrete runs, guessing, exploration, Houdini,
 clause checks, termination), the number of bit-vector queries of each (in
 this process: with JOBS > 1 the children's queries are not counted) and,
-with JOBS = 1, the clauses whose checks cost the most.  A diagnostic for
+with JOBS = 1, the Houdini paths (start -> loop head) and the clauses whose
+checks cost the most.  A diagnostic for
 the speed work of issue 4; bench/verify_speed.py records the figures.
 """
 from __future__ import annotations
@@ -48,6 +49,20 @@ def main(path: str, symbol: str, jobs: int) -> None:
         return r
     Check.run = run
 
+    # Houdini's time per path (start -> end pc), in this process
+    from verify import houdini
+    paths: dict = {}
+    for name in ("_kept", "_first_provable"):
+        orig = getattr(houdini.Proof, name)
+
+        def timed(self, start, end, *a, _orig=orig):
+            t0 = time.time()
+            r = _orig(self, start, end, *a)
+            k = (start, end.pc)
+            paths[k] = paths.get(k, 0.0) + time.time() - t0
+            return r
+        setattr(houdini.Proof, name, timed)
+
     elf = str(linked_elf(path, Path("build/verify") / Path(path).stem))
     kind = KINDS[symbol]
     t = time.time()
@@ -75,6 +90,8 @@ def main(path: str, symbol: str, jobs: int) -> None:
     proof.houdini(guesses, jobs)
     print("  kept:", {hex(k): len(v) for k, v in proof.inv.items()})
     mark("houdini")
+    for (a, b), v in sorted(paths.items(), key=lambda kv: -kv[1])[:8]:
+        print(f"  path {hex(a) if a else 'entry'} -> {hex(b)}: {v:.1f} s")
     ck = ClauseChecker(proof)
     ck.obligations()
     ck.returns()

@@ -1,6 +1,7 @@
 """memmove under the verifier: no unbounded proof (the symbolic memory keeps
-the source apart from dst), so the report says unknown with the reason, and
-`--bounded N` runs every overlap of the two buffers in both directions."""
+the source apart from dst), so every overlap of the two buffers, in both
+directions, is run for every n up to a bound (64, or `--bounded N`), and
+the report says "holds for n <= N" or violated, with the reason."""
 from __future__ import annotations
 
 import json
@@ -107,10 +108,25 @@ def test_backward_only_memmove_is_caught(tmp_path):
 
 
 def test_report_says_unknown_with_the_reason(string2021):
-    rep = prove_routine(string2021, "memmove", "memmove")
+    rep = prove_routine(string2021, "memmove", "memmove", memmove_bound=0)
     assert set(rep.status) == set(BY_KIND["memmove"])
     assert set(rep.status.values()) == {"unknown"}
     assert rep.detail["C1"] == MEMMOVE_UNMODELLED
+
+
+def test_report_runs_every_overlap_up_to_the_default_bound(string2021, tmp_path):
+    """Without --bounded, memmove is still checked, for n <= MEMMOVE_BOUND,
+    and the report says so in those words; a wrong memmove is violated."""
+    from verify.prove import MEMMOVE_BOUND
+    rep = prove_routine(string2021, "memmove", "memmove", jobs=2)
+    held = f"holds for n <= {MEMMOVE_BOUND}"
+    assert {c: rep.status[c] for c in ("C1", "A1", "B1", "T1")} == dict.fromkeys(
+        ("C1", "A1", "B1", "T1"), held)
+    assert rep.status["B2"] == "unknown"             # loads are not observed by a run
+    assert MEMMOVE_UNMODELLED in rep.detail["C1"]
+    bad = prove_routine(_forward_only(tmp_path), "memmove", "memmove", memmove_bound=8)
+    assert bad.status["C1"] == "violated"
+    assert bad.status["B1"] == "holds for n <= 8"
 
 
 def test_cli_bounded_memmove(tmp_path, string2021):

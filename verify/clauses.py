@@ -33,4 +33,5 @@ STRING_KINDS = ("memcpy", "memset", "memmove")
 # why memmove has no unbounded proof yet (verify.prove reports it per clause)
 MEMMOVE_UNMODELLED = ("not proved for every n: the symbolic memory keeps the source apart "
                       "from dst (a load does not see an earlier store), so an overlapping "
-                      "memmove is outside it; --bounded N runs every overlap")
+                      "memmove is outside it; every overlap is run instead, for every n "
+                      "up to a bound (--bounded N)")

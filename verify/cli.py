@@ -17,11 +17,11 @@ MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown":
 
 
 def _prove(elf, sym, kind, bounded, jobs):
-    from verify.prove import prove_routine
-    rep = prove_routine(str(elf), sym, kind, jobs=jobs)
-    if bounded:
+    from verify.prove import MEMMOVE_BOUND, prove_routine
+    rep = prove_routine(str(elf), sym, kind, jobs=jobs, memmove_bound=bounded or MEMMOVE_BOUND)
+    if bounded and kind != "memmove":
         from verify.bounded import apply_bounded
-        apply_bounded(str(elf), rep, bounded)
+        apply_bounded(str(elf), rep, bounded, jobs)
     return rep
 
 
