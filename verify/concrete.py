@@ -63,6 +63,25 @@ class Outcome:
     error: str | None = None   # oops / step limit
     error_kind: str | None = None
     snapshots: list = field(default_factory=list)
+    loads: list | None = None  # (address, size) of every load, when recorded
+
+
+class LoadRecorder:
+    """Records a run's loads through the emulator's cost-model hooks (the
+    machine calls access / on_insn / on_fault; nothing is priced)."""
+
+    def __init__(self):
+        self.loads: list[tuple[int, int]] = []
+
+    def access(self, addr: int, size: int, store: int) -> None:
+        if not store:
+            self.loads.append((addr, size))
+
+    def on_insn(self, insn, taken: bool) -> None:
+        pass
+
+    def on_fault(self) -> None:
+        pass
 
 
 def _region(m: Machine, base: int, size: int, user: bool, fill: bytes, pad: int) -> None:
@@ -98,11 +117,15 @@ def args_for(sc: Scenario) -> tuple:
     return (sc.D, sc.S, sc.N)
 
 
-def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_000) -> Outcome:
+def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_000,
+        record_loads: bool = False) -> Outcome:
     m = setup(image, sc)
     entry = image.address_of(symbol)
     saved = m._setup_call(entry, args_for(sc), False)
     hart, out = m.hart, Outcome()
+    if record_loads:
+        hart.cost = LoadRecorder()
+        out.loads = hart.cost.loads
     init = list(hart.x)
     trace = set(trace_pcs)
     try:
@@ -126,6 +149,19 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_0
     out.before = _read(m, sc.D - MARGIN, MARGIN)
     out.after = _read(m, sc.D + sc.N, MARGIN)
     return out
+
+
+def _loads_ok(sc: Scenario, loads) -> tuple[bool, bool]:
+    """(B2, B2s) of a run: every load near the buffers (within MARGIN of
+    dst or src; the stack and the code's literals are elsewhere) lies in
+    the aligned words covering [src, src+n), resp. in [src, src+n)."""
+    n = sc.N
+    lo, hi = sc.S & ~7, (sc.S + n + 7) & ~7
+    near = [(a, k) for a, k in loads
+            if any(b - MARGIN <= a < b + n + MARGIN for b in (sc.D, sc.S))]
+    covered = n > 0 and all(lo <= a and a + k <= hi for a, k in near)
+    strict = n > 0 and all(sc.S <= a and a + k <= sc.S + n for a, k in near)
+    return (covered or not near), (strict or not near)
 
 
 def _pages(m: Machine, addr: int, n: int, fill: bytes) -> bytes:
@@ -158,12 +194,16 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
     exp, n = sc.expected(), sc.N
     v = {"X1": out.error_kind != "Oops", "T1": out.error_kind != "StepLimit"}
     if out.error:
+        if string:      # no X1 for these: a run that oopses does not do the job
+            v["C1"] = False
         return v
     v["S1"] = not out.sum_at_exit
     v["S2"] = not any("SUM clear" in f.cause for f in getattr(out, "faults", ()))
     v["A1"] = out.callee_ok
     v["B1"] = out.before == sc.initial(sc.D - MARGIN, MARGIN) and \
         out.after == sc.initial(sc.D + n, MARGIN)
+    if out.loads is not None:
+        v["B2"], v["B2s"] = _loads_ok(sc, out.loads)
     if string:
         v["C1"] = out.ret == sc.D and out.dst == exp
         return v
