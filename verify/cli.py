@@ -59,7 +59,8 @@ def _table(reports, console) -> None:
 @click.option("--routine", "only", help="Verify only this symbol (e.g. __asm_copy_to_user).")
 @click.option("--bounded", type=int, default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
-                   "(memmove: every overlap of src and dst, both directions).")
+                   "(memmove: every overlap of src and dst, both directions; memmove, "
+                   "which has no unbounded proof, is run for n <= 64 without this).")
 @click.option("-j", "--jobs", type=int, default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
