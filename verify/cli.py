@@ -73,7 +73,10 @@ def verify(file, only, bounded, jobs, as_json, workdir) -> None:
     user-copy contract is reported on its own: proved (for every n),
     violated (with a counterexample replayed in the emulator), unknown
     (the solver or the inferred loop invariants were not strong enough) or,
-    with --bounded N, holding for every n <= N.
+    with --bounded N, holding for every n <= N.  memmove has no unbounded
+    proof yet: its clauses are checked by running every overlap for every
+    n <= 64 (or N) and reported "holds for n <= 64" when every run keeps
+    them.
     """
     from rich.console import Console
     from rich.progress import Progress
