@@ -59,7 +59,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--routine", default=None)
     args = ap.parse_args()
-    measure(args.example, args.limits or [16, 32], max(1, args.jobs), args.routine)
+    measure(args.example, args.limits, max(1, args.jobs), args.routine)
 
 
 if __name__ == "__main__":

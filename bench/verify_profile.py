@@ -5,9 +5,9 @@
 Prints seconds per stage (concrete runs, guessing, exploration, Houdini,
 clause checks, termination), the number of bit-vector queries of each (in
 this process: with JOBS > 1 the children's queries are not counted) and,
-with JOBS = 1, the Houdini paths (start -> loop head) and the clauses whose
-checks cost the most.  A diagnostic for
-the speed work of issue 4; bench/verify_speed.py records the figures.
+with JOBS = 1, the Houdini paths (start -> loop head) and the clauses
+whose checks cost the most.  A diagnostic for the speed work of issue 4;
+bench/verify_speed.py records the figures.
 """
 from __future__ import annotations
 
