@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from verify.z3ops import bv
+from verify.z3ops import bv, mentions
 
 PAGE = 4096
 SR_SUM = 1 << 18
@@ -131,6 +131,25 @@ class World:
     def F(self):
         """The first inaccessible address: offset FO into the user buffer."""
         return self.U + self.FO
+
+    def fault_free(self, facts: list, goal) -> list:
+        """`facts` without those about the fault point, when that keeps the
+        query `facts and not goal` equisatisfiable: the goal does not
+        mention FO or NF, and every dropped fact holds once NF is set (no
+        fault anywhere: a path that faulted has a fact that does not).  A
+        model of the rest then extends to one of all with NF = true.  On
+        the paths that did not fault this drops the "this access did not
+        fault" facts, one per user access, which the solver otherwise
+        bit-blasts against FO."""
+        if mentions(goal, self.FO) or mentions(goal, self.NF):
+            return facts
+        out = []
+        for f in facts:
+            if not (mentions(f, self.FO) or mentions(f, self.NF)):
+                out.append(f)
+            elif not z3.is_true(z3.simplify(z3.substitute(f, (self.NF, z3.BoolVal(True))))):
+                return facts
+        return out
 
     def user_access_faults(self, addr, size):
         """True when [addr, addr+size) reaches the inaccessible part.  Written
