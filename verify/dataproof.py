@@ -12,12 +12,13 @@ Before splitting, registers the start invariant pins to source words
 (S - D) & 7 is split into its 8 values, so that funnel shifts by a
 symbolic amount become fixed byte selections.
 
-Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops.
+Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops, verify.nowrap.
 """
 from __future__ import annotations
 
 import z3
 
+from verify.nowrap import lemmas
 from verify.z3ops import bv
 
 TIMEOUT_MS = 60000      # per byte query
@@ -53,7 +54,9 @@ class ByteProver:
 
     def __init__(self, world, base_facts: list):
         self.world = world
-        self.base = base_facts          # preconditions, BV invariants, path condition
+        # preconditions, BV invariants, path condition, and the no-wrap
+        # lemmas of their pointer comparisons (verify.nowrap)
+        self.base = base_facts + lemmas(world, base_facts)
         self._solver: z3.Solver | None = None
 
     def valid(self, facts: list, goal) -> z3.CheckSatResult:
@@ -69,7 +72,7 @@ class ByteProver:
         s = self._solver
         for goal in goals:
             s.push()
-            s.add(z3.Not(goal))
+            s.add(z3.Not(goal), *lemmas(self.world, [goal]))
             r = s.check()
             s.pop()
             if r == z3.unknown:
@@ -81,7 +84,7 @@ class ByteProver:
     def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
         s = z3.SolverFor("QF_BV")
         s.set("timeout", limit_ms)
-        s.add(*self.base, *facts, z3.Not(goal))
+        s.add(*self.base, *facts, z3.Not(goal), *lemmas(self.world, [*facts, goal]))
         return s.check()
 
     def valid_within(self, goal, limit_ms: int) -> z3.CheckSatResult:

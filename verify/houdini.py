@@ -15,6 +15,7 @@ import z3
 from verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
 from verify.explore import Explorer, merge_cut_ends
 from verify.liveness import live_at
+from verify.nowrap import lemmas
 from verify.parallel import fork_map
 from verify.symstate import SymState
 from verify.world import BV8, BV64, World
@@ -84,11 +85,13 @@ class Proof:
         hypothesis: still sound, and pure bit-vector queries are much
         faster).  Facts about the fault point the goal cannot need are left
         out (World.fault_free); `read`: formulas the caller evaluates in a
-        model, which must not need them either."""
+        model, which must not need them either.  The no-wrap lemmas of
+        every pointer comparison go in (verify.nowrap)."""
         s = z3.SolverFor("QF_BV")
         s.set("timeout", TIMEOUT_MS)
-        facts = [*self.pre, *self.data.bv_facts(start), *cond]
-        s.add(*self.world.fault_free(facts, z3.And(goal, *read)))
+        facts = self.world.fault_free([*self.pre, *self.data.bv_facts(start), *cond],
+                                      z3.And(goal, *read))
+        s.add(*facts, *lemmas(self.world, [*facts, goal, *read]))
         s.add(z3.Not(goal))
         return s
 
