@@ -12,7 +12,7 @@ from collections import defaultdict
 from itertools import combinations
 
 from verify.candidates import FACTS, M64, Cand, _s, atom_value, term_values
-from verify.concrete import Scenario, run
+from verify.concrete import PAGE, Scenario, run
 
 SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
                               129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,
@@ -41,7 +41,6 @@ def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
 # sizes of the runs that fault (a copy to or from user memory): a fault in
 # the head, the byte loop, a block, the tail
 FAULT_SIZES = [1, 5, 9, 40, 70, 71, 72, 100, 129, 200, 257, 300, 513, 1000, 2000]
-PAGE = 4096
 
 
 def samples(kind: str, seed: int = 1) -> list[Scenario]:

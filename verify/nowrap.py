@@ -37,6 +37,12 @@ def small(world: World, off):
 def schema(world: World, base, a, b, strict: bool):
     """The lemma for a comparison of base + a with base + b."""
     cmp = z3.ULT(base + a, base + b) if strict else z3.ULE(base + a, base + b)
+    return _guarded(world, cmp, a, b, strict)
+
+
+def _guarded(world: World, cmp, a, b, strict: bool):
+    """cmp (base + a against base + b) is the signed comparison of a and b
+    while both offsets are small."""
     rel = a < b if strict else a <= b
     return z3.Implies(z3.And(small(world, a), small(world, b)), cmp == rel)
 
@@ -88,8 +94,7 @@ def _lemma(world: World, atom, swap: bool, strict: bool):
         if mentions(x, base) and mentions(y, base):
             a, b = _offset(x, base), _offset(y, base)
             if a is not None and b is not None:
-                return z3.Implies(z3.And(small(world, a), small(world, b)),
-                                  atom == (a < b if strict else a <= b))
+                return _guarded(world, atom, a, b, strict)
     return None
 
 
