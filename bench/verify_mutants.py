@@ -77,12 +77,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None,
                     help="results file (default bench/results/verify_mutants[_ROUTINE].json); "
                          "give each set of files its own: the file keeps only this command's mutants")
+    ap.add_argument("--retry-survivors", action="store_true",
+                    help="prove again the mutants the results file records as survived")
     args = ap.parse_args()
     suffix = "" if args.routine == "__clear_user" else "_" + args.routine.lstrip("_")
     out = args.out or ROOT / "bench" / "results" / f"verify_mutants{suffix}.json"
     done = {}
     if out.exists():
-        done = {r["description"]: r for r in json.loads(out.read_text()).get("mutants", [])}
+        done = {r["description"]: r for r in json.loads(out.read_text()).get("mutants", [])
+                if not (args.retry_survivors and r.get("killed") is False)}
     todo = []
     for f in args.files:
         seen: dict[str, int] = {}

@@ -227,3 +227,21 @@ def test_a_buffer_starting_on_an_inaccessible_page_is_a_fault_point(tmp_path):
     assert rep.status["X1"] == "violated", rep.as_dict()
     ex = rep.examples["X1"]
     assert ex["fault_offset"] == 0 and int(ex["dst"], 16) % 8 != 0
+
+
+@pytest.mark.slow
+def test_a_word_loop_store_without_extable_is_replayed_past_the_threshold(tmp_path):
+    """kernel2021's fourth store of the 8-word block without its extable
+    entry: the solver's model sits at the loop head with n = 64, which a
+    call takes down the byte path; the replay moves n past the threshold
+    and the fault through the buffer until the unhandled store oopses."""
+    store = "fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24"
+    text = (ROOT / "out" / "kernel2021" / "uaccess.S").read_text()
+    assert store in text
+    bad = tmp_path / "bad.S"
+    bad.write_text(text.replace(store, "REG_S a7, 3*SZREG(a0)", 1))
+    rep = prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
+    assert rep.status["X1"] == "violated", rep.as_dict()
+    ex = rep.examples["X1"]
+    assert ex["n"] > 64 and ex["fault_offset"] % 64 == 24, ex
+    assert "oops" in ex["error"]

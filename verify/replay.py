@@ -24,8 +24,10 @@ UNOBSERVABLE = ("B2", "B2s")
 
 FAULT_CLAUSES = ("C2", "C3", "C4", "C5", "C6")
 # replayed with the fault moved (and without one): an overrun that a fault
-# stops, the exit then returning exactly, shows only when nothing faults
-VARIANT_CLAUSES = FAULT_CLAUSES + ("B1", "B2")
+# stops, the exit then returning exactly, shows only when nothing faults; an
+# access without an extable entry (X1) oopses only when the fault meets it,
+# and the model's loop-head state may be at a size that takes another path
+VARIANT_CLAUSES = FAULT_CLAUSES + ("B1", "B2", "X1")
 
 
 def _model(proof, f, fault: bool | None):
@@ -106,7 +108,10 @@ def fault_variants(sc: Scenario, limit: int = 64) -> list[Scenario]:
     if sc.kind not in ("to", "from", "clear"):
         return []
     out = []
-    for n in [sc.N] + [k for k in (136, 256) if k > sc.N]:   # loops a small n skips
+    # loops a small n skips: one word past the model's n first (it may sit
+    # just under a threshold), then sizes that enter the block loops
+    sizes = [sc.N] + sorted({k for k in (sc.N + 8, 136, 256) if k > sc.N})
+    for n in sizes:
         base = sc if n == sc.N else replace(
             sc, N=n, src=bytes((7 * i + 3) % 128 for i in range(n)),
             dst0=bytes(128 + (5 * i + 1) % 128 for i in range(n)))
