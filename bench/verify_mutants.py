@@ -52,6 +52,9 @@ def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: 
 
 def mutants_in(text: str, routine: str):
     from verify.mutate import all_mutants
+    import re
+    alias = re.search(rf"^SYM_FUNC_ALIAS\({routine},\s*(\w+)\)", text, re.M)
+    routine = alias.group(1) if alias else routine      # the body it shares
     lines = text.splitlines()
     start = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_START({routine})"))
     end = next(i for i, ln in enumerate(lines) if ln.startswith(f"SYM_FUNC_END({routine})"))
