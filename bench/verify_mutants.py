@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -52,7 +53,6 @@ def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: 
 
 def mutants_in(text: str, routine: str):
     from verify.mutate import all_mutants
-    import re
     alias = re.search(rf"^SYM_FUNC_ALIAS\({routine},\s*(\w+)\)", text, re.M)
     routine = alias.group(1) if alias else routine      # the body it shares
     lines = text.splitlines()
