@@ -66,11 +66,12 @@ def kernel_side(m, text: str, routine: str) -> bool:
     load in copy_to_user, a store in copy_from_user): the contract has that
     buffer mapped, so no run can tell the mutant from the original."""
     from verify.asmtext import LOADS, STORES, parse_insn
-    if m.kind != "missing_extable" or routine == "__clear_user":
+    from verify.concrete import USER_SIDE
+    if m.kind != "missing_extable":
         return False
     ins = parse_insn(m.site - 1, text.splitlines()[m.site - 1])
-    side = LOADS if routine == "__asm_copy_to_user" else STORES
-    return ins is not None and ins.op in side
+    kernel_ops = LOADS if USER_SIDE[KIND_OF[routine]] == "dst" else STORES
+    return ins is not None and ins.op in kernel_ops
 
 
 def summary(rows: list) -> dict:
