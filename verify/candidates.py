@@ -10,6 +10,7 @@ Families (each checked by induction later; a guess is never trusted):
   fact       facts about the arguments alone, e.g. ((S - D) & 7) != 0
   word       x[r] == the source word at x[b] + c
   cursor     the destination holds exactly the bytes [D, x[r] + c) copied
+  rcursor    ... exactly the bytes [x[r] + c, D + n): a backward copy (memmove)
   status     sstatus == SS0 | SUM  (or == SS0)
   nge        n >= c (unsigned): the size threshold that led to this loop
   mask       x[a] + (x[b] & m) - term == c   (GCC's word loops: the loop end
@@ -108,7 +109,7 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset(a[0]) | frozenset(a[2])
     if k in ("ge", "le", "aligned"):
         return frozenset(a[0])
-    if k in ("unchanged", "cursor"):
+    if k in ("unchanged", "cursor", "rcursor"):
         return frozenset((a[0],))
     if k in ("rge", "rle", "rmod", "mask", "word"):
         return frozenset(a[:2])
@@ -157,7 +158,7 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
         return FACTS[a[0]][1](terms)
     if k == "word":
         return xs[a[0]] == w.source_word(xs[a[1]] + bv(a[2]), 8)
-    if k == "cursor":
+    if k in CURSORS:
         exp = w.expected_byte(w.W)
         return z3.And(cursor_extent(c, xs, written, w), z3.Implies(written, watched == exp))
     if k == "status":
@@ -165,16 +166,28 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
     raise AssertionError(k)
 
 
-def cursor_extent(c: Cand, xs, written, w: World):
-    """The register part of a cursor: dst[W] was written iff W < x[r] + c - D."""
+CURSORS = ("cursor", "rcursor")
+
+
+def cursor_interval(c: Cand, xs, w: World) -> tuple:
+    """(lo, hi): the indices of dst a cursor says are written, [lo, hi)."""
     limit = z3.simplify(xs[c.args[0]] + bv(c.args[1]) - w.D)
-    return z3.And(written == z3.ULT(w.W, limit), z3.ULE(limit, w.N))
+    return (bv(0), limit) if c.kind == "cursor" else (limit, w.N)
+
+
+def cursor_extent(c: Cand, xs, written, w: World):
+    """The register part of a cursor: dst[W] was written iff W is in its
+    interval, and the interval within [0, n)."""
+    lo, hi = cursor_interval(c, xs, w)
+    if c.kind == "cursor":
+        return z3.And(written == z3.ULT(w.W, hi), z3.ULE(hi, w.N))
+    return z3.And(written == z3.UGE(w.W, lo), z3.ULE(lo, w.N))
 
 
 def bv_formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
     """The part of a candidate that needs no reasoning about memory contents
     (None for `word`, whose content is checked by verify.dataproof)."""
-    if c.kind == "cursor":
+    if c.kind in CURSORS:
         return cursor_extent(c, xs, written, w)
     if c.kind == "word":
         return None

@@ -44,6 +44,10 @@ class Scenario:
             out[lo - addr:hi - addr] = self.src[lo - self.S:hi - self.S]
         return bytes(out)
 
+    def dst_before(self) -> bytes:
+        """dst as it was before the call (memmove's may hold source bytes)."""
+        return self.initial(self.D, self.N) if self.kind == "memmove" else self.dst0
+
     def expected(self) -> bytes:
         if self.kind == "clear":
             return bytes(self.N)

@@ -9,7 +9,9 @@ every interval and is slow.  Instead: a union of intervals covers [0, upto)
 iff 0 is covered (when upto != 0) and every right end b of an interval with
 b < upto is covered, since the smallest uncovered point would be the right
 end of the interval covering the point before it.  That holds for
-bit-vector intervals too (membership is ULT(p - lo, size)).  Each of these
+bit-vector intervals too (membership is ULT(p - lo, size)), and for any
+range [start, upto) in place of [0, upto) (a backward copy's written part
+is [lim, n)).  Each of these
 goals mentions no W, and each is a small query of its own.
 
 Role: `cover_goals` (every byte below a bound written) and `inside_goals`
@@ -28,18 +30,20 @@ def _disjuncts(e) -> list:
     return [e]
 
 
-def intervals(W, written, head_written=None, head_limit=None) -> list | None:
+def intervals(W, written, head_written=None, head_iv=None) -> list | None:
     """`written` as [(membership of a point p, left end, right end)], None
-    when it is not a union of intervals.  The head's own flag counts as
-    [0, head_limit) when its cursor gives that bound."""
+    when it is not a union of intervals.  The head's own flag counts as the
+    interval head_iv = (lo, hi) its cursor gives ([0, lim) for a forward
+    copy, [lim, n) for a backward one)."""
     out = []
     for d in _disjuncts(written):
         if z3.is_false(d):
             continue
         if head_written is not None and z3.eq(d, head_written):
-            if head_limit is None:
+            if head_iv is None:
                 return None
-            out.append((lambda p, lim=head_limit: z3.ULT(p, lim), bv(0), head_limit))
+            lo, hi = head_iv
+            out.append((lambda p, lo=lo, hi=hi: z3.ULT(p - lo, hi - lo), lo, hi))
             continue
         if not (z3.is_app_of(d, z3.Z3_OP_ULT) and z3.is_bv_value(d.arg(1))):
             return None
@@ -52,28 +56,31 @@ def intervals(W, written, head_written=None, head_limit=None) -> list | None:
     return out
 
 
-def cover_goals(W, written, upto, head_written=None, head_limit=None) -> list | None:
-    """W-free goals that together prove `ULT(W, upto) -> written` for every
-    W; None when `written` is not a union of intervals (then ask directly).
-    head_written / head_limit: the start state's written flag and the bound
-    its cursor gives (written == ULT(W, head_limit)), if any."""
-    ivs = intervals(W, written, head_written, head_limit)
+def cover_goals(W, written, upto, head_written=None, head_iv=None, start=None) -> list | None:
+    """W-free goals that together prove `written` for every W in
+    [start, upto) (start 0 by default); None when `written` is not a union
+    of intervals (then ask directly).  head_written / head_iv: the start
+    state's written flag and the interval its cursor gives, if any."""
+    ivs = intervals(W, written, head_written, head_iv)
     if ivs is None:
         return None
+    start = bv(0) if start is None else start
 
     def covered(p):
         return z3.Or(*[member(p) for member, _, _ in ivs]) if ivs else z3.BoolVal(False)
-    goals = [z3.Implies(upto != 0, covered(bv(0)))]
-    goals += [z3.Implies(z3.ULT(end, upto), covered(end)) for _, _, end in ivs]
+    goals = [z3.Implies(upto != start, covered(start))]
+    goals += [z3.Implies(z3.ULT(end - start, upto - start), covered(end)) for _, _, end in ivs]
     # most intervals are disjoint from a given right end by constants alone
     return [z3.simplify(g) for g in goals]
 
 
-def inside_goals(W, written, limit, head_written=None, head_limit=None) -> list | None:
-    """W-free goals that together prove `written -> ULT(W, limit)`: every
-    interval is empty or lies in [0, limit) without wrapping."""
-    ivs = intervals(W, written, head_written, head_limit)
+def inside_goals(W, written, limit, head_written=None, head_iv=None, start=None) -> list | None:
+    """W-free goals that together prove `written -> W in [start, limit)`:
+    every interval is empty or lies in [start, limit) without wrapping."""
+    ivs = intervals(W, written, head_written, head_iv)
     if ivs is None:
         return None
-    return [z3.simplify(z3.Or(lo == end, z3.And(z3.ULE(lo, end), z3.ULE(end, limit))))
+    start = bv(0) if start is None else start
+    return [z3.simplify(z3.Or(lo == end, z3.And(z3.ULE(start, lo), z3.ULE(lo, end),
+                                                 z3.ULE(end, limit))))
             for _, lo, end in ivs]

@@ -118,6 +118,9 @@ def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> 
             ok = strict = z3.BoolVal(False)
         out.append(Obligation("B2", pc, cond, ok, "load outside the source's aligned words"))
         out.append(Obligation("B2s", pc, cond, strict, "load outside [src, src+n)"))
+        if world.kind == "memmove":
+            out.append(Obligation("C1", pc, cond, z3.Not(world.overwritten(st.written, a, n)),
+                                  "a load reads a source byte the routine already overwrote"))
     return out
 
 

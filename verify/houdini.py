@@ -27,7 +27,7 @@ from verify.z3ops import bv
 # that 3 s allows: to be calibrated.)
 TIMEOUT_MS = 3000
 SP = 2
-MEMORY_KINDS = ("cursor", "word")
+MEMORY_KINDS = ("cursor", "rcursor", "word")
 
 
 def fresh_state(world: World, pc: int, base: dict[int, str] | None = None,

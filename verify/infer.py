@@ -31,7 +31,8 @@ def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
     D, S = dbase + doff, sbase + soff
     if kind == "memmove":
         S = D + rng.randrange(-n - 16, n + 16) if n else D + 64
-    src = bytes(rng.randrange(128) for _ in range(n))
+    src = _distinct_at(abs(S - D), n, rng) if kind == "memmove" else \
+        bytes(rng.randrange(128) for _ in range(n))
     dst0 = bytes(rng.randrange(128, 256) for _ in range(n))
     # memset's c: only its low byte counts, the rest must be ignored
     c = (rng.randrange(1 << 16) << 8) | rng.randrange(1, 128)
@@ -41,6 +42,19 @@ def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
 # sizes of the runs that fault (a copy to or from user memory): a fault in
 # the head, the byte loop, a block, the tail
 FAULT_SIZES = [1, 5, 9, 40, 70, 71, 72, 100, 129, 200, 257, 300, 513, 1000, 2000]
+
+
+def _distinct_at(delta: int, n: int, rng: random.Random) -> bytes:
+    """n random source bytes, each unlike the one delta before it: where
+    memmove's buffers overlap, a byte stored always differs from the one it
+    overwrites, so the written part of dst can be told from the rest."""
+    out = bytearray()
+    for i in range(n):
+        b = rng.randrange(128)
+        while delta and i >= delta and b == out[i - delta]:
+            b = rng.randrange(128)
+        out.append(b)
+    return bytes(out)
 
 
 def samples(kind: str, seed: int = 1) -> list[Scenario]:
@@ -299,20 +313,28 @@ def _words(varying, snaps) -> list[Cand]:
     return out
 
 
-def _prefix(dst: bytes, sc) -> int | None:
-    n = 0
-    while n < sc.N and dst[n] != sc.dst0[n]:
-        n += 1
-    return n if dst[n:] == sc.dst0[n:] else None
+def _prefix(dst: bytes, before: bytes, n: int) -> int | None:
+    """k when exactly dst[0, k) differs from what it was before the call."""
+    k = 0
+    while k < n and dst[k] != before[k]:
+        k += 1
+    return k if dst[k:] == before[k:] else None
 
 
 def _cursor(varying, snaps) -> list[Cand]:
-    lens = [_prefix(dst, sc) for _, _, dst, sc, _ in snaps]
-    if any(L is None for L in lens):
-        return []
+    """dst changed exactly below x[r] + c (forward), or exactly from it to
+    the end (backward: memmove's copy down from the end)."""
     out = []
-    for r in varying:
-        cs = {(sc.D + L - x[r]) & M64 for (x, _, _, sc, _), L in zip(snaps, lens)}
-        if len(cs) == 1:
-            out.append(Cand("cursor", (r, _s(cs.pop()))))
+    for kind, rev in (("cursor", False), ("rcursor", True)):
+        lims = []
+        for _, _, dst, sc, _ in snaps:
+            before = sc.dst_before()
+            k = _prefix(dst[::-1], before[::-1], sc.N) if rev else _prefix(dst, before, sc.N)
+            lims.append(None if k is None else (sc.N - k if rev else k))
+        if any(L is None for L in lims):
+            continue
+        for r in varying:
+            cs = {(sc.D + L - x[r]) & M64 for (x, _, _, sc, _), L in zip(snaps, lims)}
+            if len(cs) == 1:
+                out.append(Cand(kind, (r, _s(cs.pop()))))
     return out

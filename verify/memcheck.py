@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import z3
 
-from verify.candidates import Cand, bv_formula, cursor_extent, strongest
+from verify.candidates import CURSORS, Cand, bv_formula, cursor_extent, cursor_interval, strongest
 from verify.coverage import cover_goals, inside_goals
 from verify.dataproof import ByteProver, instantiate, split_offsets
 from verify.parallel import fork_map
@@ -120,7 +120,7 @@ class MemoryChecks:
     # --- checks ---------------------------------------------------------------
     def holds(self, start, end, cand: Cand) -> bool:
         st = end.state
-        if cand.kind == "cursor":
+        if cand.kind in CURSORS:
             if not self.extent_ok(start, end.cond, st, cand):
                 return False
             return self.written_bytes_ok(start, end.cond, st, [])
@@ -128,28 +128,31 @@ class MemoryChecks:
         return self.word_ok(start, end.cond, st.x[r], st.x[b] + bv(off))
 
     def head_cursor(self, start) -> tuple:
-        """(written flag, bound) of the start state, the bound from its cursor
-        invariant (written == W < bound), or None where there is none."""
+        """(written flag, interval) of the start state: the interval [lo, hi)
+        of dst its cursor invariant says is written (forward: [0, bound),
+        backward: [bound, n)), or None where there is none."""
         if start is None:
             return None, None
         head = self.p.heads[start]
-        cur = next((c for c in self.p.inv[start] if c.kind == "cursor"), None)
+        cur = next((c for c in self.p.inv[start] if c.kind in CURSORS), None)
         if cur is None:
             return head.written, None
-        return head.written, z3.simplify(head.x[cur.args[0]] + bv(cur.args[1]) - self.w.D)
+        return head.written, cursor_interval(cur, head.x, self.w)
 
     def extent_ok(self, start, cond, st, cand: Cand) -> bool:
         """The register part of a cursor at a path's end: written exactly
-        below its bound, and the bound within n.  Through verify.coverage's
-        W-free goals when the path's stores allow, else one query over W."""
+        in its interval, and the interval within n.  Through
+        verify.coverage's W-free goals when the path's stores allow, else
+        one query over W."""
         pr = self.prover(start, cond)
-        limit = z3.simplify(st.x[cand.args[0]] + bv(cand.args[1]) - self.w.D)
-        hw, hl = self.head_cursor(start)
-        cover = cover_goals(self.w.W, st.written, limit, hw, hl)
-        inside = inside_goals(self.w.W, st.written, limit, hw, hl)
+        lo, hi = cursor_interval(cand, st.x, self.w)
+        hw, hiv = self.head_cursor(start)
+        cover = cover_goals(self.w.W, st.written, hi, hw, hiv, lo)
+        inside = inside_goals(self.w.W, st.written, hi, hw, hiv, lo)
         if cover is None or inside is None:
             return pr.valid([], cursor_extent(cand, st.x, st.written, self.w)) == z3.unsat
-        return pr.all_valid([z3.ULE(limit, self.w.N)] + cover + inside)
+        bounds = [z3.ULE(hi, self.w.N)] if cand.kind == "cursor" else [z3.ULE(lo, self.w.N)]
+        return pr.all_valid(bounds + cover + inside)
 
     def written_bytes_ok(self, start, cond, st, assume) -> bool:
         """written -> dst[W] == expected, on the state st at a segment end.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from verify.clauses import BY_KIND, MEMMOVE_UNMODELLED
+from verify.clauses import BY_KIND, STRING_KINDS
 from verify.coverage import cover_goals
 from verify.houdini import Proof
 from verify.infer import bases, collect, guess
@@ -139,7 +139,7 @@ class ClauseChecker:
 
     def returns(self) -> None:
         w = self.w
-        string = w.kind in ("memcpy", "memset")
+        string = w.kind in STRING_KINDS
         for start, seg in self.p.segments:
             for end in seg.ends:
                 if end.kind == "cut":
@@ -182,8 +182,8 @@ class ClauseChecker:
     def _cover(self, clause, start, cond, st, upto, pc, what) -> None:
         """Every byte of [0, upto) written: through verify.coverage's W-free
         goals when the path's stores allow, else one query over W."""
-        head_written, head_limit = self.p.data.head_cursor(start)
-        goals = cover_goals(self.w.W, st.written, upto, head_written, head_limit)
+        head_written, head_iv = self.p.data.head_cursor(start)
+        goals = cover_goals(self.w.W, st.written, upto, head_written, head_iv)
         if goals is None:
             self._bv(clause, start, cond + [z3.ULT(self.w.W, upto)], st.written, pc, what)
             return
@@ -249,15 +249,6 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     there is reported "holds for n <= N", in those words."""
     t0 = time.time()
     jobs = jobs or default_jobs()
-    if kind == "memmove":
-        from verify.bounded import apply_bounded     # it imports verify.replay
-        rep = RoutineReport(symbol, kind)
-        for clause in BY_KIND[kind]:
-            rep.status[clause], rep.detail[clause] = "unknown", MEMMOVE_UNMODELLED
-        if memmove_bound > 0:
-            apply_bounded(elf, rep, memmove_bound, jobs)
-        rep.seconds = time.time() - t0
-        return rep
     try:
         return _prove(elf, symbol, kind, replay, t0, jobs)
     except (ProgramError, EmuError) as err:

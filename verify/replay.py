@@ -67,6 +67,10 @@ def scenario_from(proof, m, seed: int = 7) -> Scenario:
     page = 4096
     D = (sc.D & ~(page - 1)) + (_val(m, w.D) & (page - 1))
     S = (sc.S & ~(page - 1)) + (_val(m, w.S) & (page - 1))
+    delta = (_val(m, w.S) - _val(m, w.D)) & ((1 << 64) - 1)
+    delta -= (1 << 64) if delta >> 63 else 0
+    if w.kind == "memmove" and abs(delta) < 1 << 20:     # the overlap is the point
+        S = D + delta
     F = None
     if not z3.is_true(m.eval(w.NF, model_completion=True)) and w.user:
         U = S if w.user == "src" else D
@@ -94,7 +98,7 @@ def example(sc: Scenario, out) -> dict:
         return ex
     exp = sc.expected()
     ex.update(returned=out.ret, sum_at_exit=out.sum_at_exit, dst_after=out.dst.hex(),
-              wrong=[{"i": i, "expected": exp[i], "got": out.dst[i], "before": sc.dst0[i]}
+              wrong=[{"i": i, "expected": exp[i], "got": out.dst[i], "before": sc.dst_before()[i]}
                      for i in range(sc.N) if out.dst[i] != exp[i]][:16])
     return ex
 

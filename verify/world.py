@@ -11,6 +11,9 @@ Routine kinds
   to, from   __asm_copy_{to,from}_user: user buffer is dst / src
   clear      __clear_user (a0 = dst, a1 = n)
   memcpy     memcpy, buffers disjoint, never faults
+  memmove    memmove: the buffers may overlap; loads read the source as it
+             was at the call, and each load must meet no byte already
+             overwritten (World.overwritten)
   memset     memset (a0 = dst, a1 = c, a2 = n)
 
 Role: data and formulas only.  May import z3, verify.z3ops.
@@ -120,6 +123,16 @@ class World:
         if self.kind == "memset":
             return z3.Extract(7, 0, self.C)
         return z3.Select(self.SRC, self.S + w)
+
+    def overwritten(self, written, addr, size):
+        """For memmove, whose buffers may overlap: the watched byte dst[W]
+        was written, is one of the `size` bytes at addr, and is a source
+        byte.  Loads read the source as it was at the call, which is what
+        memory holds as long as no load meets an overwritten source byte
+        (bytes of an aligned word outside src are any value anyway)."""
+        at = self.D + self.W
+        return z3.And(written, z3.ULT(z3.simplify(at - addr), bv(size)),
+                      z3.ULT(z3.simplify(at - self.S), self.N))
 
     def source_word(self, addr, size=8):
         """Little-endian value of `size` source bytes at addr, zero-extended."""
