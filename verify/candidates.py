@@ -63,7 +63,13 @@ FACTS = {
     "SOFF!=0": (lambda t: t["SOFF"] != 0, lambda e: e["SOFF"] != 0),
     "SOFF==0": (lambda t: t["SOFF"] == 0, lambda e: e["SOFF"] == 0),
     "D&7==0": (lambda t: t["D"] & 7 == 0, lambda e: e["D"] & bv(7) == 0),
+    # memmove's two directions: dst does not start inside [src, src + n)
+    # (a forward copy is safe), or it does (only a backward one is)
+    "D-S>=N": (lambda t: (t["D"] - t["S"]) & M64 >= t["N"], lambda e: z3.UGE(e["D"] - e["S"], e["N"])),
+    "D-S<N": (lambda t: (t["D"] - t["S"]) & M64 < t["N"], lambda e: z3.ULT(e["D"] - e["S"], e["N"])),
 }
+# facts only memmove needs (for the other kinds the buffers are disjoint)
+MEMMOVE_FACTS = ("D-S>=N", "D-S<N")
 
 
 @dataclass(frozen=True)

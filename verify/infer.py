@@ -11,7 +11,7 @@ import random
 from collections import defaultdict
 from itertools import combinations
 
-from verify.candidates import FACTS, M64, Cand, _s, atom_value, term_values
+from verify.candidates import FACTS, M64, MEMMOVE_FACTS, Cand, _s, atom_value, term_values
 from verify.concrete import PAGE, Scenario, run
 
 SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
@@ -124,7 +124,8 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     cands += _masked_sums(varying, xs, terms)
     cands += _block_distances(varying, xs)
     cands += _bounds_aligned(varying, xs, terms)
-    cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)]
+    cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)
+              and (kind == "memmove" or f not in MEMMOVE_FACTS)]
     least = min(sc.N for *_, sc, _ in snaps)
     cands += [Cand("nge", (v,)) for v in _weaker(least, -1) if v > 0]
     if kind in ("to", "from", "memcpy", "memmove"):
