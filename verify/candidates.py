@@ -42,7 +42,7 @@ def _s(v: int) -> int:
 def term_values(D, S, N, C) -> dict[str, int]:
     off, soff = (S - D) & 7, S & 7
     return {"0": 0, "D": D, "S": S, "N": N, "E": D + N, "SE": S + N, "SA": S - off,
-            "DU": (D + 7) & ~7,
+            "DU": (D + 7) & ~7, "ED": (D + N) & ~7,
             "OFF": off, "SHR": 8 * off, "NSHR": (-8 * off) & M64, "SHL": 64 - 8 * off,
             "SOFF": soff, "SSHR": 8 * soff, "NSSHR": (-8 * soff) & M64,
             "CB": C & 0xFF, "CW": (C & 0xFF) * REP}
@@ -53,6 +53,7 @@ def term_exprs(w: World) -> dict[str, z3.BitVecRef]:
     cb = w.C & bv(0xFF)
     return {"0": bv(0), "D": w.D, "S": w.S, "N": w.N, "E": w.D + w.N, "SE": w.S + w.N,
             "SA": w.S - off, "DU": (w.D + bv(7)) & bv(~7),
+            "ED": (w.D + w.N) & bv(~7),
             "OFF": off, "SHR": off * 8, "NSHR": -(off * 8), "SHL": bv(64) - off * 8,
             "SOFF": soff, "SSHR": soff * 8, "NSSHR": -(soff * 8), "CB": cb, "CW": cb * bv(REP)}
 
