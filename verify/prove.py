@@ -203,7 +203,8 @@ class ClauseChecker:
         for h in self.p.heads:
             if not self._ranked(h):
                 return False, f"no decreasing measure found for the loop at {h:#x}"
-        return True, "every loop decreases a bounded distance to the end (<= n + constant)"
+        return True, ("every loop decreases a bounded distance to the end or the start "
+                      "(<= n + constant)")
 
     def _ranked(self, h) -> bool:
         seg = next(s for st, s in self.p.segments if st == h)
@@ -212,12 +213,18 @@ class ClauseChecker:
             return True
         head = self.p.heads[h]
         for c in self.p.inv[h]:
-            if c.kind != "le" or len(c.args[0]) != 1 or c.args[1] not in ("E", "SE", "N", "D", "S"):
+            # le: x - t <= c, the distance c - (x - t) to the end; ge (a
+            # backward copy): x - t >= c, the distance (x - t) - c to the start
+            if c.kind not in ("le", "ge") or len(c.args[0]) != 1 \
+                    or c.args[1] not in ("E", "SE", "N", "D", "S"):
                 continue
-            r, t = c.args[0][0], self.p.terms[c.args[1]]
-            m0 = bv(c.args[2]) - (head.x[r] - t)
+            r, t, k = c.args[0][0], self.p.terms[c.args[1]], bv(c.args[2])
+
+            def measure(x, c=c, t=t, k=k):
+                return k - (x - t) if c.kind == "le" else (x - t) - k
+            m0 = measure(head.x[r])
             ok = all(self.p.data.prover(h, e.cond).valid(
-                [], (bv(c.args[2]) - (e.state.x[r] - t)) < m0) == z3.unsat for e in back)
+                [], measure(e.state.x[r]) < m0) == z3.unsat for e in back)
             if ok:
                 return True
         return False
