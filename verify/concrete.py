@@ -44,9 +44,15 @@ class Scenario:
             out[lo - addr:hi - addr] = self.src[lo - self.S:hi - self.S]
         return bytes(out)
 
+    @property
+    def shared(self) -> bool:
+        """memmove's buffers near enough to overlap (or share margins): one
+        region holds both, and dst starts as what that region holds."""
+        return self.kind == "memmove" and abs(self.D - self.S) < self.N + 4 * MARGIN
+
     def dst_before(self) -> bytes:
         """dst as it was before the call (memmove's may hold source bytes)."""
-        return self.initial(self.D, self.N) if self.kind == "memmove" else self.dst0
+        return self.initial(self.D, self.N) if self.shared else self.dst0
 
     def expected(self) -> bytes:
         if self.kind == "clear":
@@ -98,8 +104,7 @@ def _region(m: Machine, base: int, size: int, user: bool, fill: bytes, pad: int)
 
 def setup(image, sc: Scenario) -> Machine:
     m = Machine(image)
-    if sc.kind == "memmove" and abs(sc.D - sc.S) < sc.N + 4 * MARGIN:
-        # the buffers may overlap (or share margins): one region holds both
+    if sc.shared:
         lo = min(sc.D, sc.S)
         size = max(sc.D, sc.S) + sc.N - lo
         _region(m, lo, size, False, sc.initial(lo, size), 0xEE)

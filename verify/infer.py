@@ -151,17 +151,24 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     return cands
 
 
-def bases(snaps: list) -> dict[int, str]:
+ROLE_TERMS = {"dst": ("D", "E"), "src": ("S", "SE")}
+
+
+def bases(snaps: list, roles: dict[int, str] | None = None) -> dict[int, str]:
     """For each register that moves with a buffer, the buffer term it stays
     near (D, S, D+n or S+n): the prover writes it as term + offset so that the
-    term cancels in the solver's arithmetic."""
+    term cancels in the solver's arithmetic.  `roles` (register -> "dst" or
+    "src", from the loop's loads and stores) settles it when both buffers
+    are near, as memmove's overlapping runs leave them: a dst cursor there
+    is as near S + n as D, and written against S + n its comparisons with
+    dst's other cursors cost the solver seconds instead of 0.1 s."""
     out: dict[int, str] = {}
     if not snaps:
         return out
     terms = [term_values(sc.D, sc.S, sc.N, sc.C) for _, _, _, sc, _ in snaps]
     for r in range(1, 32):
         best = None
-        for t in ("D", "S", "E", "SE"):
+        for t in ROLE_TERMS.get((roles or {}).get(r), ("D", "S", "E", "SE")):
             far = max(abs(_s(x[r] - tv[t])) for (x, *_), tv in zip(snaps, terms))
             if far < 1 << 24 and (best is None or far < best[0]):
                 best = (far, t)

@@ -50,6 +50,25 @@ class Program:
                 return int.from_bytes(data[pc - base:pc - base + 2], "little")
         raise ProgramError(f"pc {pc:#x} is outside the code")
 
+    def address_roles(self, pc: int, limit: int = 64) -> dict[int, str]:
+        """Registers the straight-line code from pc (up to its first branch or
+        jump) uses as load ("src") or store ("dst") addresses; sp excluded.
+        A register used both ways is left out."""
+        roles: dict[int, str] = {}
+        for _ in range(limit):
+            try:
+                ins = self.fetch(pc)
+            except ProgramError:
+                break
+            if ins.name in LOADS or ins.name in STORES:
+                role = "src" if ins.name in LOADS else "dst"
+                if ins.rs1 != 2:
+                    roles[ins.rs1] = role if roles.get(ins.rs1, role) == role else "both"
+            if ins.name in BRANCHES or ins.name in ("jal", "jalr"):
+                break
+            pc += ins.length
+        return {r: v for r, v in roles.items() if v != "both"}
+
     def fetch(self, pc: int) -> Insn:
         insn = self._cache.get(pc)
         if insn is None:
