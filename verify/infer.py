@@ -133,7 +133,10 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     unchanged = [r for r in range(1, 32) if all(x[r] == i[r] for x, i in zip(xs, inits))]
     varying = [r for r in range(1, 32) if r not in unchanged]
     cands = [Cand("unchanged", (r,)) for r in unchanged]
-    cands += _linear([(r,) for r in varying], xs, terms, kind_terms(kind))
+    atoms = [(r,) for r in varying]
+    if kind == "memmove":      # a cursor = another + a count (after memmove's backward word loop)
+        atoms += list(combinations(varying, 2))
+    cands += _linear(atoms, xs, terms, kind_terms(kind))
     cands += _sums(varying, xs, terms)
     cands += _masked_sums(varying, xs, terms)
     cands += _block_distances(varying, xs)
