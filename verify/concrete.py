@@ -50,6 +50,14 @@ class Scenario:
         region holds both, and dst starts as what that region holds."""
         return self.kind == "memmove" and abs(self.D - self.S) < self.N + 4 * MARGIN
 
+    def source_byte(self, addr: int) -> int:
+        """What the byte at addr held at the call, near src: a source byte,
+        or the padding around it (memmove's shared region pads like dst)."""
+        i = addr - self.S
+        if 0 <= i < self.N:
+            return self.src[i]
+        return 0xEE if self.shared else 0xDD
+
     def dst_before(self) -> bytes:
         """dst as it was before the call (memmove's may hold source bytes)."""
         return self.initial(self.D, self.N) if self.shared else self.dst0

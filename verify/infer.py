@@ -308,18 +308,17 @@ def _weaker(v: int, direction: int) -> list[int]:
     for step in (8, 64):
         r = -((-v) // step) * step if direction > 0 else (v // step) * step
         out.append(r)
+    if direction > 0 and v % 8:     # what a word leaves over: at most 7 bytes, not 8
+        out.append(-((-(v + 1)) // 8) * 8 - 1)
     if (direction > 0 and v < 0) or (direction < 0 and v > 0):
         out.append(0)
     return sorted(set(out))
 
 
-def _src_byte(sc, addr: int) -> int:
-    i = addr - sc.S
-    return sc.src[i] if 0 <= i < sc.N else 0xDD
-
-
 def _word_at(sc, addr: int) -> int:
-    return int.from_bytes(bytes(_src_byte(sc, addr + k) for k in range(8)), "little")
+    """The word at addr as memory held it at the call (loads read the source
+    as it was at the call: verify.world)."""
+    return int.from_bytes(bytes(sc.source_byte(addr + k) for k in range(8)), "little")
 
 
 def _words(varying, snaps) -> list[Cand]:
