@@ -99,7 +99,7 @@ def apply_bounded(elf: str, rep, limit: int, jobs: int = 1) -> None:
     for n <= limit."""
     bad = check(elf, rep.symbol, rep.kind, limit, jobs)
     # what a run does not observe: SUM at each access, and loads except for
-    # memmove's runs (which record them: it has no unbounded proof of B2)
+    # memmove's runs (which record them)
     unobserved = ("S2",) if rep.kind == "memmove" else ("S2", "B2", "B2s")
     for clause, st in list(rep.status.items()):
         if clause in bad:

@@ -18,6 +18,8 @@ Families (each checked by induction later; a guess is never trusted):
              term "@" is x[b]: x[a] is x[b] rounded down to a block)
   rmod       (x[a] - x[b]) & m == 0   (GCC's unrolled loops run a cursor up to
              an end a whole number of blocks away; m = block size - 1)
+  scaled     x[a] - term == (x[b] << k) + c   (a count of words or blocks
+             and the bytes they cover: GCC keeps both, e.g. t1 = 8 * a7 + 8)
 
 Role: generate and evaluate.  May import z3, verify.world, verify.z3ops.
 """
@@ -68,9 +70,12 @@ FACTS = {
     # (a forward copy is safe), or it does (only a backward one is)
     "D-S>=N": (lambda t: (t["D"] - t["S"]) & M64 >= t["N"], lambda e: z3.UGE(e["D"] - e["S"], e["N"])),
     "D-S<N": (lambda t: (t["D"] - t["S"]) & M64 < t["N"], lambda e: z3.ULT(e["D"] - e["S"], e["N"])),
+    # and src does not start inside dst: with the above, the buffers are
+    # disjoint (memcpy, reached by a tail call, may then copy in any order)
+    "S-D>=N": (lambda t: (t["S"] - t["D"]) & M64 >= t["N"], lambda e: z3.UGE(e["S"] - e["D"], e["N"])),
 }
 # facts only memmove needs (for the other kinds the buffers are disjoint)
-MEMMOVE_FACTS = ("D-S>=N", "D-S<N")
+MEMMOVE_FACTS = ("D-S>=N", "D-S<N", "S-D>=N")
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,8 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset((a[0],))
     if k in ("rge", "rle", "rmod", "mask", "word"):
         return frozenset(a[:2])
+    if k == "scaled":
+        return frozenset((a[0], a[2]))
     return frozenset()         # nge, fact, status: about the arguments or sstatus
 
 
@@ -159,6 +166,8 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
         return xs[a[0]] + (xs[a[1]] & bv(a[2])) - base == bv(a[4])
     if k == "rmod":
         return (xs[a[0]] - xs[a[1]]) & bv(a[2]) == 0
+    if k == "scaled":
+        return xs[a[0]] - terms[a[1]] == (xs[a[2]] << a[3]) + bv(a[4])
     if k == "aligned":
         return (atom_expr(a[0], xs) - terms[a[1]]) & bv(7) == 0
     if k == "fact":

@@ -30,8 +30,3 @@ BY_KIND = {
     "memmove": ["C1", "A1", "B1", "B2", "T1"],
 }
 STRING_KINDS = ("memcpy", "memset", "memmove")
-# why memmove has no unbounded proof yet (verify.prove reports it per clause)
-MEMMOVE_UNMODELLED = ("not proved for every n: the symbolic memory keeps the source apart "
-                      "from dst (a load does not see an earlier store), so an overlapping "
-                      "memmove is outside it; every overlap is run instead, for every n "
-                      "up to a bound (--bounded N)")

@@ -59,8 +59,8 @@ def _table(reports, console) -> None:
 @click.option("--routine", "only", help="Verify only this symbol (e.g. __asm_copy_to_user).")
 @click.option("--bounded", type=int, default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
-                   "(memmove: every overlap of src and dst, both directions; memmove, "
-                   "which has no unbounded proof, is run for n <= 64 without this).")
+                   "(memmove: every overlap of src and dst, both directions; what memmove's "
+                   "proof leaves unknown is run for n <= 64 without this).")
 @click.option("-j", "--jobs", type=int, default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
@@ -73,10 +73,10 @@ def verify(file, only, bounded, jobs, as_json, workdir) -> None:
     user-copy contract is reported on its own: proved (for every n),
     violated (with a counterexample replayed in the emulator), unknown
     (the solver or the inferred loop invariants were not strong enough) or,
-    with --bounded N, holding for every n <= N.  memmove has no unbounded
-    proof yet: its clauses are checked by running every overlap for every
-    n <= 64 (or N) and reported "holds for n <= 64" when every run keeps
-    them.
+    with --bounded N, holding for every n <= N.  memmove is proved for
+    every overlap of its buffers, in both directions; a clause its proof
+    leaves unknown is run for every overlap and every n <= 64 (or N), and
+    reported "holds for n <= 64" when every run keeps it.
     """
     from rich.console import Console
     from rich.progress import Progress

@@ -124,7 +124,10 @@ def kind_terms(kind: str) -> list[str]:
     return base
 
 
-def guess(snaps: list, kind: str) -> list[Cand]:
+def guess(snaps: list, kind: str, roles: dict[int, str] | None = None) -> list[Cand]:
+    """The candidates true in every snapshot of one loop head.  `roles`
+    (verify.program.Program.address_roles): registers the loop uses as
+    load or store addresses, bounded only against their own buffer."""
     if not snaps:
         return []
     terms = [term_values(sc.D, sc.S, sc.N, sc.C) for _, _, _, sc, _ in snaps]
@@ -140,7 +143,8 @@ def guess(snaps: list, kind: str) -> list[Cand]:
     cands += _sums(varying, xs, terms)
     cands += _masked_sums(varying, xs, terms)
     cands += _block_distances(varying, xs)
-    cands += _bounds_aligned(varying, xs, terms, kind)
+    cands += _scaled(varying, xs, terms)
+    cands += _bounds_aligned(varying, xs, terms, kind, _buffers(snaps, roles or {}))
     cands += [Cand("fact", (f,)) for f, (ev, _) in FACTS.items() if all(ev(t) for t in terms)
               and (kind == "memmove" or f not in MEMMOVE_FACTS)]
     least = min(sc.N for *_, sc, _ in snaps)
@@ -222,6 +226,26 @@ def _masked_sum(a, b, xs, terms) -> list[Cand]:
     return []
 
 
+SHIFTS = (3, 4, 5, 6)       # a word, or a block of 2, 4 or 8 words
+
+
+def _scaled(varying, xs, terms) -> list[Cand]:
+    """x[a] - term == (x[b] << k) + c: a count of words (or blocks) and the
+    bytes they cover, kept in two registers.  The first term that fits."""
+    out = []
+    for a in varying:
+        for b in varying:
+            if a == b or len({x[b] for x in xs}) < 2:
+                continue
+            for k in SHIFTS:
+                for t in ("0", "D", "S", "E", "SE", "N"):
+                    cs = {(x[a] - tv[t] - (x[b] << k)) & M64 for x, tv in zip(xs, terms)}
+                    if len(cs) == 1:
+                        out.append(Cand("scaled", (a, t, b, k, _s(cs.pop()))))
+                        break
+    return out
+
+
 def _block_distances(varying, xs) -> list[Cand]:
     """Two registers a varying whole number of blocks apart (a cursor and
     the end it runs up to): the largest block that fits."""
@@ -268,18 +292,45 @@ def _linear(atoms, xs, terms, order) -> list[Cand]:
     return out
 
 
-def _bounds_aligned(varying, xs, terms, kind: str = "") -> list[Cand]:
+# memmove: bounds on the rounded ends only for a register that stays within
+# a word of them (a head or tail byte loop); a word loop's cursor bounded by
+# them costs the solver seconds per query, and the buffer's own ends say it
+ROUNDED = ("DU", "ED")
+# the other buffer's terms, which a load or store address is not bounded
+# against: where memmove's buffers overlap, a src cursor stays near D in
+# every run, and bounds like a1 - D >= -64 hold in the runs but are never
+# inductive (each costs Houdini a query the solver gives up on)
+OTHER_BUFFER = {"dst": ("S", "SE"), "src": ("D", "E", "DU", "ED")}
+
+
+def _buffers(snaps, roles: dict[int, str]) -> dict[int, str]:
+    """The buffer ("dst" or "src") each register follows: the loop's own
+    loads and stores say it, else the buffer term it stays nearest to."""
+    side = {"D": "dst", "E": "dst", "S": "src", "SE": "src"}
+    out = {r: side[t] for r, t in bases(snaps, roles).items()}
+    out.update(roles)
+    return out
+
+
+def _bounds_aligned(varying, xs, terms, kind: str = "", buffers=None) -> list[Cand]:
     out = []
     ns = [tv["N"] for tv in terms]
+    buffers = buffers or {}
     for r in varying:
+        other = OTHER_BUFFER.get(buffers.get(r), ())
         for t in MEMMOVE_BOUND_TERMS if kind == "memmove" else BOUND_TERMS:
+            if t in other:
+                continue
             vals = [_s(x[r] - tv[t]) for x, tv in zip(xs, terms)]
-            if max(abs(v) for v in vals) < 1 << 24 and len(set(vals)) > 1:
+            near = 1 << 24 if t not in ROUNDED or kind != "memmove" else 9
+            if max(abs(v) for v in vals) < near and len(set(vals)) > 1:
                 out += _bound_pair("ge", "le", ((r,), t), vals, ns)
         for t in ("0", "D", "S"):
             if all((x[r] - tv[t]) & 7 == 0 for x, tv in zip(xs, terms)):
                 out.append(Cand("aligned", ((r,), t)))
     for a, b in combinations(varying, 2):     # e.g. a0 < t1 in a head loop
+        if len({buffers.get(a), buffers.get(b)} - {None}) == 2:
+            continue        # a dst and a src register: see OTHER_BUFFER
         vals = [_s(x[a] - x[b]) for x in xs]
         if max(abs(v) for v in vals) < 1 << 16 and len(set(vals)) > 1:
             out += _bound_pair("rge", "rle", (a, b), vals, ns)

@@ -49,9 +49,10 @@ class RoutineReport:
 # goals): 83 s of solver time in full, 59 s loosely (319 of them proved so);
 # C1's goals, under "no fault", got slower loosely, so only C3 tries it
 RELAXED_MS = 5000
-# memmove has no unbounded proof: every n up to this (with every overlap) is
-# run instead, unless --bounded says otherwise; 64 bytes reach the word loops
-# and a whole unrolled block of every example (~6 s over 2 processes)
+# what memmove's unbounded proof leaves unknown is run for every n up to
+# this, with every overlap, unless --bounded says otherwise; 64 bytes reach
+# the word loops and a whole unrolled block of every example (~6 s over 2
+# processes)
 MEMMOVE_BOUND = 64
 
 
@@ -251,27 +252,33 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     """Every clause for one routine, its queries spread over `jobs` processes
     (default: verify.parallel.default_jobs()).  Code the prover cannot model
     (an instruction or jump it does not handle) leaves every clause unknown,
-    with the reason.  memmove, which has no unbounded proof, is run for
-    every n <= memmove_bound and every overlap (verify.bounded): what holds
-    there is reported "holds for n <= N", in those words."""
+    with the reason.  memmove is proved in the world where its buffers may
+    overlap, in either direction (verify.world); a clause its proof leaves
+    unknown is run for every n <= memmove_bound and every overlap
+    (verify.bounded), and reported "holds for n <= N" if every run keeps
+    it, in those words."""
     t0 = time.time()
     jobs = jobs or default_jobs()
     try:
-        return _prove(elf, symbol, kind, replay, t0, jobs)
+        rep = _prove(elf, symbol, kind, replay, t0, jobs)
     except (ProgramError, EmuError) as err:
         rep = RoutineReport(symbol, kind)
         for clause in BY_KIND[kind]:
             rep.status[clause] = "unknown"
             rep.detail[clause] = f"cannot analyse the code: {err}"
-        rep.seconds = time.time() - t0
-        return rep
+    if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
+        from verify.bounded import apply_bounded     # it imports verify.replay
+        apply_bounded(elf, rep, memmove_bound, jobs)
+    rep.seconds = time.time() - t0
+    return rep
 
 
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
-    guesses = prune(prog, routine, {pc: guess(s, kind) for pc, s in snaps.items()})
+    guesses = prune(prog, routine, {pc: guess(s, kind, prog.address_roles(pc))
+                                    for pc, s in snaps.items()})
     proof = Proof(prog, routine, World(kind), {pc: bases(s, prog.address_roles(pc)) for pc, s in snaps.items()})
     proof.houdini(guesses, jobs)
     ck = ClauseChecker(proof)
