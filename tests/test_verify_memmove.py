@@ -183,7 +183,7 @@ def test_what_the_proof_leaves_unknown_is_run_up_to_the_bound(tmp_path, monkeypa
     clauses are then run for every overlap up to the bound, and the report
     says "holds for n <= N" in those words."""
     elf = _linked(tmp_path, BYTES, "memmove_bytes")
-    monkeypatch.setattr("verify.prove.guess", lambda snaps, kind: [])
+    monkeypatch.setattr("verify.prove.guess", lambda snaps, kind, roles=None: [])
     rep = prove_routine(elf, "memmove", "memmove", jobs=1, memmove_bound=8)
     held = {c for c, s in rep.status.items() if s == "holds for n <= 8"}
     assert "C1" in held and "T1" in held
