@@ -75,14 +75,22 @@ def test_interval_goals_agree_with_the_question_over_every_byte():
                                          (16, 16, True, True), (24, 24, True, True),
                                          (25, 24, False, True), (12, 0, True, False)):
         fs = facts + [lim == v(bound)]
-        cover = cover_goals(W, written, v(upto), head, v(bound))
-        ins = inside_goals(W, written, v(upto), head, v(bound))
+        cover = cover_goals(W, written, v(upto), head, (v(0), v(bound)))
+        ins = inside_goals(W, written, v(upto), head, (v(0), v(bound)))
         assert _valid(fs, z3.And(*cover)) == covered, (upto, bound)
         assert _valid(fs, z3.And(*ins)) == inside, (upto, bound)
         # the direct questions over a free W say the same
         assert _valid(fs, z3.Implies(z3.ULT(W, v(upto)), written)) == covered
         assert _valid(fs, z3.Implies(written, z3.ULT(W, v(upto)))) == inside
     assert cover_goals(W, z3.Or(written, W == lo), v(8)) is None      # not an interval
+    # a backward copy's head: written from lim to the end (24), plus a store at [0, 8)
+    back = z3.Bool("back")
+    written = z3.Or(back, z3.ULT(W - v(0), v(8)))
+    for bound, covered in ((8, True), (9, False), (0, True)):
+        fs = [back == z3.UGE(W, lim), z3.ULT(W, v(24)), lim == v(bound)]
+        cover = cover_goals(W, written, v(24), back, (v(bound), v(24)))
+        assert _valid(fs, z3.And(*cover)) == covered, bound
+        assert _valid(fs, z3.Implies(z3.ULT(W, v(24)), written)) == covered
 
 
 def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):

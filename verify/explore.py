@@ -33,6 +33,8 @@ class Obligation:
     cond: list            # path condition (list of Bool)
     formula: z3.BoolRef   # must hold under cond
     what: str
+    points: tuple = ()    # the values of W that matter, when the formula is
+                          # about the watched byte (see verify.prove.Check)
 
 
 @dataclass
@@ -120,7 +122,8 @@ def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> 
         out.append(Obligation("B2s", pc, cond, strict, "load outside [src, src+n)"))
         if world.kind == "memmove":
             out.append(Obligation("C1", pc, cond, z3.Not(world.overwritten(st.written, a, n)),
-                                  "a load reads a source byte the routine already overwrote"))
+                                  "a load reads a source byte the routine already overwrote",
+                                  tuple(z3.simplify(a + bv(k) - world.D) for k in range(n))))
     return out
 
 
