@@ -80,12 +80,11 @@ def main(path: str, symbol: str, jobs: int) -> None:
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     mark("collect")
-    guesses = prune(prog, routine, {pc: guess(s, kind, prog.address_roles(pc))
-                                    for pc, s in snaps.items()})
+    roles = {pc: prog.address_roles(pc) for pc in snaps}
+    guesses = prune(prog, routine, {pc: guess(s, kind, roles[pc]) for pc, s in snaps.items()})
     print("  candidates:", {hex(k): len(v) for k, v in guesses.items()})
     mark("guess")
-    proof = Proof(prog, routine, World(kind), {pc: bases(s, prog.address_roles(pc))
-                                                 for pc, s in snaps.items()})
+    proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
     print("  segments (start, ends, obligations):",
           [(hex(s) if s else "entry", len(g.ends), len(g.obligations)) for s, g in proof.segments])
     mark("explore")
