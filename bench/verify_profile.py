@@ -21,11 +21,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 def main(path: str, symbol: str, jobs: int) -> None:
     from verify import dataproof
     from verify.houdini import Proof
-    from verify.infer import bases, collect, guess
+    from verify.infer import bases
+    from verify.samples import collect
     from verify.inputs import linked_elf
-    from verify.liveness import prune
     from verify.program import Program
-    from verify.prove import Check, ClauseChecker
+    from verify.prove import Check, ClauseChecker, guess_all
     from verify.world import KINDS, World
 
     calls = {"n": 0, "t": 0.0}
@@ -81,7 +81,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     mark("collect")
     roles = {pc: prog.address_roles(pc) for pc in snaps}
-    guesses = prune(prog, routine, {pc: guess(s, kind, roles[pc]) for pc, s in snaps.items()})
+    guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
     print("  candidates:", {hex(k): len(v) for k, v in guesses.items()})
     mark("guess")
     proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
@@ -100,7 +100,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     ck.run(jobs)
     mark("checks")
     print("  failures:", {k: f.what for k, f in ck.failures.items()})
-    ck.termination()
+    ck.termination(jobs)
     mark("termination")
     print(f"total        {time.time() - t_all:8.1f} s")
     for k, v in sorted(per.items(), key=lambda kv: -kv[1])[:10]:
@@ -108,4 +108,6 @@ def main(path: str, symbol: str, jobs: int) -> None:
 
 
 if __name__ == "__main__":
+    if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not sys.argv[3].isdigit()):
+        sys.exit(__doc__.split("\n\n")[1].strip().join(["usage: ", ""]))
     main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)

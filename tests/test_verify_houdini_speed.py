@@ -11,7 +11,9 @@ import z3
 
 from verify.candidates import Cand
 from verify.houdini import stages
-from verify.infer import PAGE, _bound_pair, faulting, guess, samples
+from verify.concrete import PAGE
+from verify.infer import _bound_pair, guess
+from verify.samples import faulting, samples
 from verify.world import World
 from verify.z3ops import bv
 
@@ -79,7 +81,7 @@ def test_guesses_at_the_byte_loop_include_the_states_after_a_fault(built_example
     """After a word fault u74pipelined's copy retries byte by byte from far
     before the end: a bound like a0 >= end - 128 holds in every complete
     copy but not after a fault, and is no longer guessed."""
-    from verify.infer import collect
+    from verify.samples import collect
     from verify.program import Program
     prog = Program.load(str(built_examples["u74pipelined"].elf))
     sym = "__asm_copy_to_user"

@@ -99,7 +99,8 @@ def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
     condition is exactly the disjunction of theirs."""
     from verify.explore import Explorer, merge_cut_ends
     from verify.houdini import fresh_state
-    from verify.infer import bases, collect
+    from verify.infer import bases
+    from verify.samples import collect
     from verify.world import KINDS, World
     sym = "__asm_copy_from_user"
     prog, routine = _routine(built_examples, "kernel2021", sym)
@@ -130,7 +131,8 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     Houdini keeps them."""
     from verify.candidates import formula, term_exprs
     from verify.houdini import Proof
-    from verify.infer import bases, collect, guess
+    from verify.infer import bases, guess
+    from verify.samples import collect
     from verify.world import World
     prog, routine = _routine(built_examples, "c910fast", "memcpy")
     snaps = collect(prog.image, "memcpy", "memcpy", routine.cut_points)

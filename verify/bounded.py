@@ -7,7 +7,7 @@ overlaps it (both directions) and the nearest disjoint ones.
 It cross-checks the unbounded proof: a clause the proof left unknown that
 holds in every run is reported "holds for n <= N"; a run that breaks a
 clause makes it violated with that run as the counterexample.
-Role: concrete enumeration.  May import emu, verify.concrete, verify.infer,
+Role: concrete enumeration.  May import emu, verify.concrete, verify.samples,
 verify.parallel, verify.replay.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import random
 from emu.elf import read_elf
 from verify.clauses import BY_KIND, STRING_KINDS
 from verify.concrete import Scenario, run, verdicts
-from verify.infer import scenario
+from verify.samples import scenario
 from verify.parallel import fork_map
 from verify.replay import describe
 

@@ -1,117 +1,23 @@
 """Guessing loop invariants from concrete runs (Daikon-style), to be checked
 by induction in verify.houdini.
 
-Role: sample scenarios, run them in the emulator recording every loop-head
-state, and keep the candidates (verify.candidates) true in all of them.
-May import verify.concrete, verify.candidates, emu.
+Role: from the loop-head states of sample runs (verify.samples), keep the
+candidates (verify.candidates) true in all of them.  May import
+verify.candidates.
 """
 from __future__ import annotations
 
-import random
-from dataclasses import replace
 from collections import defaultdict
 from itertools import combinations
 
 from verify.candidates import FACTS, M64, MEMMOVE_FACTS, Cand, _s, atom_value, term_values
-from verify.concrete import PAGE, Scenario, run
 
-SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
-                              129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,
-                              383, 384, 500, 513, 700, 1000, 2000]
 TERM_ORDER = ["0", "D", "S", "E", "SE", "N", "SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR",
               "NSSHR", "CB", "CW"]
 BOUND_TERMS = ["D", "S", "E", "SE", "0", "N", "DU"]     # DU: dst rounded up to a word
 # a backward copy's head stops at the end of dst rounded down (memmove only:
 # the other kinds would only pay for more candidates)
 MEMMOVE_BOUND_TERMS = BOUND_TERMS + ["ED"]
-
-
-def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
-             F: int | None = None) -> Scenario:
-    # user buffers low, kernel buffers high; dst and src in separate 64 GiB areas
-    user, kern = (0x0040_0000_0000, 0x0050_0000_0000), (0xFFFF_FFD0_0000_0000, 0xFFFF_FFE0_0000_0000)
-    dbase = (user if kind in ("to", "clear") else kern)[0] + rng.randrange(1, 1 << 16) * (1 << 20)
-    sbase = (user if kind == "from" else kern)[1] + rng.randrange(1, 1 << 16) * (1 << 20)
-    D, S = dbase + doff, sbase + soff
-    if kind == "memmove":
-        S = D + rng.randrange(-n - 16, n + 16) if n else D + 64
-    src = _distinct_at(abs(S - D), n, rng) if kind == "memmove" else \
-        bytes(rng.randrange(128) for _ in range(n))
-    dst0 = bytes(rng.randrange(128, 256) for _ in range(n))
-    # memset's c: only its low byte counts, the rest must be ignored
-    c = (rng.randrange(1 << 16) << 8) | rng.randrange(1, 128)
-    return Scenario(kind, D, S, n, src, dst0, C=c, F=F)
-
-
-# sizes of the runs that fault (a copy to or from user memory): a fault in
-# the head, the byte loop, a block, the tail
-FAULT_SIZES = [1, 5, 9, 40, 70, 71, 72, 100, 129, 200, 257, 300, 513, 1000, 2000]
-
-
-def _distinct_at(delta: int, n: int, rng: random.Random) -> bytes:
-    """n random source bytes, each unlike the one delta before it: where
-    memmove's buffers overlap, a byte stored always differs from the one it
-    overwrites, so the written part of dst can be told from the rest."""
-    out = bytearray()
-    for i in range(n):
-        b = rng.randrange(128)
-        while delta and i >= delta and b == out[i - delta]:
-            b = rng.randrange(128)
-        out.append(b)
-    return bytes(out)
-
-
-def samples(kind: str, seed: int = 1) -> list[Scenario]:
-    rng = random.Random(seed)
-    out = []
-    for n in SIZES:
-        # dst aligned in one of them: the commonest call, and the one that
-        # reaches a word loop with the fewest bytes
-        pairs = [(0, rng.randrange(8))] + [(rng.randrange(8), rng.randrange(8))
-                                           for _ in range(3 if n < 300 else 1)]
-        out += [scenario(kind, n, d, s, rng) for d, s in pairs]
-    if kind in ("to", "from", "clear"):
-        out += [faulting(kind, n, rng) for n in FAULT_SIZES for _ in range(3)]
-    if kind == "memmove":
-        out += [far_apart(n, rng) for n in SIZES]
-    return out
-
-
-def far_apart(n: int, rng: random.Random) -> Scenario:
-    """A memmove call whose buffers are far apart (either order): in the
-    other runs src is within n + 16 of dst, so a register moving with dst
-    is as near S as D, and `bases` could not tell which buffer it follows."""
-    sc = replace(scenario("memcpy", n, rng.randrange(8), rng.randrange(8), rng), kind="memmove")
-    return replace(sc, D=sc.S, S=sc.D) if rng.randrange(2) else sc
-
-
-def faulting(kind: str, n: int, rng: random.Random) -> Scenario:
-    """A run whose user buffer meets an inaccessible page: at a page
-    boundary inside it, or (one in eight) from its first byte.  The loop
-    heads a fault path reaches (the byte loop after a block faulted) see
-    states no complete copy makes: guessing from these too spares Houdini
-    refuting with the solver what a run shows false."""
-    sc = scenario(kind, n, rng.randrange(8), rng.randrange(8), rng)
-    if rng.randrange(8) == 0:
-        sc.F = sc.U
-        return sc
-    k = rng.randrange(1, n) if n > 1 else 0     # bytes before the boundary
-    shift = (-(sc.U + k)) % PAGE                 # move the buffer so U + k is a page boundary
-    sc.D, sc.S = sc.D + shift, sc.S + shift
-    sc.F = sc.U + k
-    return sc
-
-
-def collect(image, symbol: str, kind: str, cuts) -> dict[int, list]:
-    """Loop-head states: pc -> [(regs, sstatus, dst bytes, scenario, entry regs)]."""
-    snaps: dict[int, list] = defaultdict(list)
-    for sc in samples(kind):
-        out = run(image, symbol, sc, trace_pcs=cuts, max_steps=200_000)
-        if out.error:
-            continue
-        for pc, x, ss, dst in out.snapshots:
-            snaps[pc].append((x, ss, dst, sc, out.init))
-    return snaps
 
 
 def kind_terms(kind: str) -> list[str]:

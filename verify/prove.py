@@ -20,7 +20,8 @@ from verify.clauses import BY_KIND, STRING_KINDS
 from verify.coverage import cover_goals
 from verify.dataproof import TIMEOUT_MS
 from verify.houdini import Proof
-from verify.infer import bases, collect, guess
+from verify.infer import bases, guess
+from verify.samples import collect
 from verify.liveness import prune
 from verify.nowrap import lemmas
 from emu.errors import EmuError
@@ -238,9 +239,10 @@ class ClauseChecker:
         for g in goals:
             self._bv(clause, start, cond, g, pc, what, relax=clause == "C3")
 
-    def termination(self) -> tuple[bool, str]:
+    def termination(self, jobs: int = 1) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every
-        path back to it decreases; loops are entered in a fixed order."""
+        path back to it decreases; loops are entered in a fixed order.  One
+        loop head per process."""
         order: dict[int, set] = {}
         for start, seg in self.p.segments:
             if start is None:
@@ -248,8 +250,9 @@ class ClauseChecker:
             order[start] = {e.pc for e in seg.ends if e.kind == "cut" and e.pc != start}
         if _cyclic(order):
             return False, "loops call each other back and forth"
-        for h in self.p.heads:
-            if not self._ranked(h):
+        heads = sorted(self.p.heads)
+        for h, ok in zip(heads, fork_map(lambda i: self._ranked(heads[i]), len(heads), jobs)):
+            if not ok:
                 return False, f"no decreasing measure found for the loop at {h:#x}"
         return True, ("every loop decreases a bounded distance to the end or the start "
                       "(<= n + constant)")
@@ -320,12 +323,20 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     return rep
 
 
+def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> dict:
+    """The candidates of every loop head (one head per process), less
+    those about registers dead there."""
+    heads = sorted(snaps)
+    guessed = fork_map(lambda i: guess(snaps[heads[i]], kind, roles[heads[i]]), len(heads), jobs)
+    return prune(prog, routine, dict(zip(heads, guessed)))
+
+
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
-    guesses = prune(prog, routine, {pc: guess(s, kind, roles[pc]) for pc, s in snaps.items()})
+    guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
     proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
     proof.houdini(guesses, jobs)
     ck = ClauseChecker(proof)
@@ -335,7 +346,7 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int)
     rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()})
     for clause in BY_KIND[kind]:
         if clause == "T1":
-            ok, why = ck.termination()
+            ok, why = ck.termination(jobs)
             rep.status[clause] = "proved" if ok else "unknown"
             rep.detail[clause] = why
         elif clause == "C6":

@@ -15,7 +15,7 @@ import z3
 
 from verify.clauses import STRING_KINDS
 from verify.concrete import PAGE, Scenario, run, verdicts
-from verify.infer import scenario
+from verify.samples import scenario
 from verify.z3ops import bv
 
 SHRINK = (8, 16, 32, 64, 128, 256, 1024, 4096)
