@@ -16,6 +16,7 @@ SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96
                               129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,
                               383, 384, 500, 513, 700, 1000, 2000]
 
+
 def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
              F: int | None = None) -> Scenario:
     # user buffers low, kernel buffers high; dst and src in separate 64 GiB areas
