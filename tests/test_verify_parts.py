@@ -154,3 +154,35 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     xs[rm.args[0]], xs[rm.args[1]] = z3.BitVecVal(128, 64), z3.BitVecVal(1, 64)
     f = formula(rm, xs, None, None, None, w, term_exprs(w))
     assert z3.is_false(z3.simplify(f))
+
+
+def test_a_long_byte_loop_keeps_the_first_and_last_visits_of_each_run(built_examples):
+    """c910fast's memmove copies a misaligned overlap byte by byte: a run
+    of 2000 bytes visits the backward byte loop ~2000 times.  collect keeps
+    the first and last ENDS_KEPT visits of each run (the last one sees the
+    count at its final value), and every visit of a shorter run."""
+    from verify import samples
+    prog, routine = _routine(built_examples, "c910fast", "memmove")
+    snaps = samples.collect(prog.image, "memmove", "memmove", routine.cut_points)
+    per_run: dict = {}
+    for pc, states in snaps.items():
+        for st in states:
+            per_run.setdefault((pc, id(st[3])), []).append(st)
+    assert max(len(v) for v in per_run.values()) == 2 * samples.ENDS_KEPT
+    # the longest runs, recorded in full, against what collect kept of them
+    scs = {id(st[3]): st[3] for v in per_run.values() for st in v}.values()
+    longest = max(sc.N for sc in scs)
+    thinned = 0
+    for sc in (sc for sc in scs if sc.N == longest):
+        full = samples.run(prog.image, "memmove", sc, trace_pcs=routine.cut_points,
+                           max_steps=200_000)
+        for pc in {p for p, *_ in full.snapshots}:
+            visits = [x for p, x, *_ in full.snapshots if p == pc]
+            kept = [st[0] for st in per_run[(pc, id(sc))]]
+            k = samples.ENDS_KEPT
+            if len(visits) > 2 * k:
+                thinned += 1
+                assert kept == visits[:k] + visits[-k:]
+            else:
+                assert kept == visits
+    assert thinned
