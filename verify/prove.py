@@ -4,8 +4,8 @@ Steps: explore the routine's segments (verify.explore), guess invariants
 from concrete runs (verify.samples, verify.infer) and keep the inductive
 ones (verify.houdini), then check each clause on every path end and
 access (bit-vector queries; memory contents through verify.memcheck), and
-termination with a ranking measure per loop.  A failing check becomes a counterexample that is shrunk
-and replayed in the emulator (verify.replay).
+termination with a ranking measure per loop.  A failing check becomes a
+counterexample that is shrunk and replayed in the emulator (verify.replay).
 
 Role: produce `RoutineReport`.  May import z3, emu, verify.*.
 """
