@@ -91,10 +91,6 @@ class ByteProver:
         """One goal, one one-shot solver, a shorter limit."""
         return self._fresh([], goal, limit_ms)
 
-    def vacuous(self) -> bool:
-        """The facts contradict each other (e.g. an impossible misalignment case)."""
-        return self.valid([], z3.BoolVal(False)) == z3.unsat
-
     def bytes_ok(self, byte, expected, start_byte=None, start_ok=None, extra=()) -> bool:
         """byte (simplified) equals expected under every guard; a leaf equal to
         start_byte is fine where start_ok (a BV fact) holds."""
