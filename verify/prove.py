@@ -60,7 +60,7 @@ MEMMOVE_BOUND = 64
 # a check about the watched byte gets this long in one query, D written
 # S + DS (World.relative), before it is asked for each value of W that
 # matters (Check.points)
-POINTS_FIRST_MS = 3000
+RELATIVE_MS = 3000
 
 
 @dataclass
@@ -97,15 +97,12 @@ class Check:
 
     def _relative(self, pr) -> z3.CheckSatResult:
         """The query with D written S + DS (World.relative), within
-        POINTS_FIRST_MS.  memmove's overwrite checks, serially: c910fast
+        RELATIVE_MS.  memmove's overwrite checks, serially: c910fast
         200 s as they were, 4 s so; none of the three examples' is left to
         _at_points."""
         w = pr.world
-        s = z3.SolverFor("QF_BV")
-        s.set("timeout", POINTS_FIRST_MS)
-        s.add(*[w.relative(f) for f in pr.base + lemmas(w, [self.goal])],
-              z3.Not(w.relative(self.goal)))
-        return s.check()
+        return _ask([w.relative(f) for f in pr.base + lemmas(w, [self.goal])],
+                    w.relative(self.goal), RELATIVE_MS)
 
     def _at_points(self, pr) -> z3.CheckSatResult:
         """The goal for each value of W that matters, W substituted in the
@@ -118,12 +115,9 @@ class Check:
         other seven take at most 2 s in one query)."""
         W = pr.world.W
         for p in self.points:
-            facts = [z3.substitute(f, (W, p)) for f in pr.base]
-            s = z3.SolverFor("QF_BV")
-            s.set("timeout", TIMEOUT_MS)
             goal = z3.substitute(self.goal, (W, p))
-            s.add(*facts, z3.Not(goal), *lemmas(pr.world, [goal]))
-            r = s.check()
+            facts = [z3.substitute(f, (W, p)) for f in pr.base] + lemmas(pr.world, [goal])
+            r = _ask(facts, goal, TIMEOUT_MS)
             if r != z3.unsat:
                 return r
         return z3.unsat
@@ -140,6 +134,14 @@ class Check:
         if len(loose) == len(self.cond):
             return False
         return data.prover(self.start, loose).valid_within(self.goal, RELAXED_MS) == z3.unsat
+
+
+def _ask(facts: list, goal, limit_ms: int) -> z3.CheckSatResult:
+    """unsat when the facts imply goal (one one-shot solver)."""
+    s = z3.SolverFor("QF_BV")
+    s.set("timeout", limit_ms)
+    s.add(*facts, z3.Not(goal))
+    return s.check()
 
 
 SKIPPED = "skipped: the clause already failed in this process"
