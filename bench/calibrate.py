@@ -25,9 +25,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from emu.bench import Bench, Case  # noqa: E402
-from gen import toolchain  # noqa: E402
-from gen.build import build_file  # noqa: E402
+from copygen.measure.bench import Bench, Case  # noqa: E402
+from copygen.gen import toolchain  # noqa: E402
+from copygen.gen.build import build_file  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "calibration.json"
 BUILD = ROOT / "build" / "calibrate"

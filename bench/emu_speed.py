@@ -28,9 +28,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "emu")]
 
-import emu  # noqa: E402
-from emu.cost import CostModel  # noqa: E402
-from emu.decode import decode  # noqa: E402
+from copygen import emu  # noqa: E402
+from copygen.emu.cost import CostModel  # noqa: E402
+from copygen.emu.decode import decode  # noqa: E402
 from emu_build import build_elf  # noqa: E402
 
 USER, KERN, PAGES = 0x1000_0000, 0x7000_0000, 8

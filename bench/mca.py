@@ -29,11 +29,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import emu  # noqa: E402
+from copygen import emu  # noqa: E402
 from calibrate import build_reference  # noqa: E402
-from emu.cost import EMPTY_STATE, schedule, uop  # noqa: E402
-from gen import toolchain  # noqa: E402
-from gen.build import build_file  # noqa: E402
+from copygen.emu.cost import EMPTY_STATE, schedule, uop  # noqa: E402
+from copygen.gen import toolchain  # noqa: E402
+from copygen.gen.build import build_file  # noqa: E402
 
 BUILD = ROOT / "build" / "mca"
 RESULTS = ROOT / "bench" / "results" / "mca.json"

@@ -24,11 +24,13 @@ OUT = ROOT / "bench" / "results" / "verify_bounded.json"
 
 
 def measure(example: str, limits: list[int], jobs: int, only: str | None) -> None:
-    from gen.build import build_file
-    from verify.bounded import check, scenarios
-    from verify.inputs import routines
+    from copygen.gen.build import build_file
+    from copygen.verify.bounded import check, scenarios
+    from copygen.verify.inputs import routines
     elf = build_file(ROOT / "examples" / f"{example}.copy", ROOT / "build" / "bench_bounded").elf
-    for sym, kind in routines(elf, only):
+    for sym, kind in routines(elf):
+        if only and sym != only:
+            continue
         for n in limits:
             runs = sum(1 for _ in scenarios(kind, n, random.Random(n)))
             t0 = time.time()

@@ -33,8 +33,8 @@ KIND_OF = {"__clear_user": "clear", "__asm_copy_to_user": "to", "__asm_copy_from
 
 
 def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: int) -> dict:
-    from verify.inputs import linked_elf
-    from verify.prove import prove_routine
+    from copygen.verify.inputs import linked_elf
+    from copygen.verify.prove import prove_routine
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "mutant.S"
         src.write_text(text)
@@ -52,7 +52,7 @@ def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: 
 
 
 def mutants_in(text: str, routine: str):
-    from verify.mutate import all_mutants
+    from copygen.mutate.edits import all_mutants
     alias = re.search(rf"^SYM_FUNC_ALIAS\({routine},\s*(\w+)\)", text, re.M)
     routine = alias.group(1) if alias else routine      # the body it shares
     lines = text.splitlines()
@@ -65,8 +65,8 @@ def kernel_side(m, text: str, routine: str) -> bool:
     """A dropped extable entry on the kernel-side access of this routine (a
     load in copy_to_user, a store in copy_from_user): the contract has that
     buffer mapped, so no run can tell the mutant from the original."""
-    from verify.asmtext import LOADS, STORES, parse_insn
-    from verify.concrete import USER_SIDE
+    from copygen.mutate.asmtext import LOADS, STORES, parse_insn
+    from copygen.verify.concrete import USER_SIDE
     if m.kind != "missing_extable":
         return False
     ins = parse_insn(m.site - 1, text.splitlines()[m.site - 1])

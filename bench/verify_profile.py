@@ -19,14 +19,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
 def main(path: str, symbol: str, jobs: int) -> None:
-    from verify import dataproof
-    from verify.houdini import Proof
-    from verify.infer import bases
-    from verify.samples import collect
-    from verify.inputs import linked_elf
-    from verify.program import Program
-    from verify.prove import Check, ClauseChecker, guess_all
-    from verify.world import KINDS, World
+    from copygen.verify import dataproof
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases
+    from copygen.verify.samples import collect
+    from copygen.verify.inputs import linked_elf
+    from copygen.verify.program import Program
+    from copygen.verify.prove import Check, ClauseChecker, guess_all
+    from copygen.verify.world import KINDS, World
 
     calls = {"n": 0, "t": 0.0}
     orig_valid = dataproof.ByteProver.valid
@@ -50,7 +50,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     Check.run = run
 
     # Houdini's time per path (start -> end pc), in this process
-    from verify import houdini
+    from copygen.verify import houdini
     paths: dict = {}
     for name in ("_kept", "_first_provable"):
         orig = getattr(houdini.Proof, name)

@@ -21,7 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 
 def _one(elf, sym, kind, jobs):
-    from verify.prove import prove_routine
+    from copygen.verify.prove import prove_routine
     rep = prove_routine(elf, sym, kind, jobs=jobs)
     return {"routine": sym, "kind": kind, "seconds": round(rep.seconds, 1),
             "status": rep.status,
@@ -34,8 +34,8 @@ def main() -> None:
     ap.add_argument("examples", nargs="*", default=sorted(str(p) for p in (ROOT / "examples").glob("*.copy")))
     ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    from gen.build import build_file
-    from verify.inputs import routines
+    from copygen.gen.build import build_file
+    from copygen.verify.inputs import routines
     work = ROOT / "build" / "verify_speed"
     jobs, names = [], []
     for ex in args.examples:

@@ -1,19 +1,23 @@
-"""copygen's bundled RV64 emulator (S-mode, kernel memory model, cycle cost profiles).
+"""copygen's bundled RV64 machine: S-mode, the kernel memory model, and the
+cycle cost profiles that observe it.  Nothing else: measuring (benches,
+workloads, ranking) is copygen.measure, the command line copygen.cli.
 
-Public API (see docs/emulator.md): `Machine`, `CallResult`, `Fault`, the error
-types from `emu.errors`, `decode`/`Insn`, and `load_profile`.
-Imports nothing outside `emu`: never `gen` or `verify`.
+Public API (see docs/emulator.md): `Machine` (with `attach` for an
+`Observer`), `CallResult`, `Fault`, the error types from `emu.errors`,
+`decode`/`Insn`, and `load_profile`.
+Imports nothing outside `emu`: never `gen`, `verify` or `measure`.
 """
 
-from emu.api import RETURN_SENTINEL, STACK_TOP, CallResult, Machine
-from emu.decode import Insn, decode, disassemble
-from emu.errors import (ElfError, EmuError, IllegalInstruction, MapError, Oops, ProfileError,
+from copygen.emu.api import RETURN_SENTINEL, STACK_TOP, CallResult, Machine
+from copygen.emu.decode import Insn, decode, disassemble
+from copygen.emu.errors import (ElfError, EmuError, IllegalInstruction, MapError, Oops, ProfileError,
                         StepLimit, Trap)
-from emu.machine import Fault
-from emu.profile import Profile, load_profile
+from copygen.emu.machine import Fault
+from copygen.emu.observer import Fanout, Observer
+from copygen.emu.profile import Profile, load_profile
 
 __all__ = [
-    "Machine", "CallResult", "Fault", "RETURN_SENTINEL", "STACK_TOP",
+    "Machine", "CallResult", "Fault", "Observer", "Fanout", "RETURN_SENTINEL", "STACK_TOP",
     "Insn", "decode", "disassemble", "Profile", "load_profile",
     "EmuError", "ElfError", "IllegalInstruction", "MapError", "Oops", "ProfileError", "StepLimit", "Trap",
 ]

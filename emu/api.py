@@ -13,13 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from emu.cost import CostModel
-from emu.elf import ElfImage, load_into, read_elf
-from emu.errors import MapError
-from emu.machine import SR_SUM, SSTATUS, Fault, Hart
-from emu.memory import PAGE_MASK, PAGE_SIZE, Memory
-from emu.profile import Profile, load_profile
-from emu.values import MASK
+from copygen.emu.cost import CostModel
+from copygen.emu.observer import Fanout
+from copygen.emu.elf import ElfImage, load_into, read_elf
+from copygen.emu.errors import MapError
+from copygen.emu.machine import SR_SUM, SSTATUS, Fault, Hart
+from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
+from copygen.emu.profile import Profile, load_profile
+from copygen.emu.values import MASK
 
 RETURN_SENTINEL = 0xFFFF_FFFF_FFFF_F000  # `ra` of a call; must stay unmapped
 STACK_TOP = 0xFFFF_FFFF_F000_0000        # kernel stack grows down from here
@@ -62,6 +63,7 @@ class Machine:
         self.stack_size = stack_size
         self.memory.map(STACK_TOP - stack_size, stack_size, user=False)
         self._translator = None
+        self._observers: list = []
 
     @classmethod
     def from_elf(cls, path: str | Path, profile: str | Profile | None = None, **kw) -> "Machine":
@@ -91,6 +93,14 @@ class Machine:
             raise MapError(f"no ELF loaded, so no symbol {name!r}")
         return self.image.address_of(name)
 
+    def attach(self, observer) -> None:
+        """Let `observer` (emu.observer.Observer) watch every later step,
+        beside the cost model.  Calls then take the reference path, which
+        calls every hook (the translator inlines only the cost model's)."""
+        watchers = [o for o in (self.cost, *self._observers, observer) if o is not None]
+        self._observers.append(observer)
+        self.hart.observer = watchers[0] if len(watchers) == 1 else Fanout(*watchers)
+
     def reset_cache(self) -> None:
         """Empty the modelled L1 D-cache (it persists across calls otherwise)."""
         if self.cost is not None:
@@ -110,7 +120,7 @@ class Machine:
         misses0 = self.cost.cache.misses if self.cost else 0
         if self.cost is not None:
             self.cost.reset()
-        if fast:
+        if fast and not self._observers:
             self._fast().run(RETURN_SENTINEL, step_limit)
         else:
             hart.run_reference(RETURN_SENTINEL, step_limit)
@@ -141,7 +151,7 @@ class Machine:
 
     def _fast(self):
         if self._translator is None:
-            from emu.translate import Translator
+            from copygen.emu.translate import Translator
 
             self._translator = Translator(self.hart)
         return self._translator

@@ -25,8 +25,8 @@ import itertools
 from dataclasses import dataclass
 from functools import lru_cache
 
-from emu.decode import Insn
-from emu.profile import Profile
+from copygen.emu.decode import Insn
+from copygen.emu.profile import Profile
 
 DIV_UNIT = 32
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from emu.errors import IllegalInstruction
-from emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE, Encoding
+from copygen.emu.errors import IllegalInstruction
+from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE, Encoding
 
 ABI = ("zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
        "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3",

@@ -20,8 +20,8 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError as _PyElfError
 from elftools.elf.elffile import ELFFile
 
-from emu.errors import ElfError
-from emu.memory import PAGE_MASK, PAGE_SIZE, Memory
+from copygen.emu.errors import ElfError
+from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
 
 EM_RISCV = "EM_RISCV"
 EXTABLE_ENTRY = struct.Struct("<iihh")

@@ -9,9 +9,9 @@ Imports: emu.isa, emu.decode, emu.errors.
 
 from __future__ import annotations
 
-from emu.decode import Insn, decode
-from emu.errors import IllegalInstruction
-from emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE
+from copygen.emu.decode import Insn, decode
+from copygen.emu.errors import IllegalInstruction
+from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE
 
 _BY_ASM = {enc.asm: enc for enc in TABLE}
 

@@ -8,19 +8,21 @@ recorded as a `Fault`; any other fault raises `Oops`.  A faulting instruction
 has no effect and does not retire.  This step is the reference the block
 translator (`emu.translate`) is tested against, and it executes whatever the
 fast path hands back (faults, misaligned corner cases).
-Imports: emu.decode, emu.semantics, emu.values, emu.memory, emu.cost, emu.errors.
+Imports: emu.decode, emu.semantics, emu.values, emu.memory, emu.cost, emu.observer,
+emu.errors.
 """
 
 from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from emu.cost import CostModel
-from emu.decode import Insn, decode
-from emu.errors import IllegalInstruction, Oops, StepLimit, Trap
-from emu.memory import PAGE_MASK, MemFault, Memory
-from emu.semantics import SEMANTICS
-from emu.values import INT_OPS, MASK
+from copygen.emu.cost import CostModel
+from copygen.emu.observer import Observer
+from copygen.emu.decode import Insn, decode
+from copygen.emu.errors import IllegalInstruction, Oops, StepLimit, Trap
+from copygen.emu.memory import PAGE_MASK, MemFault, Memory
+from copygen.emu.semantics import SEMANTICS
+from copygen.emu.values import INT_OPS, MASK
 
 SSTATUS = 0x100
 SR_SUM = 1 << 18
@@ -49,7 +51,8 @@ class Hart:
     def __init__(self, memory: Memory, extable: dict[int, int], cost: CostModel | None = None) -> None:
         self.mem = memory
         self.extable = extable
-        self.cost = cost
+        self.cost = cost            # the cost model: the translator inlines its hooks
+        self.observer: Observer | None = cost   # every hook goes here (emu.observer)
         self.x = [0] * 32
         self.pc = 0
         self.next_pc = 0
@@ -74,14 +77,14 @@ class Hart:
 
     def load(self, addr: int, size: int) -> int:
         self.mem.check(addr, size, "load", self.sum_set)
-        if self.cost is not None:
-            self.cost.access(addr, size, 0)
+        if self.observer is not None:
+            self.observer.access(addr, size, 0)
         return self.mem.get(addr, size)
 
     def store(self, addr: int, size: int, v: int) -> None:
         self.mem.check(addr, size, "store", self.sum_set)
-        if self.cost is not None:
-            self.cost.access(addr, size, 1)
+        if self.observer is not None:
+            self.observer.access(addr, size, 1)
         self.mem.put(addr, size, v)
 
     def csr_read(self, csr: int) -> int:
@@ -142,8 +145,8 @@ class Hart:
         except MemFault as f:
             self.take_fault(pc, f)
             return
-        if self.cost is not None:
-            self.cost.on_insn(insn, self.taken)
+        if self.observer is not None:
+            self.observer.on_insn(insn, self.taken)
         self.pc = self.next_pc
         self.instret += 1
 
@@ -152,8 +155,8 @@ class Hart:
         if fixup is None:
             raise Oops(pc, f.addr, f.cause)
         self.faults.append(Fault(pc, f.addr, f.cause))
-        if self.cost is not None:
-            self.cost.on_fault()
+        if self.observer is not None:
+            self.observer.on_fault()
         self.pc = fixup
 
     def run_reference(self, stop_pc: int, limit: int) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from emu.errors import MapError
+from copygen.emu.errors import MapError
 
 PAGE_SHIFT = 12
 PAGE_SIZE = 1 << PAGE_SHIFT

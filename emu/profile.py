@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, fields
+from importlib.resources import files
 from pathlib import Path
 
-from emu.errors import ProfileError
+from copygen.emu.errors import ProfileError
 
-PROFILE_DIR = Path(__file__).with_name("profiles")
+# package data, found as a wheel installs it (copygen.emu/profiles/*.toml)
+PROFILE_DIR = Path(str(files(__package__))) / "profiles"
 
 # Keys a profile may leave out, with their default.
 # (-1: the generic rule, load latency minus store_data_late.)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from emu.values import XLEN, Ops
+from copygen.emu.values import XLEN, Ops
 
 
 class State(Protocol):
@@ -235,7 +235,7 @@ SEMANTICS["ebreak"] = lambda i, o, s: s.trap("ebreak")
 
 
 def _check_complete() -> None:
-    from emu.isa import NAMES
+    from copygen.emu.isa import NAMES
 
     missing = NAMES - SEMANTICS.keys()
     extra = SEMANTICS.keys() - NAMES

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from emu.memory import VIEW_INDEX
-from emu.values import INT_OPS, MASK, SIGN
+from copygen.emu.memory import VIEW_INDEX
+from copygen.emu.values import INT_OPS, MASK, SIGN
 
 M = f"{MASK:#x}"
 S = f"{SIGN:#x}"

@@ -27,13 +27,13 @@ from __future__ import annotations
 import bisect
 from typing import Callable
 
-from emu.cost import insn_class
-from emu.decode import Insn
-from emu.errors import EmuError, StepLimit
-from emu.machine import Hart
-from emu.memory import MemFault
-from emu.semantics import SEMANTICS
-from emu.srcops import HELPERS, SRC_OPS, BlockState
+from copygen.emu.cost import insn_class
+from copygen.emu.decode import Insn
+from copygen.emu.errors import EmuError, StepLimit
+from copygen.emu.machine import Hart
+from copygen.emu.memory import MemFault
+from copygen.emu.semantics import SEMANTICS
+from copygen.emu.srcops import HELPERS, SRC_OPS, BlockState
 
 MAX_BLOCK = 64
 _UNTRANSLATED = {"serial"}  # csr, fence, ecall, ebreak, wfi: reference step

@@ -6,17 +6,17 @@ chosen output directory.  May import gen.*, the standard library.
 """
 from __future__ import annotations
 
+import hashlib
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gen import emit, toolchain
-from gen.errors import Warning_
-from gen.strategy import Strategy
-from gen.validate import load_file
+from copygen.gen import emit, toolchain
+from copygen.gen.errors import Warning_
+from copygen.gen.resources import shim_dir
+from copygen.gen.strategy import Strategy
+from copygen.gen.validate import load_file
 
-ROOT = Path(__file__).resolve().parent.parent
-SHIM = ROOT / "shim"
 
 
 @dataclass
@@ -38,10 +38,12 @@ class BuildResult:
 
 
 def display_path(path: Path) -> str:
-    """The path as written in generated banners: relative to the repo if inside."""
+    """The path as written in generated banners: relative to the working
+    directory when inside it (`copygen build examples/x.copy` from the
+    repository root names examples/x.copy), else the file's name."""
     p = Path(path).resolve()
     try:
-        return str(p.relative_to(ROOT))
+        return str(p.relative_to(Path.cwd().resolve()))
     except ValueError:
         return p.name
 
@@ -67,15 +69,49 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
     inc = outdir / "include"
     if inc.exists():
         shutil.rmtree(inc)
-    shutil.copytree(SHIM / "include", inc)
-    _write_if_changed(outdir / "copygen.ld", (SHIM / "copygen.ld").read_text())
+    shutil.copytree(shim_dir() / "include", inc, ignore=shutil.ignore_patterns("__pycache__", "*.py"))
+    _write_if_changed(outdir / "copygen.ld", (shim_dir() / "copygen.ld").read_text())
     return files
 
 
 def build_file(path: str | Path, out_root: Path, link: bool = True) -> BuildResult:
+    """Emit FILE into OUT_ROOT/<stem>/ and (with `link`) assemble, compile and link it."""
     st = load_file(path)
-    outdir = Path(out_root) / st.stem
-    res = BuildResult(str(path), outdir, warnings=list(st.warnings))
+    return _build(st, str(path), Path(out_root) / st.stem, link)
+
+
+def content_key(st: Strategy) -> str:
+    """A hash of everything the linked ELF depends on: the emitted text, the
+    shim, the toolchain prefix and flags.  Equal keys give equal ELFs."""
+    h = hashlib.sha256()
+    src = display_path(Path(st.file))
+    for text in (emit.render_uaccess(st, src), emit.render_string(st, src)):
+        h.update(b"\0" if text is None else text.encode())
+    shim = shim_dir()
+    for f in sorted((shim / "include").rglob("*.h")) + [shim / "copygen.ld"]:
+        h.update(f.read_bytes())
+    h.update(" ".join([toolchain.cross_prefix(), *toolchain.ASFLAGS, *toolchain.CFLAGS,
+                       *toolchain.CFLAGS_FAST_MISALIGNED]).encode())
+    return h.hexdigest()
+
+
+def build_cached(path: str | Path, cache_root: Path) -> BuildResult:
+    """build_file() into CACHE_ROOT/<stem>-<content key>/, reusing the ELF a
+    previous build of the same content left there (the toolchain is not run)."""
+    st = load_file(path)
+    outdir = Path(cache_root) / f"{st.stem}-{content_key(st)[:16]}"
+    elf = outdir / f"{st.stem}.elf"
+    if elf.is_file():
+        res = BuildResult(str(path), outdir, warnings=list(st.warnings), elf=elf,
+                          symbols=st.routines())
+        res.files = [outdir / n for n in ("uaccess.S", "string.c") if (outdir / n).exists()]
+        res.objects = [f.with_suffix(".o") for f in res.files]
+        return res
+    return _build(st, str(path), outdir, link=True)
+
+
+def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
+    res = BuildResult(source, outdir, warnings=list(st.warnings))
     res.files = emit_sources(st, outdir)
     if not link:
         return res
@@ -88,7 +124,12 @@ def build_file(path: str | Path, out_root: Path, link: bool = True) -> BuildResu
         else:
             toolchain.compile_c(f, inc, obj, fast_misaligned=fast)
         res.objects.append(obj)
-    res.elf = outdir / f"{st.stem}.elf"
-    toolchain.link(res.objects, outdir / "copygen.ld", res.elf)
+    elf = outdir / f"{st.stem}.elf"
+    # linked under a temporary name: an interrupted build never leaves a
+    # complete-looking ELF for build_cached() to reuse
+    partial = elf.with_suffix(".elf.partial")
+    toolchain.link(res.objects, outdir / "copygen.ld", partial)
+    partial.replace(elf)
+    res.elf = elf
     res.symbols = st.routines()
     return res

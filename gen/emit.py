@@ -11,17 +11,17 @@ from pathlib import Path
 
 import jinja2
 
-from gen import __version__
-from gen.ir import Function, Insn, Label, Phase
-from gen.lower_uaccess import clear_user_function, copy_user_function
-from gen.strategy import Phases, Strategy
+from copygen.gen import __version__
+from copygen.gen.ir import Function, Insn, Label, Phase
+from copygen.gen.resources import templates_dir
+from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
+from copygen.gen.strategy import Phases, Strategy
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
 @lru_cache(maxsize=1)
 def env() -> jinja2.Environment:
-    e = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), trim_blocks=True,
+    e = jinja2.Environment(loader=jinja2.FileSystemLoader(templates_dir()), trim_blocks=True,
                            lstrip_blocks=True, keep_trailing_newline=True,
                            undefined=jinja2.StrictUndefined)
     e.globals["render_phase"] = render_phase

@@ -30,9 +30,9 @@ May import gen.ir, gen.schedule, gen.strategy.
 """
 from __future__ import annotations
 
-from gen.ir import Insn, Label
-from gen.schedule import Step
-from gen.strategy import SZREG
+from copygen.gen.ir import Insn, Label
+from copygen.gen.schedule import Step
+from copygen.gen.strategy import SZREG
 
 SHIFT_OFF = "a4"     # the shift copy keeps 8 * (src & 7) here (gen.lower_uaccess)
 

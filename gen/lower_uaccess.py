@@ -20,11 +20,11 @@ May import gen.ir, gen.schedule, gen.fixups, gen.strategy.
 """
 from __future__ import annotations
 
-from gen import schedule as S
-from gen.schedule import units
-from gen.fixups import FaultExits, attach, exit_code, lead
-from gen.ir import Function, Insn, Label, Phase
-from gen.strategy import ClearUser, CopyUser, Phases
+from copygen.gen import schedule as S
+from copygen.gen.schedule import units
+from copygen.gen.fixups import FaultExits, attach, exit_code, lead
+from copygen.gen.ir import Function, Insn, Label, Phase
+from copygen.gen.strategy import ClearUser, CopyUser, Phases
 
 END, LIMIT = "a3", "a2"
 ALIGN_MASK = "-SZREG"

@@ -14,9 +14,9 @@ from pathlib import Path
 from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from gen.errors import CopygenError, Loc
+from copygen.gen.errors import CopygenError, Loc
+from copygen.gen.resources import grammar_file
 
-GRAMMAR = Path(__file__).resolve().parent.parent / "grammar" / "copy.lark"
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Item:
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    return Lark(GRAMMAR.read_text(), parser="lalr", propagate_positions=True,
+    return Lark(grammar_file().read_text(), parser="lalr", propagate_positions=True,
                 maybe_placeholders=False)
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gen.strategy import SZREG
+from copygen.gen.strategy import SZREG
 
 DST, SRC = "a0", "a1"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gen.errors import Loc, Warning_
+from copygen.gen.errors import Loc, Warning_
 
 SZREG = 8            # bytes per register on RV64 (xlen 64 is all we emit)
 MAX_UNROLL = 16

@@ -1,6 +1,7 @@
 """The toolchain driver: the only module that runs external programs.
 
 Honours CROSS_COMPILE as the kernel build does (default riscv64-linux-gnu-).
+The qemu-user oracle runs through it too.
 A missing program is a ToolError naming it and the Debian package that
 provides it; a failing one is a ToolError carrying its stderr (exit 1).
 May import gen.errors and the standard library.
@@ -13,7 +14,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from gen.errors import ToolError
+from copygen.gen.errors import ToolError
 
 DEFAULT_CROSS = "riscv64-linux-gnu-"
 PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",
@@ -78,6 +79,35 @@ def compile_c(src: Path, include: Path, obj: Path, fast_misaligned: bool = False
 
 def link(objs: list[Path], script: Path, elf: Path) -> Ran:
     return run("ld", ["-T", script, *objs, "-o", elf])
+
+
+@dataclass(frozen=True)
+class Exited:
+    """A program run under qemu-user: its exit status and output (a non-zero
+    status is the caller's to judge: the harness reports through it)."""
+    returncode: int | None         # None: killed by the timeout
+    stdout: str
+    stderr: str
+
+
+def qemu_user() -> str:
+    """Full path of qemu-riscv64, or a ToolError saying how to get it."""
+    path = shutil.which("qemu-riscv64")
+    if path is None:
+        raise ToolError("`qemu-riscv64` not found on PATH", hint="install it: apt-get install qemu-user")
+    return path
+
+
+def run_user(exe: Path, args: list[str] = (), stdin: str = "", timeout: float = 1800) -> Exited:
+    """Run a static RISC-V Linux executable under qemu-riscv64."""
+    argv = [qemu_user(), str(exe), *map(str, args)]
+    try:
+        proc = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        return Exited(None, err.stdout or "", err.stderr or "")
+    except OSError as err:
+        raise ToolError(f"cannot run `{argv[0]}`: {err.strerror}") from None
+    return Exited(proc.returncode, proc.stdout, proc.stderr)
 
 
 def disassemble(elf: Path) -> str:

@@ -7,10 +7,10 @@ warnings.  May import gen.errors, gen.parse, gen.strategy, gen.schedule.
 """
 from __future__ import annotations
 
-from gen.errors import CopygenError, Loc, Warning_
-from gen.parse import Item, Setting, parse_text, read_source
-from gen.schedule import pipelined_limits
-from gen.strategy import (MAX_UNROLL, SZREG, ClearUser, CopyUser, MemmoveSpec, Phases,
+from copygen.gen.errors import CopygenError, Loc, Warning_
+from copygen.gen.parse import Item, Setting, parse_text, read_source
+from copygen.gen.schedule import pipelined_limits
+from copygen.gen.strategy import (MAX_UNROLL, SZREG, ClearUser, CopyUser, MemmoveSpec, Phases,
                           Strategy, StringLib, Sweep, Target)
 
 REQUIRED = {

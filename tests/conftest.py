@@ -12,6 +12,6 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
 @pytest.fixture(scope="session")
 def built_examples(tmp_path_factory):
     """Every example built (emitted, assembled, compiled, linked) once."""
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     out = tmp_path_factory.mktemp("built")
     return {p.stem: build_file(p, out) for p in EXAMPLES}

@@ -8,11 +8,12 @@ import json
 import pytest
 from click.testing import CliRunner
 
-import emu
-from emu.bench import Bench, BenchError, Case, align_class
-from emu.workload import (WorkloadError, load_llvm_csv, make_workload, parse_aligns, parse_sizes,
+from copygen import emu
+from copygen.measure import bench as bench_mod
+from copygen.measure.bench import Bench, BenchError, Case, align_class
+from copygen.measure.workload import (WorkloadError, load_llvm_csv, make_workload, parse_aligns, parse_sizes,
                           size_grid)
-from gen.cli import main
+from copygen.cli import main
 from tests.conftest import ROOT
 
 K2021, PRE = str(ROOT / "examples/kernel2021.copy"), str(ROOT / "examples/pre2021.copy")
@@ -25,7 +26,7 @@ def cli(tmp_path_factory):
     build = str(tmp_path_factory.mktemp("bench-build"))
 
     def run(*args, code=0):
-        res = CliRunner().invoke(main, [*args, "--build-dir", build])
+        res = CliRunner().invoke(main, [*args, "--build-cache", build])
         assert res.exit_code == code, (res.output, res.exception)
         return res
     return run
@@ -165,5 +166,5 @@ def test_bench_refuses_a_wrong_result(built_examples):
     b = Bench(built_examples["kernel2021"].elf, "u74", 64)
     b.run(Case("__asm_copy_to_user", 64, 1, 0))
     with pytest.raises(BenchError, match="returned"):
-        b._check(Case("__asm_copy_to_user", 8, 0, 0), emu.bench.KINDS["__asm_copy_to_user"], 3, 0x1000_0000,
+        b._check(Case("__asm_copy_to_user", 8, 0, 0), bench_mod.KINDS["__asm_copy_to_user"], 3, 0x1000_0000,
                  0x7000_0000)

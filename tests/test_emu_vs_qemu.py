@@ -17,9 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from gen.validate import load_file
+from copygen.gen.validate import load_file
 from tests.conftest import EXAMPLES
-from tests.oracle import qemu
+from copygen.mutate import oracle as qemu
 from tests.oracle.emu_side import EmuHarness
 
 CASES_PER_ROUTINE = 5000

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from gen.errors import CopygenError
-from gen.validate import load_text
+from copygen.gen.errors import CopygenError
+from copygen.gen.validate import load_text
 
 TARGET = "target u74 {\n    xlen 64\n    misaligned slow\n}\n"
 GOOD_COPY = """copy_user cu for u74 {
@@ -114,7 +114,7 @@ def test_shift_on_fast_core_warns():
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "gen", *args], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "copygen", *args], capture_output=True,
                           text=True, env=env)
 
 
@@ -146,8 +146,8 @@ def test_cli_names_the_missing_toolchain(tmp_path):
 
 
 def test_cli_reports_assembler_failure_with_its_stderr(tmp_path, monkeypatch):
-    from gen import toolchain
-    from gen.errors import ToolError
+    from copygen.gen import toolchain
+    from copygen.gen.errors import ToolError
     bad = tmp_path / "broken.S"
     bad.write_text("\tnot_an_instruction a0\n")
     with pytest.raises(ToolError) as info:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gen.build import emit_sources
-from gen.validate import load_file
+from copygen.gen.build import emit_sources
+from copygen.gen.validate import load_file
 from tests.conftest import EXAMPLES, ROOT
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from gen import toolchain
-from verify import mutate, mutjudge
-from verify.asmtext import SZREG
-from verify.mutjudge import fault_in_range
+from copygen.gen import toolchain
+from copygen.mutate import edits as mutate, judge as mutjudge
+from copygen.mutate.asmtext import SZREG
+from copygen.mutate.judge import fault_in_range
 
 ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / "tests" / "kernel_style"

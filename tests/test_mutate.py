@@ -1,4 +1,4 @@
-"""verify/mutate.py and verify/mutjudge.py: every mutation kind applies to the shipped examples, its
+"""mutate/edits.py and mutate/judge.py: every mutation kind applies to the shipped examples, its
 mutants assemble, and the qemu oracle tells a sample of them from the
 original (or says why not: equivalent, or blind to the clause)."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gen.errors import ToolError
-from verify import mutate, mutjudge
-from verify.mutate import Mutant
+from copygen.gen.errors import ToolError
+from copygen.mutate import edits as mutate, judge as mutjudge
+from copygen.mutate.edits import Mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = {name: (ROOT / "out" / name / "uaccess.S").read_text()

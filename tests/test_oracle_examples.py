@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from gen.validate import load_file
+from copygen.gen.validate import load_file
 from tests.conftest import EXAMPLES
-from tests.oracle import qemu
+from copygen.mutate import oracle as qemu
 
 FNS = {"copy_user": ["to", "from"], "clear_user": ["clear"],
        "string": ["memcpy", "memmove", "memset"]}

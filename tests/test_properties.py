@@ -8,12 +8,12 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
-from gen.build import build_file
-from gen.emit import render_string, render_uaccess
-from gen.errors import CopygenError
-from gen.validate import load_text
+from copygen.gen.build import build_file
+from copygen.gen.emit import render_string, render_uaccess
+from copygen.gen.errors import CopygenError
+from copygen.gen.validate import load_text
 from tests.conftest import EXAMPLES
-from tests.oracle import qemu
+from copygen.mutate import oracle as qemu
 
 SCHEDULES = ["loads_first", "interleave", "pipelined"]
 

@@ -12,21 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from verify.mutate import KINDS
-from verify.prove import prove_routine
+from copygen.mutate.edits import KINDS
+from copygen.verify.prove import prove_routine
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_STYLE = ROOT / "tests" / "kernel_style"
 
 
 def _elf(src: Path, tmp: Path) -> str:
-    from verify.inputs import linked_elf
+    from copygen.verify.inputs import linked_elf
     return str(linked_elf(str(src), tmp))
 
 
 @pytest.fixture(scope="module")
 def pre2021(tmp_path_factory):
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     return str(build_file(ROOT / "examples" / "pre2021.copy",
                           tmp_path_factory.mktemp("pre")).elf)
 
@@ -70,20 +70,24 @@ def test_return_size_bug_is_caught_in_clear_user(tmp_path):
 
 
 def test_cli_verify_json_and_exit_status(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "gen", "verify", str(KERNEL_STYLE / "bug_return_size_on_fault.S"),
+    r = subprocess.run([sys.executable, "-m", "copygen", "verify", str(KERNEL_STYLE / "bug_return_size_on_fault.S"),
                         "--routine", "__clear_user", "--json", "--workdir", str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 3, r.stderr
-    (rep,) = json.loads(r.stdout)
+    out = json.loads(r.stdout)
+    assert (out["schema"], out["command"], out["ok"]) == (1, "verify", False)
+    (rep,) = out["reports"]
     assert rep["symbol"] == "__clear_user" and rep["status"]["C5"] == "violated"
-    bad = subprocess.run([sys.executable, "-m", "gen", "verify", str(tmp_path / "none.S")],
+    bad = subprocess.run([sys.executable, "-m", "copygen", "verify", str(tmp_path / "none.S"), "--json"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no such file" in bad.stderr
+    err = json.loads(bad.stdout)
+    assert err["ok"] is False and "no such file" in err["error"]["message"]
 
 
 @pytest.mark.slow
 def test_kernel2021_copy_to_user_is_proved(tmp_path):
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     elf = str(build_file(ROOT / "examples" / "kernel2021.copy", tmp_path).elf)
     rep = prove_routine(elf, "__asm_copy_to_user", "to")
     for clause in ("C2", "C3", "C4", "C6", "S1", "S2", "A1", "B1", "B2", "X1", "T1"):
@@ -128,7 +132,7 @@ def test_fault_return_from_src_end_bug_is_caught(tmp_path):
 def test_gcc_memset_is_proved(tmp_path):
     """GCC's code for string.c memset (literal-pool constant, bne loops, a
     word loop whose end is computed with & -8) is proved for every n."""
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     elf = str(build_file(ROOT / "examples" / "string2021.copy", tmp_path).elf)
     rep = prove_routine(elf, "memset", "memset")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
@@ -138,7 +142,7 @@ def test_gcc_unrolled_memcpy_is_proved(tmp_path):
     """GCC's 8-word loop for c910fast's memcpy runs its dst cursor up to an
     end a whole number of 64-byte blocks away, then a word loop, then one
     overlapping tail word: every clause is proved for every n."""
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     elf = str(build_file(ROOT / "examples" / "c910fast.copy", tmp_path).elf)
     rep = prove_routine(elf, "memcpy", "memcpy")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
@@ -149,7 +153,7 @@ def test_gcc_memcpy_with_a_stack_frame_is_proved(tmp_path):
     """u74pipelined's memcpy saves s0-s2 before its shift copy and restores
     them after: proved for every n, but for the strict B2s (by design the
     shift copy loads whole aligned words)."""
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     elf = str(build_file(ROOT / "examples" / "u74pipelined.copy", tmp_path).elf)
     rep = prove_routine(elf, "memcpy", "memcpy")
     assert rep.status.pop("B2s") == "violated", rep.as_dict()

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verify.bounded import check
+from copygen.verify.bounded import check
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _elf(tmp_path, name: str) -> str:
-    from verify.inputs import linked_elf
+    from copygen.verify.inputs import linked_elf
     return str(linked_elf(str(ROOT / "tests" / "kernel_style" / name), tmp_path / "k"))
 
 

@@ -9,13 +9,13 @@ from types import SimpleNamespace
 
 import z3
 
-from verify.candidates import Cand
-from verify.houdini import stages
-from verify.concrete import PAGE
-from verify.infer import _bound_pair, guess
-from verify.samples import faulting, samples
-from verify.world import World
-from verify.z3ops import bv
+from copygen.verify.candidates import Cand
+from copygen.verify.houdini import stages
+from copygen.verify.concrete import PAGE
+from copygen.verify.infer import _bound_pair, guess
+from copygen.verify.samples import faulting, samples
+from copygen.verify.world import World
+from copygen.verify.z3ops import bv
 
 
 def _ends(*edges):
@@ -81,8 +81,8 @@ def test_guesses_at_the_byte_loop_include_the_states_after_a_fault(built_example
     """After a word fault u74pipelined's copy retries byte by byte from far
     before the end: a bound like a0 >= end - 128 holds in every complete
     copy but not after a fault, and is no longer guessed."""
-    from verify.samples import collect
-    from verify.program import Program
+    from copygen.verify.samples import collect
+    from copygen.verify.program import Program
     prog = Program.load(str(built_examples["u74pipelined"].elf))
     sym = "__asm_copy_to_user"
     routine = prog.routine(prog.image.address_of(sym))

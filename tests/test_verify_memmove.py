@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from verify.bounded import check, scenarios
-from verify.clauses import BY_KIND
-from verify.prove import prove_routine
+from copygen.verify.bounded import check, scenarios
+from copygen.verify.clauses import BY_KIND
+from copygen.verify.prove import prove_routine
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,13 +85,13 @@ SYM_FUNC_END(memmove)
 
 @pytest.fixture(scope="module")
 def string2021(tmp_path_factory):
-    from gen.build import build_file
+    from copygen.gen.build import build_file
     return str(build_file(ROOT / "examples" / "string2021.copy",
                           tmp_path_factory.mktemp("s21")).elf)
 
 
 def _linked(tmp: Path, text: str, name: str) -> str:
-    from verify.inputs import linked_elf
+    from copygen.verify.inputs import linked_elf
     src = tmp / f"{name}.S"
     src.write_text(text)
     return str(linked_elf(str(src), tmp / name))
@@ -183,7 +183,7 @@ def test_what_the_proof_leaves_unknown_is_run_up_to_the_bound(tmp_path, monkeypa
     clauses are then run for every overlap up to the bound, and the report
     says "holds for n <= N" in those words."""
     elf = _linked(tmp_path, BYTES, "memmove_bytes")
-    monkeypatch.setattr("verify.prove.guess", lambda snaps, kind, roles=None: [])
+    monkeypatch.setattr("copygen.verify.prove.guess", lambda snaps, kind, roles=None: [])
     rep = prove_routine(elf, "memmove", "memmove", jobs=1, memmove_bound=8)
     held = {c for c, s in rep.status.items() if s == "holds for n <= 8"}
     assert "C1" in held and "T1" in held
@@ -192,17 +192,17 @@ def test_what_the_proof_leaves_unknown_is_run_up_to_the_bound(tmp_path, monkeypa
 
 
 def test_cli_bounded_memmove(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "gen", "verify",
+    out = subprocess.run([sys.executable, "-m", "copygen", "verify",
                           _linked(tmp_path, BYTES, "memmove_bytes"),
                           "--routine", "memmove", "--bounded", "12", "--json",
                           "--workdir", str(tmp_path / "a")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    (rep,) = json.loads(out.stdout)
+    (rep,) = json.loads(out.stdout)["reports"]
     assert rep["status"] == dict.fromkeys(BY_KIND["memmove"], "proved")
-    bad = subprocess.run([sys.executable, "-m", "gen", "verify", _forward_only(tmp_path),
+    bad = subprocess.run([sys.executable, "-m", "copygen", "verify", _forward_only(tmp_path),
                           "--bounded", "8", "--json", "--workdir", str(tmp_path / "b")],
                          capture_output=True, text=True)
     assert bad.returncode == 3, bad.stderr
-    (rep,) = json.loads(bad.stdout)
+    (rep,) = json.loads(bad.stdout)["reports"]
     assert rep["status"]["C1"] == "violated"
     assert "exhaustive run n <= 8" in rep["detail"]["C1"]

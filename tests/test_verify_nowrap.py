@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import z3
 
-from verify.nowrap import lemmas, schema, small
-from verify.world import World
-from verify.z3ops import bv
+from copygen.verify.nowrap import lemmas, schema, small
+from copygen.verify.world import World
+from copygen.verify.z3ops import bv
 
 
 def _valid(world, f) -> bool:

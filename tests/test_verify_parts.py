@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import z3
 
-from emu.decode import ABI
-from verify.candidates import Cand, registers
-from verify.coverage import cover_goals, inside_goals
-from verify.liveness import live_at, prune
-from verify.program import Program
+from copygen.emu.decode import ABI
+from copygen.verify.candidates import Cand, registers
+from copygen.verify.coverage import cover_goals, inside_goals
+from copygen.verify.liveness import live_at, prune
+from copygen.verify.program import Program
 
 REG = {name: i for i, name in enumerate(ABI)}
 
@@ -97,11 +97,11 @@ def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
     """copy_from_user's loads-first block: a fault on any of its 8 loads
     resumes the byte loop at the same cursors; merged, the one end's
     condition is exactly the disjunction of theirs."""
-    from verify.explore import Explorer, merge_cut_ends
-    from verify.houdini import fresh_state
-    from verify.infer import bases
-    from verify.samples import collect
-    from verify.world import KINDS, World
+    from copygen.verify.explore import Explorer, merge_cut_ends
+    from copygen.verify.houdini import fresh_state
+    from copygen.verify.infer import bases
+    from copygen.verify.samples import collect
+    from copygen.verify.world import KINDS, World
     sym = "__asm_copy_from_user"
     prog, routine = _routine(built_examples, "kernel2021", sym)
     world = World(KINDS[sym])
@@ -129,11 +129,11 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     plus the count's remainder is dst + n, and that the block bytes are the
     count rounded down (guessed only when true in every sampled run), and
     Houdini keeps them."""
-    from verify.candidates import formula, term_exprs
-    from verify.houdini import Proof
-    from verify.infer import bases, guess
-    from verify.samples import collect
-    from verify.world import World
+    from copygen.verify.candidates import formula, term_exprs
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases, guess
+    from copygen.verify.samples import collect
+    from copygen.verify.world import World
     prog, routine = _routine(built_examples, "c910fast", "memcpy")
     snaps = collect(prog.image, "memcpy", "memcpy", routine.cut_points)
     # the unrolled loop: the head with eight loads in a row
@@ -161,7 +161,7 @@ def test_a_long_byte_loop_keeps_the_first_and_last_visits_of_each_run(built_exam
     of 2000 bytes visits the backward byte loop ~2000 times.  collect keeps
     the first and last ENDS_KEPT visits of each run (the last one sees the
     count at its final value), and every visit of a shorter run."""
-    from verify import samples
+    from copygen.verify import samples
     prog, routine = _routine(built_examples, "c910fast", "memmove")
     snaps = samples.collect(prog.image, "memmove", "memmove", routine.cut_points)
     per_run: dict = {}

@@ -1,7 +1,20 @@
-"""copygen verifier: proves the linked machine code of copy routines with Z3.
+"""copygen's verifier: proves the linked machine code of copy routines with Z3.
 
-It executes the emulator's instruction semantics (emu.semantics) over Z3
-bit-vectors (verify.z3ops), under the kernel machine model (verify.symstate),
-infers loop invariants from concrete runs and checks them by induction
-(verify.invariants), and reports each contract clause (verify.contract).
+Its modules, along the seams of a proof:
+
+* input and world: inputs (.copy/.S/.o/ELF -> linked ELF and routines),
+  program (decoded code, loops, cut points), world (the symbols a proof
+  quantifies over, the contract's machine), clauses (the contract);
+* symbolic machine: symstate (emu.semantics over Z3 values, z3ops), explore
+  (symbolic paths between cut points), nowrap (address no-wrap lemmas);
+* invariant inference: samples and concrete (runs in the emulator),
+  candidates and infer (guessing), liveness (pruning), houdini (induction);
+* checks: prove (every clause for one routine), memcheck, dataproof,
+  coverage (what memory holds), parallel (queries over processes);
+* counterexamples and bounded runs: replay (shrunk, replayed in the
+  emulator), bounded (every n <= N).
+
+Imports emu (decoder, semantics, machine; never the cost model), gen
+(build, toolchain, errors: to turn a .copy or .S into the ELF it proves) and
+z3; never measure, mutate or the command line.
 """

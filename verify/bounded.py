@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import random
 
-from emu.elf import read_elf
-from verify.clauses import BY_KIND, STRING_KINDS
-from verify.concrete import Scenario, run, verdicts
-from verify.samples import scenario
-from verify.parallel import fork_map
-from verify.replay import describe
+from copygen.emu.elf import read_elf
+from copygen.verify.clauses import BY_KIND, STRING_KINDS
+from copygen.verify.concrete import Scenario, run, verdicts
+from copygen.verify.samples import scenario
+from copygen.verify.parallel import fork_map
+from copygen.verify.replay import describe
 
 PAGE = 4096
 

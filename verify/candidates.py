@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import z3
 
-from verify.world import SR_SUM, World
-from verify.z3ops import bv
+from copygen.verify.world import SR_SUM, World
+from copygen.verify.z3ops import bv
 
 M64 = (1 << 64) - 1
 REP = 0x0101010101010101

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from emu.api import RETURN_SENTINEL, Machine
-from emu.errors import Oops, StepLimit
-from emu.machine import SR_SUM, SSTATUS
+from copygen.emu.api import RETURN_SENTINEL, Machine
+from copygen.emu.errors import Oops, StepLimit
+from copygen.emu.machine import SR_SUM, SSTATUS
 
 PAGE = 4096
 MARGIN = 2 * PAGE
@@ -85,8 +85,7 @@ class Outcome:
 
 
 class LoadRecorder:
-    """Records a run's loads through the emulator's cost-model hooks (the
-    machine calls access / on_insn / on_fault; nothing is priced)."""
+    """Records a run's loads: an observer of the machine (emu.observer)."""
 
     def __init__(self):
         self.loads: list[tuple[int, int]] = []
@@ -142,8 +141,9 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_0
     saved = m._setup_call(entry, args_for(sc), False)
     hart, out = m.hart, Outcome()
     if record_loads:
-        hart.cost = LoadRecorder()
-        out.loads = hart.cost.loads
+        recorder = LoadRecorder()
+        m.attach(recorder)
+        out.loads = recorder.loads
     init = list(hart.x)
     trace = set(trace_pcs)
     try:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import z3
 
-from verify.z3ops import bv, mentions
+from copygen.verify.z3ops import bv, mentions
 
 
 def _disjuncts(e) -> list:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import z3
 
-from verify.nowrap import lemmas
-from verify.z3ops import bv
+from copygen.verify.nowrap import lemmas
+from copygen.verify.z3ops import bv
 
 TIMEOUT_MS = 60000      # per byte query
 # Many small goals under the same facts (a cursor's interval goals) are

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 
 import z3
 
-from emu.semantics import SEMANTICS
-from verify.program import Program, ProgramError
-from verify.symstate import SymState
-from verify.world import SR_SUM, World
-from verify.z3ops import Z3_OPS, bv
+from copygen.emu.semantics import SEMANTICS
+from copygen.verify.program import Program, ProgramError
+from copygen.verify.symstate import SymState
+from copygen.verify.world import SR_SUM, World
+from copygen.verify.z3ops import Z3_OPS, bv
 
 MAX_STEPS = 20000
 

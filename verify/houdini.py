@@ -12,14 +12,14 @@ from collections import defaultdict
 
 import z3
 
-from verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
-from verify.explore import Explorer, merge_cut_ends
-from verify.liveness import live_at
-from verify.nowrap import lemmas
-from verify.parallel import fork_map
-from verify.symstate import SymState
-from verify.world import BV8, BV64, World
-from verify.z3ops import bv
+from copygen.verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
+from copygen.verify.explore import Explorer, merge_cut_ends
+from copygen.verify.liveness import live_at
+from copygen.verify.nowrap import lemmas
+from copygen.verify.parallel import fork_map
+from copygen.verify.symstate import SymState
+from copygen.verify.world import BV8, BV64, World
+from copygen.verify.z3ops import bv
 
 # Solver time per query about registers; what a batch gives up on is tried
 # alone.  (A limit in Z3 resource units instead would make outcomes
@@ -66,7 +66,7 @@ class Proof:
         for _, seg in self.segments:
             seg.ends = merge_cut_ends(seg.ends, {pc: live[pc] for pc in self.heads})
         self.inv: dict[int, list[Cand]] = {pc: [] for pc in self.heads}
-        from verify.memcheck import MemoryChecks
+        from copygen.verify.memcheck import MemoryChecks
         self.data = MemoryChecks(self)
 
     def formulas(self, cands, st: SymState) -> list:

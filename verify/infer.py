@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from itertools import combinations
 
-from verify.candidates import FACTS, M64, MEMMOVE_FACTS, Cand, _s, atom_value, term_values
+from copygen.verify.candidates import FACTS, M64, MEMMOVE_FACTS, Cand, _s, atom_value, term_values
 
 TERM_ORDER = ["0", "D", "S", "E", "SE", "N", "SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR",
               "NSSHR", "CB", "CW"]

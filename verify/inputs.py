@@ -10,18 +10,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from emu.elf import read_elf
-from emu.errors import ElfError
-from gen.errors import CopygenError
-from verify.world import KINDS
+from copygen.emu.elf import read_elf
+from copygen.emu.errors import ElfError
+from copygen.gen.errors import CopygenError
+from copygen.gen.resources import shim_dir
+from copygen.verify.world import KINDS
 
-ROOT = Path(__file__).resolve().parent.parent
-SHIM = ROOT / "shim"
 
 
 def linked_elf(path: str, workdir: Path) -> Path:
-    from gen import toolchain
-    from gen.build import build_file
+    from copygen.gen import toolchain
+    from copygen.gen.build import build_file
     p = Path(path)
     if not p.exists():
         raise CopygenError(f"no such file: {p}")
@@ -34,16 +33,16 @@ def linked_elf(path: str, workdir: Path) -> Path:
         obj = p
         if suffix != ".o":
             obj = workdir / (p.stem + ".o")
-            toolchain.assemble(p, SHIM / "include", obj)
+            toolchain.assemble(p, shim_dir() / "include", obj)
         elf = workdir / (p.stem + ".elf")
-        toolchain.link([obj], SHIM / "copygen.ld", elf)
+        toolchain.link([obj], shim_dir() / "copygen.ld", elf)
         return elf
     if suffix in (".elf", ""):
         return p
     raise CopygenError(f"cannot verify a `{suffix}` file", hint="give a .copy, .S, .o or linked ELF")
 
 
-def routines(elf: Path, only: str | None = None) -> list[tuple[str, str]]:
+def routines(elf: Path) -> list[tuple[str, str]]:
     """(symbol, kind) for each routine the ELF defines, one per kind."""
     try:
         image = read_elf(elf)
@@ -52,13 +51,8 @@ def routines(elf: Path, only: str | None = None) -> list[tuple[str, str]]:
     seen_kinds, out = set(), []
     for sym, kind in KINDS.items():
         if sym in image.symbols and kind not in seen_kinds:
-            if only and sym != only:
-                continue
             seen_kinds.add(kind)
             out.append((sym, kind))
-    if only and not out:
-        known = ", ".join(s for s in KINDS if s in image.symbols) or "none"
-        raise CopygenError(f"no routine `{only}` to verify in {elf}", hint=f"routines: {known}")
     if not out:
         raise CopygenError(f"{elf} defines none of the routines copygen verifies",
                            hint="expected __asm_copy_to_user, __clear_user, memcpy, memset ...")

@@ -12,9 +12,9 @@ Role: `live_at`, `prune`.  May import emu.isa, verify.program, verify.candidates
 """
 from __future__ import annotations
 
-from emu.isa import BASE, FORMATS
-from verify.candidates import Cand, registers
-from verify.program import LOADS, Program, Routine
+from copygen.emu.isa import BASE, FORMATS
+from copygen.verify.candidates import Cand, registers
+from copygen.verify.program import LOADS, Program, Routine
 
 _FORMAT = {name: fmt for name, fmt, _ in BASE}
 AT_RETURN = frozenset({1, 2, 3, 4, 8, 9, 10} | set(range(18, 28)))

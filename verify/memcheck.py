@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import z3
 
-from verify.candidates import CURSORS, Cand, bv_formula, cursor_extent, cursor_interval, strongest
-from verify.coverage import cover_goals, inside_goals
-from verify.dataproof import ByteProver, instantiate, split_offsets
-from verify.parallel import fork_map
-from verify.z3ops import bv, mentions, z3_vars
+from copygen.verify.candidates import CURSORS, Cand, bv_formula, cursor_extent, cursor_interval, strongest
+from copygen.verify.coverage import cover_goals, inside_goals
+from copygen.verify.dataproof import ByteProver, instantiate, split_offsets
+from copygen.verify.parallel import fork_map
+from copygen.verify.z3ops import bv, mentions, z3_vars
 
 SHIFT_TERMS = ("OFF", "SHR", "NSHR", "SHL")
 

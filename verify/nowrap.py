@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import z3
 
-from verify.world import LOW, World
-from verify.z3ops import bv, mentions
+from copygen.verify.world import LOW, World
+from copygen.verify.z3ops import bv, mentions
 
 _KINDS = {z3.Z3_OP_ULEQ: (False, False), z3.Z3_OP_ULT: (False, True),
           z3.Z3_OP_UGEQ: (True, False), z3.Z3_OP_UGT: (True, True)}   # (swap, strict)

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from emu.decode import Insn, decode, insn_length
-from emu.elf import ElfImage, read_elf
+from copygen.emu.decode import Insn, decode, insn_length
+from copygen.emu.elf import ElfImage, read_elf
 
 LOADS = {"lb", "lh", "lw", "ld", "lbu", "lhu", "lwu"}
 STORES = {"sb", "sh", "sw", "sd"}

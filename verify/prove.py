@@ -12,23 +12,24 @@ Role: produce `RoutineReport`.  May import z3, emu, verify.*.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import z3
 
-from verify.clauses import BY_KIND, STRING_KINDS
-from verify.coverage import cover_goals
-from verify.dataproof import TIMEOUT_MS
-from verify.houdini import Proof
-from verify.infer import bases, guess
-from verify.samples import collect
-from verify.liveness import prune
-from verify.nowrap import lemmas
-from emu.errors import EmuError
-from verify.parallel import default_jobs, fork_map
-from verify.program import Program, ProgramError
-from verify.world import CALLEE_SAVED, SR_SUM, World
-from verify.z3ops import bv, mentions
+from copygen.verify.clauses import BY_KIND, STRING_KINDS
+from copygen.verify.coverage import cover_goals
+from copygen.verify.dataproof import TIMEOUT_MS
+from copygen.verify.houdini import Proof
+from copygen.verify.infer import bases, guess
+from copygen.verify.samples import collect
+from copygen.verify.liveness import prune
+from copygen.verify.nowrap import lemmas
+from copygen.emu.errors import EmuError
+from copygen.verify.parallel import default_jobs, fork_map
+from copygen.verify.program import Program, ProgramError
+from copygen.verify.world import CALLEE_SAVED, SR_SUM, World
+from copygen.verify.z3ops import bv, mentions
 
 
 @dataclass
@@ -299,8 +300,13 @@ def _cyclic(edges: dict[int, set]) -> bool:
     return any(visit(n) for n in list(edges))
 
 
+STAGES = ("sample runs", "guessing invariants", "induction (Houdini)", "clause checks",
+          "termination", "replaying failures")
+
+
 def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
-                  jobs: int | None = None, memmove_bound: int = MEMMOVE_BOUND) -> RoutineReport:
+                  jobs: int | None = None, memmove_bound: int = MEMMOVE_BOUND,
+                  stage: Callable[[str], None] | None = None) -> RoutineReport:
     """Every clause for one routine, its queries spread over `jobs` processes
     (default: verify.parallel.default_jobs()).  Code the prover cannot model
     (an instruction or jump it does not handle) leaves every clause unknown,
@@ -308,18 +314,19 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     overlap, in either direction (verify.world); a clause its proof leaves
     unknown is run for every n <= memmove_bound and every overlap
     (verify.bounded), and reported "holds for n <= N" if every run keeps
-    it, in those words."""
+    it, in those words.  `stage` is told the name of each of STAGES as the
+    proof enters it (a progress bar advances on it)."""
     t0 = time.time()
     jobs = jobs or default_jobs()
     try:
-        rep = _prove(elf, symbol, kind, replay, t0, jobs)
+        rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None))
     except (ProgramError, EmuError) as err:
         rep = RoutineReport(symbol, kind)
         for clause in BY_KIND[kind]:
             rep.status[clause] = "unknown"
             rep.detail[clause] = f"cannot analyse the code: {err}"
     if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
-        from verify.bounded import apply_bounded     # it imports verify.replay
+        from copygen.verify.bounded import apply_bounded     # it imports verify.replay
         apply_bounded(elf, rep, memmove_bound, jobs)
     rep.seconds = time.time() - t0
     return rep
@@ -333,18 +340,24 @@ def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> 
     return prune(prog, routine, dict(zip(heads, guessed)))
 
 
-def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int) -> RoutineReport:
+def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
+           stage: Callable[[str], None]) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
+    stage(STAGES[0])
     snaps = collect(prog.image, symbol, kind, routine.cut_points)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
+    stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
     proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    stage(STAGES[2])
     proof.houdini(guesses, jobs)
+    stage(STAGES[3])
     ck = ClauseChecker(proof)
     ck.obligations()
     ck.returns()
     ck.run(jobs)
+    stage(STAGES[4])
     rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()})
     for clause in BY_KIND[kind]:
         if clause == "T1":
@@ -362,8 +375,9 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int)
             rep.status[clause] = "proved"
             rep.detail[clause] = ("for every n" if clause in ck.checked or clause == "X1"
                                   else "for every n (the routine makes no such access)")
+    stage(STAGES[5])
     if replay:
-        from verify.replay import confirm
+        from copygen.verify.replay import confirm
         confirm(prog, proof, ck, rep)
     rep.seconds = time.time() - t0
     return rep

@@ -13,10 +13,10 @@ from dataclasses import replace
 
 import z3
 
-from verify.clauses import STRING_KINDS
-from verify.concrete import PAGE, Scenario, run, verdicts
-from verify.samples import scenario
-from verify.z3ops import bv
+from copygen.verify.clauses import STRING_KINDS
+from copygen.verify.concrete import PAGE, Scenario, run, verdicts
+from copygen.verify.samples import scenario
+from copygen.verify.z3ops import bv
 
 SHRINK = (8, 16, 32, 64, 128, 256, 1024, 4096)
 UNOBSERVABLE = ("B2", "B2s")
@@ -186,7 +186,7 @@ class SmallSearch:
         return self.first.get(clause)
 
     def _scenarios(self):
-        from verify.bounded import scenarios      # it imports this module
+        from copygen.verify.bounded import scenarios      # it imports this module
         rng = random.Random(11)
         yield from scenarios(self.kind, SEARCH_ALL_N, rng)
         if self.kind == "memmove":

@@ -10,7 +10,7 @@ import random
 from collections import defaultdict
 from dataclasses import replace
 
-from verify.concrete import PAGE, Scenario, run
+from copygen.verify.concrete import PAGE, Scenario, run
 
 SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
                               129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 
 import z3
 
-from verify.program import ProgramError
-from verify.world import BV8, BV64, SSTATUS, World
-from verify.z3ops import bv
+from copygen.verify.program import ProgramError
+from copygen.verify.world import BV8, BV64, SSTATUS, World
+from copygen.verify.z3ops import bv
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import z3
 
-from verify.z3ops import bv, mentions
+from copygen.verify.z3ops import bv, mentions
 
 PAGE = 4096
 SR_SUM = 1 << 18

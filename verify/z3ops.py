@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import z3
 
-from emu.values import XLEN
+from copygen.emu.values import XLEN
 
 BV = z3.BitVecSort(XLEN)
 

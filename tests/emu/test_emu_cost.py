@@ -6,11 +6,11 @@ import tomllib
 
 import pytest
 
-import emu
-from emu.cost import EMPTY_STATE, Cache, CostModel, schedule, uop
-from emu.decode import decode
-from emu.encode import encode
-from emu.profile import PROFILE_DIR, available, load_profile, parse_profile
+from copygen import emu
+from copygen.emu.cost import EMPTY_STATE, Cache, CostModel, schedule, uop
+from copygen.emu.decode import decode
+from copygen.emu.encode import encode
+from copygen.emu.profile import PROFILE_DIR, available, load_profile, parse_profile
 
 U74 = load_profile("u74")
 

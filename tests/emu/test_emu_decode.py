@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import emu.isa as isa
-from emu.decode import ABI, decode
-from emu.encode import encode
-from emu.errors import IllegalInstruction
+import copygen.emu.isa as isa
+from copygen.emu.decode import ABI, decode
+from copygen.emu.encode import encode
+from copygen.emu.errors import IllegalInstruction
 from emu_build import CFLAGS, CROSS, needs_toolchain, run
 from emu_randprog import random_fields
 

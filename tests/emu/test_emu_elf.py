@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-import emu
-from emu.elf import read_elf
+from copygen import emu
+from copygen.emu.elf import read_elf
 from emu_build import CFLAGS, CROSS, FIXTURES, build_elf, needs_toolchain, run
 
 

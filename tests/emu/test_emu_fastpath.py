@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-import emu
-from emu.encode import encode
+from copygen import emu
+from copygen.emu.encode import encode
 from emu_randprog import CODE, KBUF, UBUF, assemble, random_program
 
 

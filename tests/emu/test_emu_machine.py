@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import emu
-from emu.machine import SR_SUM
+from copygen import emu
+from copygen.emu.machine import SR_SUM
 
 USER = 0x1000_0000
 KERN = 0x9000_0000

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-import emu
+from copygen import emu
 from emu_build import CFLAGS, CROSS, FIXTURES, build_elf, needs_toolchain, run
 
 M64 = (1 << 64) - 1

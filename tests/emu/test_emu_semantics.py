@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-import emu
-from emu.encode import encode
-from emu.isa import TABLE
-from emu.values import INT_OPS, MASK
+from copygen import emu
+from copygen.emu.encode import encode
+from copygen.emu.isa import TABLE
+from copygen.emu.values import INT_OPS, MASK
 
 M = MASK
 MIN = 1 << 63

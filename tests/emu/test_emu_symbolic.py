@@ -9,11 +9,11 @@ import random
 
 import pytest
 
-from emu.encode import encode
-from emu.decode import decode
-from emu.isa import TABLE
-from emu.semantics import SEMANTICS
-from emu.values import INT_OPS, MASK
+from copygen.emu.encode import encode
+from copygen.emu.decode import decode
+from copygen.emu.isa import TABLE
+from copygen.emu.semantics import SEMANTICS
+from copygen.emu.values import INT_OPS, MASK
 from emu_randprog import random_fields
 
 z3 = pytest.importorskip("z3")

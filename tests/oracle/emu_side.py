@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-import emu
-from tests.oracle.qemu import ARENA, PAGE, Case, wsum_of
+from copygen import emu
+from copygen.mutate.oracle import ARENA, PAGE, Case, wsum_of
 
 USER_ARENA, KERNEL_ARENA = 0x1000_0000, 0x7000_0000
 # harness.c fill(): seed = seed * 1103515245 + 12345 (mod 2^32); byte = seed >> 16.

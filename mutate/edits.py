@@ -4,19 +4,19 @@ Each mutation kind is a function ``(text) -> list[Mutant]``: it finds every
 site where it applies and returns one mutant per site, labelled with the
 verifier clauses (C1-C6, S1, S2, A1, B1, B2, T1 of issue #4) that should
 report it.  ``assembles`` keeps only mutants the real assembler accepts.
-verify.mutjudge runs mutants and the original side by side under the qemu
+mutate.judge runs mutants and the original side by side under the qemu
 oracle and reports the kill rate.
 
-Command line: ``python -m verify.mutate FILE.S [--kinds K,...] [--json]``
-prints the kill rate per kind (verify.mutjudge does the judging).
+Command line: ``copygen mutate FILE.S [--kinds K,...] [--json]`` prints
+the kill rate per kind (mutate.judge does the judging).
 
 A mutant's ``expected_clauses`` are alternatives: a verifier catches it by
 reporting any one of them (an empty tuple: equivalent by construction).
 The oracle reports an unhandled fault as "oops", which stands for C2.
 
-Role: the mutation kinds.  May import verify.asmtext, gen.toolchain and
-gen.errors (the cross toolchain is run only through them), verify.mutjudge
-(lazily, for the command line) and the standard library.
+Role: the mutation kinds.  May import mutate.asmtext, gen.toolchain,
+gen.resources and gen.errors (the cross toolchain is run only through them)
+and the standard library.
 """
 from __future__ import annotations
 
@@ -26,13 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from gen import toolchain
-from gen.errors import ToolError
-from verify.asmtext import (LABEL, LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
+from copygen.gen import toolchain
+from copygen.gen.errors import ToolError
+from copygen.gen.resources import shim_dir
+from copygen.mutate.asmtext import (LABEL, LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
                             insns, is_csr_status, offset, parse_insn, routine_at)
 
-ROOT = Path(__file__).resolve().parent.parent
-SHIM_INCLUDE = ROOT / "shim" / "include"
 INVERSE = {"beq": "bne", "bne": "beq", "blt": "bge", "bge": "blt", "bltu": "bgeu",
            "bgeu": "bltu", "bgt": "ble", "ble": "bgt", "bgtu": "bleu", "bleu": "bgtu",
            "beqz": "bnez", "bnez": "beqz", "bltz": "bgez", "bgez": "bltz",
@@ -317,7 +316,7 @@ def all_mutants(text: str, kinds: list[str] | None = None) -> list[Mutant]:
     return [m for k in (kinds or KINDS) for m in KINDS[k](text)]
 
 
-def assembles(text: str, include_dir: Path = SHIM_INCLUDE) -> bool:
+def assembles(text: str, include_dir: Path | None = None) -> bool:
     """Does ${CROSS_COMPILE}gcc assemble this .S text against include_dir?
     A missing toolchain is not "does not assemble": its ToolError propagates."""
     toolchain.program("gcc")
@@ -325,23 +324,13 @@ def assembles(text: str, include_dir: Path = SHIM_INCLUDE) -> bool:
         src = Path(d) / "m.S"
         src.write_text(text)
         try:
-            toolchain.assemble(src, Path(include_dir), Path(d) / "m.o")
+            toolchain.assemble(src, Path(include_dir or shim_dir() / "include"), Path(d) / "m.o")
         except ToolError:
             return False
     return True
 
 
-def assembling_mutants(text: str, include_dir: Path = SHIM_INCLUDE,
+def assembling_mutants(text: str, include_dir: Path | None = None,
                        kinds: list[str] | None = None) -> list[Mutant]:
     """all_mutants() without the ones the assembler rejects."""
     return [m for m in all_mutants(text, kinds) if assembles(m.text, include_dir)]
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m verify.mutate`: the kill-rate table of one .S file."""
-    from verify.mutjudge import main as judge_main
-    return judge_main(argv)
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,29 +1,33 @@
-"""`copygen verify`: the command line of the verifier (registered by gen.cli).
+"""`copygen verify`: the verifier's command.
 
-Exit status: 0 no clause violated, 3 some clause violated, 2 bad input,
-1 a failing external tool.  May import click, rich, verify.*, gen.errors.
+Role: command-line glue over verify.inputs, verify.prove and verify.bounded;
+prints a clause x routine table (or the JSON envelope).
+May import click, rich, verify, gen.errors, copygen.output.
 """
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 
 import click
 
-from verify.clauses import CLAUSES
+from copygen.gen.errors import CopygenError
+from copygen.output import (EXIT_HELP, EXIT_VIOLATED, ROUTINE_HELP, command, envelope, select_routines,
+                            table_console)
+from copygen.verify.bounded import apply_bounded
+from copygen.verify.clauses import CLAUSES
+from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.parallel import default_jobs
+from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]"}
 
 
-def _prove(elf, sym, kind, bounded, jobs):
-    from verify.prove import MEMMOVE_BOUND, prove_routine
+def _prove(elf, sym, kind, bounded, jobs, stage):
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,
-                        memmove_bound=0 if bounded else MEMMOVE_BOUND)
+                        memmove_bound=0 if bounded else MEMMOVE_BOUND, stage=stage)
     if bounded:
-        from verify.bounded import apply_bounded
         apply_bounded(str(elf), rep, bounded, jobs)
     return rep
 
@@ -41,13 +45,11 @@ def _table(reports, console) -> None:
     t.add_column("clause")
     for r in reports:
         t.add_column(_short(r.symbol), justify="center")
-    mark = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]",
-            "unknown": "[yellow]unknown[/]"}
     for c in clauses:
         cells = []
         for r in reports:
             st = r.status.get(c)
-            cells.append("-" if st is None else mark.get(st, f"[cyan]{st}[/]"))
+            cells.append("-" if st is None else MARK.get(st, f"[cyan]{st}[/]"))
         t.add_row(c, *cells)
     t.add_row("seconds", *[f"{r.seconds:.0f}" for r in reports])
     console.print(t)
@@ -57,9 +59,15 @@ def _table(reports, console) -> None:
                 console.print(f"{r.symbol} {c} ({CLAUSES[c]}): {MARK.get(st, st)}: {r.detail.get(c, '')}")
 
 
-@click.command()
+def _progress(console):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console, transient=True)
+
+
+@click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--routine", "only", help="Verify only this symbol (e.g. __asm_copy_to_user).")
+@click.option("--routine", "only", multiple=True, help=ROUTINE_HELP)
 @click.option("--bounded", type=int, default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
                    "(memmove: every overlap of src and dst, both directions; what memmove's "
@@ -67,8 +75,10 @@ def _table(reports, console) -> None:
 @click.option("-j", "--jobs", type=int, default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
-@click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False))
-def verify(file, only, bounded, jobs, as_json, workdir) -> None:
+@click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False),
+              help="Where a .copy or .S input is built into the ELF that is proved.")
+@command("verify")
+def verify(file, only, bounded, jobs, as_json, workdir) -> int:
     """Prove FILE's copy routines correct with Z3, for every n.
 
     FILE is a .copy strategy, a kernel-style uaccess.S (assembled against
@@ -82,31 +92,28 @@ def verify(file, only, bounded, jobs, as_json, workdir) -> None:
     reported "holds for n <= 64" when every run keeps it.
     """
     from rich.console import Console
-    from rich.progress import Progress
-
-    from gen.errors import CopygenError
-    from verify.inputs import linked_elf, routines
-    from verify.parallel import default_jobs
-    console = Console(stderr=as_json)
-    try:
-        elf = linked_elf(file, Path(workdir) / Path(file).stem)
-        todo = routines(elf, only)
-    except CopygenError as err:
-        click.echo(err.render(), err=True)
-        sys.exit(err.exit_code)
-    reports = []
+    elf = linked_elf(file, Path(workdir) / Path(file).stem)
+    present = routines(elf)
+    wanted = select_routines([s for s, _ in present], only, file)
+    todo = [(s, k) for s, k in present if s in wanted]
+    if not todo:
+        raise CopygenError(f"{file} defines none of the routines copygen verifies",
+                           hint="expected __asm_copy_to_user, __clear_user, memcpy, memset ...")
     jobs = max(1, jobs or default_jobs())
-    with Progress(console=console, transient=True) as bar:
-        task = bar.add_task("proving", total=len(todo))
+    reports = []
+    with _progress(Console(stderr=True)) as bar:
+        task = bar.add_task("proving", total=len(todo) * len(STAGES))
         for sym, kind in todo:
-            bar.update(task, description=f"proving {sym}")
-            reports.append(_prove(elf, sym, kind, bounded, jobs))
-            bar.advance(task)
+            done = bar.tasks[0].completed
+
+            def stage(name, sym=sym, base=done):
+                bar.update(task, description=f"{sym}: {name}",
+                           completed=base + STAGES.index(name))
+            reports.append(_prove(elf, sym, kind, bounded, jobs, stage))
+            bar.update(task, completed=done + len(STAGES))
+    violated = any(st == "violated" for r in reports for st in r.status.values())
     if as_json:
-        click.echo(json.dumps([r.as_dict() for r in reports], indent=2))
+        envelope("verify", not violated, file=file, elf=str(elf), reports=[r.as_dict() for r in reports])
     else:
-        _table(reports, console)
-    sys.exit(3 if any(st == "violated" for r in reports for st in r.status.values()) else 0)
-
-
-commands = [verify]
+        _table(reports, table_console())
+    return EXIT_VIOLATED if violated else 0

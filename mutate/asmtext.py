@@ -2,7 +2,7 @@
 a kernel-style .S (plain `op a, b, c` or the `fixup OP, REG, ADDR, LBL`
 macro), the routine a line belongs to, address offsets written with SZREG.
 
-Role: the text layer under verify.mutate.  May import the standard library.
+Role: the text layer under mutate.edits.  May import the standard library.
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 Role: the library behind `copygen rank`.  For one routine of one ELF, runs
 every (grid size, alignment pair) the workload needs on a warm `Bench` and
-weighs the cycles by their probabilities (`emu.workload.size_grid` makes the
+weighs the cycles by their probabilities (`measure.workload.size_grid` makes the
 size expectation exact under linear interpolation).  Routines of the same
 kind (copy_to_user, memcpy, ...) are then ordered by expected cycles.
-Imports: emu.bench, emu.workload, the standard library.
+Imports: measure.bench, measure.workload, the standard library.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from emu.bench import KINDS, Bench, Case
-from emu.workload import Workload, size_grid
+from copygen.measure.bench import KINDS, Bench, Case
+from copygen.measure.workload import Workload, size_grid
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 Role: everything `copygen bench`/`rank` print or write, kept out of the
 command glue.  Plots use matplotlib's Agg backend (no display needed), imported
 only when a plot is asked for.
-Imports: rich, matplotlib (lazily), emu.bench, emu.rank, the standard library.
+Imports: rich, matplotlib (lazily), measure.bench, measure.rank, the standard library.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import Path
 
 from rich.table import Table
 
-from emu.bench import KINDS, Sample
-from emu.rank import Expected
+from copygen.measure.bench import KINDS, Sample
+from copygen.measure.rank import Expected
 
 CSV_FIELDS = ["routine", "kind", "size", "src_align", "dst_align", "align_class", "cycles",
               "bytes_per_cycle", "instret", "cache_misses", "misaligned"]

@@ -18,7 +18,7 @@ import bisect
 from dataclasses import dataclass
 from pathlib import Path
 
-from emu.errors import EmuError
+from copygen.emu.errors import EmuError
 
 
 class WorkloadError(EmuError):

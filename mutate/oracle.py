@@ -1,21 +1,26 @@
-"""Run emitted routines under qemu-riscv64 through harness.c (an independent
-oracle: real qemu, real page protections, our own trap emulation).
+"""The qemu oracle: emitted routines run under qemu-riscv64 through
+harness.c (real qemu, real page protections, our own trap emulation), an
+oracle independent of copygen's emulator.
 
 build_harness(objs, exe) links the harness with the routine objects;
 run_cases(exe, cases) feeds cases and parses one Result per case;
 run_cases(exe, cases, weighted=True) also asks for each case's `wsum`
 (a digest of the destination arena that numpy can compute: `wsum_of`).
+
+Role: the oracle's cases, harness and result parsing.  qemu and the cross
+compiler run through copygen.gen.toolchain.  May import gen.toolchain,
+gen.errors, the standard library (numpy when present).
 """
 from __future__ import annotations
 
 import functools
 import random
-import shutil
-import subprocess
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from copygen.gen import toolchain
+
 PAGE = 4096
 ARENA = 4 * PAGE + 16384
 
@@ -48,23 +53,19 @@ class Result:
     wsum: int | None = None    # only with run_cases(..., weighted=True)
 
 
-def cross_gcc() -> str:
-    import os
-    return os.environ.get("CROSS_COMPILE", "riscv64-linux-gnu-") + "gcc"
+def harness_source() -> Path:
+    """harness.c, package data of this folder."""
+    return Path(str(files(__package__))) / "harness.c"
 
 
 def build_harness(objs: list[Path], exe: Path) -> Path:
-    subprocess.run([cross_gcc(), "-O1", "-static", "-o", str(exe), str(HERE / "harness.c"),
-                    *map(str, objs)], check=True, capture_output=True, text=True)
+    toolchain.run("gcc", ["-O1", "-static", "-o", exe, harness_source(), *objs])
     return exe
 
 
 def run_cases(exe: Path, cases: list[Case], weighted: bool = False) -> list[Result]:
-    qemu = shutil.which("qemu-riscv64")
-    assert qemu, "qemu-riscv64 missing: apt-get install qemu-user"
     text = "".join(c.line() + "\n" for c in cases)
-    proc = subprocess.run([qemu, str(exe), *(["-w"] if weighted else [])], input=text,
-                          capture_output=True, text=True, timeout=1800)
+    proc = toolchain.run_user(exe, ["-w"] if weighted else [], text)
     lines = proc.stdout.splitlines()
     assert proc.returncode == 0 and len(lines) == len(cases), (
         f"harness exit {proc.returncode}: {proc.stderr.strip()} after {len(lines)} cases; "

@@ -1,26 +1,27 @@
-"""Judging mutants under the qemu oracle (tests/oracle): run each mutant and
+"""Judging mutants under the qemu oracle (mutate.oracle): run each mutant and
 the original side by side on the same cases and say which ones change
 behaviour ("killed"), which survive ("equivalent"), and which survive only
 because the oracle cannot see their clause ("blind": S2 and A1 are
 invisible to a user-mode harness); the kill-rate summary and its command
-line (`python -m verify.mutate`).
+line (`copygen mutate`).
 
-Role: judging.  May import verify.mutate, verify.asmtext, gen.toolchain,
-gen.errors, tests.oracle (lazily; qemu-riscv64 is run here as
-tests/oracle/qemu.py runs it, with a timeout), and the standard library.
+Role: judging.  May import mutate.edits, mutate.asmtext, mutate.oracle,
+gen.toolchain (qemu-riscv64 runs through it, with a timeout), gen.errors,
+gen.resources and the standard library.
 """
 from __future__ import annotations
 
 import random
-import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gen import toolchain
-from gen.errors import ToolError
-from verify.asmtext import routine_at
-from verify.mutate import ORACLE_BLIND, ROOT, SHIM_INCLUDE, Mutant, all_mutants
+from copygen.gen import toolchain
+from copygen.gen.errors import ToolError
+from copygen.mutate.asmtext import routine_at
+from copygen.gen.resources import shim_dir
+from copygen.mutate import oracle as qemu
+from copygen.mutate.edits import ORACLE_BLIND, Mutant, all_mutants
 
 COPY_FNS, CLEAR_FNS = ("to", "from"), ("clear",)
 ROUTINE_FNS = {"__asm_copy_to_user": COPY_FNS, "__asm_copy_from_user": COPY_FNS,
@@ -29,22 +30,12 @@ PAGE, ARENA = 4096, 4 * 4096 + 16384          # as tests/oracle/harness.c
 USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
 
 
-def _qemu():
-    """tests/oracle/qemu.py (the oracle lives with the tests; found from the
-    repository root even when the caller's path does not hold it)."""
-    import sys
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.oracle import qemu
-    return qemu
-
-
 def _sweep(fn: str, max_n: int = 200) -> list:
     """Every n in 0..max_n, dst offsets 0/1/7, src co-aligned or 3 bytes off,
     no fault; for copies the page after the source end (up to 7 bytes of
     slack, to keep the alignment) is inaccessible, so a read past the last
     aligned source word shows as a fault."""
-    Case, out = _qemu().Case, []
+    Case, out = qemu.Case, []
     for n in range(max_n + 1):
         for dalign in (0, 1, 7):
             for rel in (0, 3):
@@ -81,7 +72,7 @@ def _random_case(rng: random.Random, fn: str, i: int):
     coin = rng.random()            # the other buffer: co-aligned, aligned or any
     other = _place(rng, n, off % 8 if coin < 0.4 else 0 if coin < 0.7 else rng.randrange(8))
     dst, src = (off, other) if side in ("dst", "none") else (other, off)
-    return _qemu().Case(fn, dst, src, n, side, at, rng.randrange(1 << 30))
+    return qemu.Case(fn, dst, src, n, side, at, rng.randrange(1 << 30))
 
 
 def _fault_sweep(fn: str, sizes: tuple[int, ...] = (77, 200)) -> list:
@@ -89,7 +80,7 @@ def _fault_sweep(fn: str, sizes: tuple[int, ...] = (77, 200)) -> list:
     `d` bytes into an inaccessible page, for every d in 0..n (so every
     alignment and every word of the first and last blocks); the other
     buffer co-aligned, aligned, or 3 bytes off."""
-    Case, out, user = _qemu().Case, [], USER_SIDE[fn]
+    Case, out, user = qemu.Case, [], USER_SIDE[fn]
     for n in sizes:
         for d in range(n + 1):
             off = PAGE - d
@@ -138,16 +129,16 @@ class Bench:
     def harness_obj(self) -> Path:
         obj = self.workdir / "harness.o"
         if not obj.exists():
-            toolchain.run("gcc", ["-O1", "-c", _qemu().HERE / "harness.c", "-o", obj])
+            toolchain.run("gcc", ["-O1", "-c", qemu.harness_source(), "-o", obj])
         return obj
 
 
-def make_bench(workdir: Path, include_dir: Path = SHIM_INCLUDE, count: int = 400,
+def make_bench(workdir: Path, include_dir: Path | None = None, count: int = 400,
                seed: int = 0, sweep: bool = True) -> Bench:
     """A Bench in `workdir` with the cases of oracle_cases() for each routine."""
     fns = COPY_FNS + CLEAR_FNS
     # `from` has no sweep: twice the random cases instead
-    return Bench(Path(workdir), Path(include_dir),
+    return Bench(Path(workdir), Path(include_dir or shim_dir() / "include"),
                  {fn: oracle_cases(fn, count * (2 if fn == "from" else 1), seed, sweep)
                   for fn in fns})
 
@@ -167,12 +158,9 @@ def build_exe(bench: Bench, text: str, name: str) -> Path | None:
 def run_exe(bench: Bench, exe: Path, cases: list) -> Run:
     """Feed cases to the harness under qemu-riscv64; a crash or a timeout is
     reported, not raised."""
-    qemu = _qemu()
     feed = "".join(c.line() + "\n" for c in cases)
-    try:
-        proc = subprocess.run(["qemu-riscv64", str(exe)], input=feed, capture_output=True,
-                              text=True, timeout=bench.timeout)
-    except subprocess.TimeoutExpired:
+    proc = toolchain.run_user(exe, [], feed, timeout=bench.timeout)
+    if proc.returncode is None:
         return Run(died="hang")
     lines = proc.stdout.splitlines()
     if proc.returncode != 0 or len(lines) != len(cases):
@@ -317,40 +305,12 @@ def summary(verdicts: list[Verdict]) -> dict[str, dict]:
     return out
 
 
-
-def main(argv: list[str] | None = None) -> int:
-    """The kill-rate table (or JSON) of one .S file."""
-    import argparse
-    import json
-    ap = argparse.ArgumentParser(prog="python -m verify.mutate",
-                                 description="mutate a uaccess.S and judge the "
-                                             "mutants under the qemu oracle")
-    ap.add_argument("file", type=Path)
-    ap.add_argument("--kinds", help="comma-separated kinds (default: all)")
-    ap.add_argument("--include", type=Path, default=SHIM_INCLUDE)
-    ap.add_argument("--count", type=int, default=400, help="random cases per routine")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--json", action="store_true")
-    ap.add_argument("--survivors", action="store_true", help="list surviving mutants")
-    args = ap.parse_args(argv)
-    text = args.file.read_text()
-    kinds = args.kinds.split(",") if args.kinds else None
+def kill_table(path: Path, kinds: list[str] | None, include_dir: Path | None = None,
+               count: int = 400, workers: int = 2) -> tuple[dict, list[Verdict]]:
+    """Every mutant of the .S file at `path` judged on `count` random cases
+    per routine: (summary() per kind, the verdicts)."""
+    text = Path(path).read_text()
     with tempfile.TemporaryDirectory(prefix="copygen-judge-") as d:
-        bench = make_bench(Path(d), args.include, args.count)
-        verdicts = judge(text, all_mutants(text, kinds), bench, args.workers)
-    table = summary(verdicts)
-    if args.json:
-        print(json.dumps({"file": str(args.file), "kinds": table,
-                          "survivors": [[v.mutant.kind, v.mutant.site, v.status,
-                                         v.mutant.description] for v in verdicts
-                                        if v.status != "killed"]}, indent=1))
-        return 0
-    cols = ("mutants", "killed", "equivalent", "blind", "unassembled",
-            "expected_clause_seen", "kill_rate")
-    print(f"{'kind':34}" + "".join(f"{c[:10]:>11}" for c in cols))
-    for kind, row in table.items():
-        print(f"{kind:34}" + "".join(f"{str(row[c]):>11}" for c in cols))
-    for v in verdicts:
-        if args.survivors and v.status != "killed":
-            print(f"{v.status:12} {v.mutant.kind:32} {v.mutant.description}")
-    return 0
+        bench = make_bench(Path(d), include_dir, count)
+        verdicts = judge(text, all_mutants(text, kinds), bench, workers)
+    return summary(verdicts), verdicts

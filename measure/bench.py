@@ -7,7 +7,7 @@ from a page boundary, runs every case warm (a first call fills the modelled
 L1 D-cache, as a benchmark loop over the same buffers does), and checks the
 result of every measured call (return value and destination bytes), so a
 number is never reported for a wrong copy.
-Imports: emu.api, emu.errors, the standard library.  Never gen.
+Imports: emu (api, errors, profile), the standard library.  Never gen or verify.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from emu.api import Machine
-from emu.errors import EmuError
-from emu.profile import Profile
+from copygen.emu.api import Machine
+from copygen.emu.errors import EmuError
+from copygen.emu.profile import Profile
 
 PAGE = 4096
 USER_BASE = 0x1000_0000     # user arenas: dst, then src

@@ -1,0 +1,73 @@
+"""`copygen check` and `copygen build`: the front end and the build pipeline.
+
+Role: command-line glue over gen.validate and gen.build.  May import click,
+gen, copygen.output.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from copygen.gen.build import build_file
+from copygen.gen.errors import CopygenError
+from copygen.gen.validate import load_file
+from copygen.output import EXIT_HELP, envelope, print_warnings
+
+
+def _each(files, as_json, fn):
+    """Run fn on every file; an error in one does not stop the others.
+    Returns (results, worst exit status)."""
+    results, status = [], 0
+    for f in files:
+        try:
+            results.append(fn(f))
+        except CopygenError as err:
+            status = max(status, err.exit_code)
+            results.append({"file": f, "ok": False, "error": err.as_dict()})
+            click.echo(err.render(), err=True)
+    return results, status
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def check(files, as_json) -> None:
+    """Parse and validate FILES; print errors with file:line:col."""
+    def one(f):
+        st = load_file(f)
+        print_warnings(st.warnings)
+        if not as_json:
+            click.echo(f"{f}: ok ({', '.join(st.routines())})")
+        return {"file": f, "ok": True, "routines": st.routines(),
+                "warnings": [w.as_dict() for w in st.warnings]}
+    results, status = _each(files, as_json, one)
+    if as_json:
+        envelope("check", status == 0, results=results)
+    raise SystemExit(status)
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-o", "--out", "out", default="out", show_default=True,
+              type=click.Path(file_okay=False), help="Output root: one directory per file.")
+@click.option("--no-link", is_flag=True, help="Only emit sources; do not run the toolchain.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def build(files, out, no_link, as_json) -> None:
+    """Emit uaccess.S and string.c for FILES, assemble, compile and link them.
+
+    Writes OUT/<name>/uaccess.S, string.c, include/ (the kernel-macro shim),
+    copygen.ld, the objects and OUT/<name>/<name>.elf.  CROSS_COMPILE selects
+    the toolchain (default riscv64-linux-gnu-).
+    """
+    def one(f):
+        res = build_file(f, Path(out), link=not no_link)
+        print_warnings(res.warnings)
+        if not as_json:
+            made = [p.name for p in res.files] + ([res.elf.name] if res.elf else [])
+            click.echo(f"{f}: {res.outdir}/ {{{', '.join(made)}}}")
+        return {"file": f, "ok": True, **res.as_dict()}
+    results, status = _each(files, as_json, one)
+    if as_json:
+        envelope("build", status == 0, results=results)
+    raise SystemExit(status)

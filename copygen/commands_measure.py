@@ -1,0 +1,176 @@
+"""`copygen bench` and `copygen rank`: the measurement layer's commands.
+
+Role: command-line glue.  Builds the .copy files with gen.build into a
+content-addressed cache, hands the linked ELFs to measure.bench /
+measure.rank, and prints through measure.render and copygen.output.
+May import click, rich, gen, emu.profile, measure, copygen.output.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from copygen.emu.profile import Profile, load_profile
+from copygen.gen.build import build_cached
+from copygen.gen.errors import CopygenError
+from copygen.gen.validate import load_file
+from copygen.measure.bench import KINDS, Bench, Case, Sample
+from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
+from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table
+from copygen.measure.workload import ALIGN_MIXES, SIZE_WORKLOADS, make_workload, parse_aligns, parse_sizes
+from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, progress, select_routines,
+                            table_console)
+
+DEFAULT_SIZES = "1,8,16,32,64,128,256,512,1024,1448,2048,4096,8192,16384,32768"
+DEFAULT_ALIGN = "0:0,1:0,4:0,7:0,3:3,5:2"
+BUILD_CACHE = Path("build") / "cache"
+# a misaligned access this dear is trapped and emulated, not done by the core
+EMULATED_MISALIGNED = 50
+
+CACHE_HELP = ("Build cache: ELFs are kept under a hash of the emitted code, the shim and the "
+              "toolchain, and reused while those are unchanged.")
+
+
+def _built(path: str, cache: Path):
+    """(the file's targets, linked ELF)."""
+    res = build_cached(path, cache)
+    return load_file(path).targets, res.elf
+
+
+def _profile(given: str | None, targets) -> Profile:
+    names = sorted({t.profile for t in targets})
+    if given is None:
+        if len(names) != 1:
+            raise CopygenError(f"the files' targets use the profiles {', '.join(names) or 'none'}",
+                               hint="choose one with --profile")
+        given = names[0]
+    return load_profile(given)
+
+
+def _warn_misaligned(path: str, targets, prof: Profile) -> None:
+    """A `misaligned fast` routine measured on a core that traps misaligned
+    accesses is measured against the grain: say so."""
+    fast = [t.name for t in targets if t.fast_misaligned]
+    if fast and prof.misaligned_cost >= EMULATED_MISALIGNED:
+        click.echo(f"{path}: warning: target {', '.join(fast)} is `misaligned fast`, but profile "
+                   f"{prof.name} traps and emulates misaligned accesses ({prof.misaligned_cost} "
+                   "cycles each): its figures there measure a misuse", err=True)
+
+
+@click.command(epilog=EXIT_HELP)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--profile", default=None, help="Cost profile (default: the file's target profile).")
+@click.option("--sizes", default=DEFAULT_SIZES, show_default=True,
+              help="Sizes: list and ranges, e.g. 8,64,1448 or 0-64 or 0-4096/512.")
+@click.option("--align", "aligns", default=DEFAULT_ALIGN, show_default=True,
+              help="SRC:DST offsets from a page boundary; * = 0..7; or aligned|all|spec|src-misaligned.")
+@click.option("--routine", "routines", multiple=True, help=ROUTINE_HELP)
+@click.option("--cold", is_flag=True, help="Empty the modelled L1 before each call (default: warm).")
+@click.option("--json", "as_json", is_flag=True, help="Print the samples as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the samples as CSV.")
+@click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG: bytes/cycle against size.")
+@click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
+              help=CACHE_HELP)
+@command("bench")
+def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, build_cache) -> int:
+    """Cycles and bytes/cycle of each routine in FILE per (size, src, dst alignment).
+
+    Builds FILE, runs every routine it defines (copy_to/from_user, clear_user,
+    memcpy, memmove, memset) in the emulator with the cost profile, warm L1,
+    and checks each result.  Offsets are from a page boundary.
+    """
+    if as_json and as_csv:
+        raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    size_list, pairs = parse_sizes(sizes), parse_aligns(aligns)
+    targets, elf = _built(file, Path(build_cache))
+    prof = _profile(profile, targets)
+    _warn_misaligned(file, targets, prof)
+    b = Bench(elf, prof, max(size_list), warm=not cold)
+    cases = _bench_cases(select_routines(b.routines(), routines, file), size_list, pairs)
+    samples: list[Sample] = []
+    with progress() as bar:
+        task = bar.add_task(f"bench {Path(file).name}", total=len(cases))
+        for case in cases:
+            samples.append(b.run(case))
+            bar.advance(task)
+    if plot:
+        limit = 4.0 * prof.mem_pipes if prof.mem_pipes else None
+        plot_bench(samples, Path(plot), f"{Path(file).name} on {prof.name}", limit)
+        click.echo(f"wrote {plot}", err=True)
+    if as_json:
+        envelope("bench", True, file=file, elf=str(elf), profile=prof.name, warm=not cold,
+                 samples=[s.as_dict() for s in samples])
+    elif as_csv:
+        click.echo(bench_csv(samples), nl=False)
+    else:
+        console = table_console()
+        for t in bench_tables(samples, prof.name):
+            console.print(t)
+    return 0
+
+
+def _bench_cases(symbols: list[str], sizes: list[int], pairs: list[tuple[int, int]]) -> list[Case]:
+    cases = []
+    for sym in symbols:
+        mine = pairs if KINDS[sym].form == "copy" else list(dict.fromkeys((0, d) for _, d in pairs))
+        cases += [Case(sym, n, s, d) for n in sizes for s, d in mine]
+    return cases
+
+
+WORKLOAD_HELP = (f"Size distribution: {', '.join(SIZE_WORKLOADS)}, uniform:A-B, "
+                 "or a .csv in LLVM libc's distribution format (one line of probabilities for sizes 0..N).")
+
+
+@click.command("rank", epilog=EXIT_HELP)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("--profile", default=None, help="Cost profile (default: the files' target profile).")
+@click.option("--workload", default="network", show_default=True, help=WORKLOAD_HELP)
+@click.option("--align-mix", default="spec", show_default=True, type=click.Choice(list(ALIGN_MIXES)),
+              help="Alignment mix of (src, dst) offsets.")
+@click.option("--routine", "routines", multiple=True,
+              help=ROUTINE_HELP + " Default: all but copy_from_user (the same code as copy_to_user).")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
+@click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
+              help=CACHE_HELP)
+@command("rank")
+def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_cache) -> int:
+    """Order the routines of FILES by expected cycles per call under a workload.
+
+    Routines of the same kind (copy_to_user, clear_user, memcpy, ...) are ranked
+    against each other; the expectation weighs warm-L1 cycles by the workload's
+    size and alignment probabilities.
+    """
+    if as_json and as_csv:
+        raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    wl = make_workload(workload, align_mix)
+    built = [(f, *_built(f, Path(build_cache))) for f in files]
+    prof = _profile(profile, [t for _, ts, _ in built for t in ts])
+    max_size = max(s for s, _ in wl.sizes)
+    jobs = []
+    for f, targets, elf in built:
+        _warn_misaligned(f, targets, prof)
+        b = Bench(elf, prof, max_size)
+        present = b.routines() if routines else [s for s in b.routines() if KINDS[s].name != "copy_from_user"]
+        jobs += [(f, b, sym) for sym in select_routines(present, routines, f, strict=False)]
+    if not jobs:
+        raise CopygenError(f"none of the files defines {', '.join(routines)}",
+                           hint=f"routine kinds: {', '.join(k.name for k in KINDS.values())}")
+    results = []
+    with progress() as bar:
+        task = bar.add_task(f"rank ({wl.name})", total=sum(len(plan(s, wl)) for _, _, s in jobs))
+        for f, b, sym in jobs:
+            results.append(expected_cycles(b, f, sym, wl, lambda n: bar.advance(task, n)))
+    ranked = rank_routines(results)
+    if as_json:
+        envelope("rank", True, profile=prof.name, workload=wl.as_dict(),
+                 ranking={k: [{"rank": i, **r.as_dict(), "relative": round(rel, 4)}
+                              for i, (r, rel) in enumerate(v, 1)] for k, v in ranked.items()})
+    elif as_csv:
+        click.echo(rank_csv(ranked), nl=False)
+    else:
+        table_console().print(rank_table(ranked, wl.name, prof.name))
+        click.echo(wl.description)
+    return 0
+

@@ -1,0 +1,129 @@
+"""What every command prints: one error renderer, one JSON envelope, one
+set of exit statuses, one `--routine` vocabulary.
+
+With `--json` every command prints exactly one JSON object on stdout, on
+success and on failure alike:
+
+    {"schema": 1, "command": "bench", "ok": true, ...the command's fields}
+    {"schema": 1, "command": "bench", "ok": false, "error": {...}}
+
+Errors are also rendered for people on stderr (file:line:col, the line, a
+caret, a hint).  Library errors that are the user's business (an emulator
+oops, a bad workload, an unknown profile) become a CopygenError here, so no
+traceback reaches the user.
+Role: part of the composition root.  May import click, rich and every layer.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import sys
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from copygen.emu.errors import EmuError, ProfileError
+from copygen.emu.profile import available
+from copygen.gen.errors import CopygenError
+from copygen.measure.workload import WorkloadError
+
+SCHEMA = 1
+
+EXIT_OK, EXIT_TOOL, EXIT_INPUT, EXIT_VIOLATED = 0, 1, 2, 3
+EXIT_HELP = ("Exit status: 0 success; 1 an external tool (assembler, compiler, linker, "
+             "qemu) failed, its stderr shown; 2 bad input (a located error with a hint); "
+             "3 verify: a contract clause is violated (a counterexample is shown).")
+
+# --routine takes a kind name or a symbol, in every command
+ROUTINE_KINDS = {
+    "copy_to_user": ("__asm_copy_to_user",),
+    "copy_from_user": ("__asm_copy_from_user",),
+    "clear_user": ("__clear_user",),
+    "memcpy": ("memcpy", "__memcpy"),
+    "memmove": ("memmove", "__memmove"),
+    "memset": ("memset", "__memset"),
+}
+ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
+                "memmove, memset) or a symbol (__asm_copy_to_user, ...); repeatable.")
+
+
+def kind_of(symbol: str) -> str | None:
+    return next((k for k, syms in ROUTINE_KINDS.items() if symbol in syms), None)
+
+
+def select_routines(present: list[str], wanted: tuple[str, ...], where: str,
+                    strict: bool = True) -> list[str]:
+    """The symbols of `present` that `wanted` names (all of them when it names
+    none), in `present`'s order.  A name no routine answers to is an error
+    when `strict`."""
+    if not wanted:
+        return list(present)
+    for w in wanted:
+        if w not in ROUTINE_KINDS and kind_of(w) is None:
+            raise CopygenError(f"unknown routine `{w}`",
+                               hint=f"a kind ({', '.join(ROUTINE_KINDS)}) or one of its symbols")
+        hits = [s for s in present if w in (s, kind_of(s))]
+        if not hits and strict:
+            known = ", ".join(f"{kind_of(s)} ({s})" for s in present) or "none"
+            raise CopygenError(f"no routine `{w}` in {where}", hint=f"routines there: {known}")
+    return [s for s in present if any(w in (s, kind_of(s)) for w in wanted)]
+
+
+def envelope(command: str, ok: bool, **fields) -> None:
+    """Print the command's one JSON object on stdout."""
+    click.echo(json.dumps({"schema": SCHEMA, "command": command, "ok": ok, **fields}, indent=2))
+
+
+def as_copygen_error(err: Exception) -> CopygenError:
+    """A library's own error type, as the user sees it."""
+    if isinstance(err, CopygenError):
+        return err
+    if isinstance(err, WorkloadError):
+        return CopygenError(str(err), hint="see `copygen bench --help` / `copygen rank --help` for the syntax")
+    if isinstance(err, ProfileError):
+        return CopygenError(str(err), hint=f"profiles: {', '.join(available())}, or a path to a .toml")
+    if isinstance(err, EmuError):
+        return CopygenError(f"emulator: {err}", hint="the generated code misbehaved or the ELF is "
+                            "unusable; `copygen build` the file and inspect it")
+    raise err
+
+
+def command(name: str):
+    """Wrap a command body: it returns its exit status; an expected error is
+    rendered on stderr (and as the JSON envelope with --json) and exits with
+    its own status."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kw):
+            as_json = kw.get("as_json", False)
+            try:
+                status = fn(*args, **kw) or EXIT_OK
+            except (CopygenError, WorkloadError, EmuError) as raw:
+                err = as_copygen_error(raw)
+                if as_json:
+                    envelope(name, False, error=err.as_dict())
+                click.echo(err.render(), err=True)
+                status = err.exit_code
+            sys.exit(status)
+        return wrapper
+    return deco
+
+
+def print_warnings(warnings) -> None:
+    for w in warnings:
+        click.echo(w.render(), err=True)
+
+
+def progress() -> Progress:
+    """The progress bar of long commands: on stderr, only on a terminal."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                    console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
+
+
+def table_console() -> Console:
+    """Where tables go: stdout; a plain layout, wide enough not to wrap a
+    cell, when stdout is not a terminal (a pipe, a file, a CI log)."""
+    if sys.stdout.isatty():
+        return Console()
+    return Console(width=200, no_color=True, highlight=False, emoji=False, soft_wrap=True)

@@ -1,0 +1,1 @@
+"""Package data: the kernel-macro shim (include/, copygen.ld) the emitted files assemble against."""

@@ -1,0 +1,1 @@
+"""Package data: the Jinja templates of the emitted files (laid out, not decided, here)."""
