@@ -1,7 +1,8 @@
 """`copygen verify`: the verifier's command.
 
-Role: command-line glue over verify.inputs, verify.prove and verify.bounded;
-prints a clause x routine table (or the JSON envelope).
+Role: command-line glue over verify.inputs, verify.prove, verify.bounded,
+verify.cache and verify.verdict; prints a clause x routine table per file
+(or the JSON envelope) and, on request, a JUnit XML report.
 May import click, rich, verify, gen.errors, copygen.output.
 """
 from __future__ import annotations
@@ -11,15 +12,21 @@ from pathlib import Path
 import click
 
 from copygen.gen.errors import CopygenError
-from copygen.output import (EXIT_HELP, EXIT_VIOLATED, ROUTINE_HELP, command, envelope, select_routines,
-                            table_console)
+from copygen.output import EXIT_HELP, ROUTINE_HELP, command, envelope, select_routines, table_console
 from copygen.verify.bounded import apply_bounded
-from copygen.verify.clauses import CLAUSES
+from copygen.verify.cache import ProofCache, code_key
+from copygen.verify.clauses import CLAUSES, PROPERTIES, PROPERTY_BROKEN
 from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
+from copygen.verify.verdict import EXIT, verdict, worst
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]"}
+VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: proved or holding "
+               "for every n <= N, said in the first line); 2 bad input, or nothing could be "
+               "analysed (the reason is shown); 3 a clause is violated (a replayed "
+               "counterexample is shown); 4 a clause stays unknown; 1 an external tool failed.")
 
 
 def _prove(elf, sym, kind, bounded, jobs, stage):
@@ -37,26 +44,51 @@ def _short(symbol: str) -> str:
     return symbol.removeprefix("__asm_").lstrip("_")
 
 
-def _table(reports, console) -> None:
+def _cell(clause: str, st: str | None, require) -> str:
+    if st is None:
+        return "-"
+    if clause in PROPERTIES and clause not in require:
+        return "yes" if st == "proved" else ("no" if st == "violated" else st)
+    return MARK.get(st, f"[cyan]{st}[/]")
+
+
+def _table(title: str, reports, verdicts, require, console) -> None:
     """One row per clause, one column per routine (fits 80 columns)."""
     from rich.table import Table
     clauses = [c for c in CLAUSES if any(c in r.status for r in reports)]
-    t = Table(title="copygen verify")
+    t = Table(title=title)
     t.add_column("clause")
     for r in reports:
         t.add_column(_short(r.symbol), justify="center")
     for c in clauses:
-        cells = []
-        for r in reports:
-            st = r.status.get(c)
-            cells.append("-" if st is None else MARK.get(st, f"[cyan]{st}[/]"))
-        t.add_row(c, *cells)
+        name = f"{c} (property)" if c in PROPERTIES and c not in require else c
+        t.add_row(name, *[_cell(c, r.status.get(c), require) for r in reports])
+    t.add_row("verdict", *verdicts)
     t.add_row("seconds", *[f"{r.seconds:.0f}" for r in reports])
     console.print(t)
-    for r in reports:
+    for r, v in zip(reports, verdicts):
+        if v == "unanalysable":
+            console.print(f"{r.symbol}: nothing could be analysed: {r.detail.get('C1', '')}")
+            continue
         for c, st in r.status.items():
-            if st != "proved":
-                console.print(f"{r.symbol} {c} ({CLAUSES[c]}): {MARK.get(st, st)}: {r.detail.get(c, '')}")
+            if c in PROPERTIES and c not in require:
+                if st == "violated":
+                    console.print(f"{r.symbol}: property {c}: {PROPERTY_BROKEN[c]} "
+                                  f"({r.detail.get(c, '')}); not part of the contract "
+                                  f"(--require {c} makes it one)")
+        _unproved(r, require, console)
+
+
+def _unproved(r, require, console) -> None:
+    """What is not proved, one line per (status, reason): clauses that share
+    a reason are named together."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for c, st in r.status.items():
+        if st != "proved" and (c not in PROPERTIES or c in require):
+            groups.setdefault((st, r.detail.get(c, "")), []).append(c)
+    for (st, why), cs in groups.items():
+        named = cs[0] + f" ({CLAUSES[cs[0]]})" if len(cs) == 1 else ", ".join(cs)
+        console.print(f"{r.symbol} {named}: {MARK.get(st, st)}: {why}")
 
 
 def _progress(console):
@@ -65,55 +97,96 @@ def _progress(console):
                     console=console, transient=True)
 
 
-@click.command(epilog=EXIT_HELP)
-@click.argument("file", type=click.Path(dir_okay=False))
+def _plan(files, only, workdir):
+    """[(file, elf, [(symbol, kind)])], every input built and resolved
+    before any proof starts (bad input fails fast)."""
+    out = []
+    for f in files:
+        elf = linked_elf(f, Path(workdir) / Path(f).stem)
+        present = routines(elf)
+        wanted = select_routines([s for s, _ in present], only, f, strict=len(files) == 1)
+        out.append((f, elf, [(s, k) for s, k in present if s in wanted]))
+    if not any(todo for _, _, todo in out):
+        raise CopygenError(f"no routine {', '.join(only)} in {', '.join(files)}")
+    return out
+
+
+def _run(plan, bounded, jobs, cache):
+    """Prove every routine of the plan (from the cache where it has the same
+    code): {file: [RoutineReport]}."""
+    from rich.console import Console
+    total = sum(len(todo) for _, _, todo in plan) * len(STAGES)
+    reports = {}
+    with _progress(Console(stderr=True)) as bar:
+        task = bar.add_task("proving", total=total)
+        for f, elf, todo in plan:
+            reports[f] = []
+            for sym, kind in todo:
+                done = bar.tasks[0].completed
+                key = code_key(elf, sym, kind, bounded) if cache else None
+                rep = cache.get(key) if cache else None
+                if rep is None:
+                    def stage(name, sym=sym, base=done):
+                        bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
+                    rep = _prove(elf, sym, kind, bounded, jobs, stage)
+                    if cache:
+                        cache.put(key, rep)
+                reports[f].append(rep)
+                bar.update(task, completed=done + len(STAGES))
+    return reports
+
+
+@click.command(epilog=VERIFY_EXIT)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--routine", "only", multiple=True, help=ROUTINE_HELP)
-@click.option("--bounded", type=int, default=0, metavar="N",
+@click.option("--bounded", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
                    "(memmove: every overlap of src and dst, both directions; what memmove's "
                    "proof leaves unknown is run for n <= 64 without this).")
-@click.option("-j", "--jobs", type=int, default=None,
+@click.option("--require", "require", multiple=True, type=click.Choice(sorted(PROPERTIES)),
+              help="Make a property part of the verdict (B2s: no load outside [src, src+n)).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+@click.option("--junit", type=click.Path(dir_okay=False), default=None,
+              help="Also write a JUnit XML report: one test case per routine and clause.")
+@click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False),
+              help="Reports kept under a hash of the routine's machine code (shared with the tuner).")
+@click.option("--no-cache", is_flag=True, help="Prove again even when the cache has this code.")
 @click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False),
               help="Where a .copy or .S input is built into the ELF that is proved.")
 @command("verify")
-def verify(file, only, bounded, jobs, as_json, workdir) -> int:
-    """Prove FILE's copy routines correct with Z3, for every n.
+def verify(files, only, bounded, require, jobs, as_json, junit, proof_cache, no_cache, workdir) -> int:
+    """Prove the copy routines of FILES correct with Z3, for every n.
 
-    FILE is a .copy strategy, a kernel-style uaccess.S (assembled against
-    copygen's shim headers), an object or a linked ELF.  Each clause of the
-    user-copy contract is reported on its own: proved (for every n),
-    violated (with a counterexample replayed in the emulator), unknown
-    (the solver or the inferred loop invariants were not strong enough) or,
-    with --bounded N, holding for every n <= N.  memmove is proved for
-    every overlap of its buffers, in both directions; a clause its proof
-    leaves unknown is run for every overlap and every n <= 64 (or N), and
-    reported "holds for n <= 64" when every run keeps it.
+    Each FILE is a .copy strategy, a kernel-style uaccess.S (assembled
+    against copygen's shim headers), an object or a linked ELF.  Each clause
+    of the user-copy contract is reported on its own: proved (for every n),
+    violated (with a counterexample replayed in the emulator), unknown (the
+    solver or the inferred loop invariants were not strong enough) or, with
+    --bounded N, holding for every n <= N.  B2s (no load outside [src,
+    src+n)) is a property, shown but not required, unless --require B2s.
+    memmove is proved for every overlap of its buffers, in both directions.
     """
-    from rich.console import Console
-    elf = linked_elf(file, Path(workdir) / Path(file).stem)
-    present = routines(elf)
-    wanted = select_routines([s for s, _ in present], only, file)
-    todo = [(s, k) for s, k in present if s in wanted]
-    if not todo:
-        raise CopygenError(f"{file} defines none of the routines copygen verifies",
-                           hint="expected __asm_copy_to_user, __clear_user, memcpy, memset ...")
-    jobs = max(1, jobs or default_jobs())
-    reports = []
-    with _progress(Console(stderr=True)) as bar:
-        task = bar.add_task("proving", total=len(todo) * len(STAGES))
-        for sym, kind in todo:
-            done = bar.tasks[0].completed
-
-            def stage(name, sym=sym, base=done):
-                bar.update(task, description=f"{sym}: {name}",
-                           completed=base + STAGES.index(name))
-            reports.append(_prove(elf, sym, kind, bounded, jobs, stage))
-            bar.update(task, completed=done + len(STAGES))
-    violated = any(st == "violated" for r in reports for st in r.status.values())
+    plan = _plan(files, only, workdir)
+    cache = None if no_cache else ProofCache(proof_cache)
+    reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache)
+    verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
+    overall = worst([v for vs in verdicts.values() for v in vs])
+    if junit:
+        Path(junit).write_text(junit_xml(reports, require))
     if as_json:
-        envelope("verify", not violated, file=file, elf=str(elf), reports=[r.as_dict() for r in reports])
+        envelope("verify", overall in ("proved", "bounded"), verdict=overall,
+                 bounded=bounded or None, required_properties=list(require),
+                 files=[{"file": f, "elf": str(elf),
+                         "reports": [{**r.as_dict(), "verdict": v}
+                                     for r, v in zip(reports[f], verdicts[f])]}
+                        for f, elf, _ in plan])
     else:
-        _table(reports, table_console())
-    return EXIT_VIOLATED if violated else 0
+        console = table_console()
+        if overall == "bounded":
+            console.print(f"bounded: every required clause proved or holding for every n <= {bounded}, "
+                          "not proved for every n")
+        for f, _, _ in plan:
+            _table(f"copygen verify {f}", reports[f], verdicts[f], require, console)
+    return EXIT[overall]

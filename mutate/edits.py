@@ -303,12 +303,60 @@ def wrong_head_length(text: str) -> list[Mutant]:
             and i.args[2].replace(" ", "") in ("SZREG-1", str(SZREG - 1))]
 
 
+def _backward_branch_follows(text: str, i: Insn) -> bool:
+    """Is the next branch after `i` (in its straight-line run) a loop's
+    back-edge (`bltu ..., 1b` and the like)?"""
+    for ins in insns(text):
+        if ins.no <= i.no:
+            continue
+        if ins.op in INVERSE or ins.op in ("j", "jr", "ret", "tail"):
+            return ins.op in INVERSE and ins.args[-1].endswith("b")
+    return False
+
+
+def drop_pointer_increment(text: str) -> list[Mutant]:
+    """A loop's pointer increment (`addi aN, aN, K`, K > 0, before the
+    back-edge) dropped: the loop makes no progress (T1), or copies the same
+    bytes again (wrong data)."""
+    out = []
+    for i in insns(text):
+        if (i.op == "addi" and len(i.args) == 3 and i.args[0] == i.args[1]
+                and i.args[0] in ("a0", "a1", "a3", "a4", "a5")
+                and re.fullmatch(r"\d+|SZREG|\d+\*SZREG", i.args[2].replace(" ", ""))
+                and _backward_branch_follows(text, i)):
+            out.append(_mutant("drop_pointer_increment", text, i, [],
+                               f"loop increment `addi {i.args[0]}, {i.args[0]}, {i.args[2]}` dropped",
+                               ("T1",) + WRONG_DATA + ("B1", "C4")))
+    return out
+
+
+def load_one_word_further(text: str) -> list[Mutant]:
+    """After a block's last word load (or a lone word load), one more word
+    loaded past it, into a register the routine never uses: a read past the
+    source's last word whenever the block ends there (B2)."""
+    runs = _load_runs(text)
+    in_runs = {i.no for r in runs for i in r}
+    lasts = [r[-1] for r in runs] + [i for i in insns(text) if i.op in WORD_LOADS and i.args
+                                    and i.no not in in_runs]
+    out = []
+    for last in sorted(lasts, key=lambda i: i.no):
+        off, reg = offset(last.args[1]), _free_register(text, last.no)
+        if off is None or reg is None:
+            continue
+        extra = Insn(last.no, re.sub(r"\d+:", "", last.prefix), last.op,
+                     (reg, f"{off[0] + SZREG}({off[1]})", *last.args[2:]), "", last.fixup)
+        out.append(_mutant("load_one_word_further", text, last,
+                           [text.splitlines()[last.no], extra.render(note="one word further")],
+                           f"extra load `{last.op} {reg}, {off[0] + SZREG}({off[1]})`", ("B2",)))
+    return out
+
+
 KINDS: dict[str, Callable[[str], list[Mutant]]] = {
     f.__name__: f for f in (
         sum_set_on_exit, sum_never_set, fixup_return_size, fixup_return_constant,
         fixup_offset, loop_bound_off_by_one, loop_bound_off_by_szreg_minus_1,
         wrong_shift, drop_store, duplicate_store, swap_source_regs, invert_branch,
-        missing_extable, wrong_head_length)}
+        missing_extable, wrong_head_length, drop_pointer_increment, load_one_word_further)}
 
 
 def all_mutants(text: str, kinds: list[str] | None = None) -> list[Mutant]:

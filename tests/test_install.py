@@ -4,6 +4,7 @@ oracle's harness) from site-packages, and claims no top-level name but
 `copygen`."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import venv
@@ -18,10 +19,23 @@ def _run(argv, cwd, **kw):
     return subprocess.run([str(a) for a in argv], cwd=cwd, capture_output=True, text=True, **kw)
 
 
+def _tree_copy(dest):
+    """The tree's tracked and new files (no build/ leftovers, which setuptools
+    would otherwise pack into the wheel)."""
+    files = _run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT).stdout.split()
+    for f in files:
+        src = ROOT / f
+        if src.is_file():
+            (dest / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / f)
+    return dest
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory):
     out = tmp_path_factory.mktemp("wheel")
-    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out, ROOT], cwd=out)
+    tree = _tree_copy(tmp_path_factory.mktemp("tree"))
+    r = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", out, tree], cwd=out)
     assert r.returncode == 0, r.stderr
     (whl,) = out.glob("copygen-*.whl")
     return whl

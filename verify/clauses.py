@@ -30,3 +30,19 @@ BY_KIND = {
     "memmove": ["C1", "A1", "B1", "B2", "T1"],
 }
 STRING_KINDS = ("memcpy", "memset", "memmove")
+
+# Stricter than the contract: reported as a property of the routine, and
+# part of its verdict only when asked for (`copygen verify --require B2s`).
+# Every shift copy reads whole aligned words around the source (never past
+# the words covering it, so never across a page: B2 holds).
+PROPERTIES = {
+    "B2s": "reads only inside [src, src+n)",
+}
+PROPERTY_BROKEN = {
+    "B2s": "reads up to 7 bytes around the source inside its aligned words",
+}
+
+
+def required(kind: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """The clauses whose status decides a routine's verdict."""
+    return [c for c in BY_KIND[kind] if c not in PROPERTIES or c in extra]

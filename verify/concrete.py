@@ -134,8 +134,22 @@ def args_for(sc: Scenario) -> tuple:
     return (sc.D, sc.S, sc.N)
 
 
-def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int = 2_000_000,
-        record_loads: bool = False) -> Outcome:
+# T1's bound, concretely: a run of n bytes that has not returned after this
+# many instructions does not terminate within a bound linear in n (the
+# routines here retire at most ~6 per byte and a few hundred around that)
+STEPS_BASE, STEPS_PER_BYTE = 4096, 64
+
+
+def step_bound(n: int) -> int:
+    return STEPS_BASE + STEPS_PER_BYTE * n
+
+
+def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = None,
+        record_loads: bool = True) -> Outcome:
+    """One call under the scenario; every load is recorded (B2, B2s) unless
+    `record_loads` is off, and a run past `max_steps` (default step_bound(n))
+    ends with error_kind StepLimit: a T1 counterexample."""
+    max_steps = step_bound(sc.N) if max_steps is None else max_steps
     m = setup(image, sc)
     entry = image.address_of(symbol)
     saved = m._setup_call(entry, args_for(sc), False)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS
+from copygen.verify.concrete import STEPS_BASE, STEPS_PER_BYTE, step_bound
 from copygen.verify.coverage import cover_goals
 from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.houdini import Proof
@@ -332,6 +333,25 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     return rep
 
 
+def _does_not_terminate(prog, symbol: str, kind: str, stuck: list, t0: float) -> RoutineReport:
+    """A sample run that outlived T1's bound: T1 is violated, shown with the
+    smallest n that hangs and the pc it was stuck at.  Nothing else is
+    claimed: a routine that does not return proves nothing vacuously."""
+    from copygen.verify.replay import describe, example
+    from copygen.verify.samples import smallest_hang
+    sc, out = smallest_hang(prog.image, symbol, *min(stuck, key=lambda s: s[0].N))
+    rep = RoutineReport(symbol, kind)
+    for clause in BY_KIND[kind]:
+        rep.status[clause] = "unknown"
+        rep.detail[clause] = "not proved: the routine does not terminate (T1)"
+    rep.status["T1"] = "violated"
+    rep.detail["T1"] = (f"no return within {step_bound(sc.N)} instructions "
+                        f"({STEPS_BASE} + {STEPS_PER_BYTE} per byte): {describe(sc, out)}")
+    rep.examples["T1"] = example(sc, out)
+    rep.seconds = time.time() - t0
+    return rep
+
+
 def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> dict:
     """The candidates of every loop head (one head per process), less
     those about registers dead there."""
@@ -345,7 +365,10 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     stage(STAGES[0])
-    snaps = collect(prog.image, symbol, kind, routine.cut_points)
+    stuck: list = []
+    snaps = collect(prog.image, symbol, kind, routine.cut_points, stuck)
+    if stuck:
+        return _does_not_terminate(prog, symbol, kind, stuck, t0)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
     stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)

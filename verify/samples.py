@@ -2,7 +2,8 @@
 alignments, overlaps, fault points) a routine kind is run on, and the
 loop-head states the emulator records in them.
 
-Role: `samples`, `scenario`, `collect`.  May import verify.concrete, emu.
+Role: `samples`, `scenario`, `collect`, `smallest_hang`.  May import
+verify.concrete, emu.
 """
 from __future__ import annotations
 
@@ -100,14 +101,19 @@ def faulting(kind: str, n: int, rng: random.Random) -> Scenario:
 ENDS_KEPT = 16
 
 
-def collect(image, symbol: str, kind: str, cuts) -> dict[int, list]:
+def collect(image, symbol: str, kind: str, cuts, stuck: list | None = None) -> dict[int, list]:
     """Loop-head states: pc -> [(regs, sstatus, dst bytes, scenario, entry
     regs)], the first and last ENDS_KEPT of each run at each head.  (A
     state left out only lets a guess through that Houdini then refutes:
-    none is trusted.)"""
+    none is trusted.)  Runs that did not return within T1's step bound
+    end the sampling: the first is appended to `stuck` as (scenario,
+    outcome)."""
     snaps: dict[int, list] = defaultdict(list)
     for sc in samples(kind):
-        out = run(image, symbol, sc, trace_pcs=cuts, max_steps=200_000)
+        out = run(image, symbol, sc, trace_pcs=cuts, record_loads=False)
+        if out.error_kind == "StepLimit" and stuck is not None:
+            stuck.append((sc, out))
+            break       # the proof stops here: T1 is violated
         if out.error:
             continue
         visits: dict[int, list] = defaultdict(list)
@@ -118,3 +124,17 @@ def collect(image, symbol: str, kind: str, cuts) -> dict[int, list]:
                 states = states[:ENDS_KEPT] + states[-ENDS_KEPT:]
             snaps[pc] += states
     return snaps
+
+
+def smallest_hang(image, symbol: str, sc: Scenario, out, tries: int = 256):
+    """The smallest n that still does not return, with the stuck run's
+    alignments (and no fault): (scenario, outcome).  Sizes above `tries`
+    are not searched; the stuck run itself is returned then."""
+    rng = random.Random(5)
+    doff, soff = sc.D % 8, sc.S % 8
+    for n in range(min(sc.N, tries) + 1):
+        small = scenario(sc.kind, n, doff, soff, rng)
+        got = run(image, symbol, small, record_loads=False)
+        if got.error_kind == "StepLimit":
+            return small, got
+    return sc, out

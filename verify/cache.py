@@ -1,0 +1,59 @@
+"""Proof cache: a routine's report kept under a hash of its machine code.
+
+The key covers everything a proof reads: the loaded segments (the routine,
+whatever it calls or falls into, its data), the `__ex_table`, the symbol
+and its address, the routine kind, the options that change a report
+(--bounded), and the copygen version.  The same code is never proven twice;
+the tuner and `copygen verify` share one cache directory.  Entries are JSON
+written atomically (a killed run leaves no half entry).
+
+Role: store and fetch reports.  May import emu.elf, verify.prove (the
+report type), the standard library.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from copygen import __version__
+from copygen.emu.elf import read_elf
+from copygen.verify.prove import RoutineReport
+
+
+def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0) -> str:
+    image = read_elf(elf)
+    h = hashlib.sha256(f"copygen {__version__}\0{symbol}\0{kind}\0{bounded}\0".encode())
+    h.update(image.address_of(symbol).to_bytes(8, "little"))
+    for seg in sorted(image.segments, key=lambda s: s.vaddr):
+        h.update(seg.vaddr.to_bytes(8, "little"))
+        h.update(bytes(seg.data))
+    for pc, fixup in sorted(image.extable.items()):
+        h.update(pc.to_bytes(8, "little") + fixup.to_bytes(8, "little"))
+    return h.hexdigest()
+
+
+class ProofCache:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def _path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> RoutineReport | None:
+        try:
+            d = json.loads(self._path(key).read_text())
+        except (OSError, ValueError):
+            return None
+        rep = RoutineReport(d["symbol"], d["kind"], d["status"], d["detail"], d["seconds"],
+                            {int(k, 16): v for k, v in d.get("invariants", {}).items()},
+                            d.get("counterexamples", {}))
+        return rep
+
+    def put(self, key: str, rep: RoutineReport) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(rep.as_dict(), indent=1))
+        tmp.replace(path)
