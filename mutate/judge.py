@@ -1,7 +1,7 @@
 """Judging mutants under the qemu oracle (mutate.oracle): run each mutant and
 the original side by side on the same cases and say which ones change
 behaviour ("killed"), which survive ("equivalent"), and which survive only
-because the oracle cannot see their clause ("blind": S2 and A1 are
+because the oracle cannot see their clause ("blind": S2, A1 and B2 are
 invisible to a user-mode harness); the kill-rate summary and its command
 line (`copygen mutate`).
 

@@ -76,7 +76,7 @@ def test_cli_verify_json_and_exit_status(tmp_path):
     assert r.returncode == 3, r.stderr
     out = json.loads(r.stdout)
     assert (out["schema"], out["command"], out["ok"]) == (1, "verify", False)
-    (rep,) = out["reports"]
+    (rep,) = out["files"][0]["reports"]
     assert rep["symbol"] == "__clear_user" and rep["status"]["C5"] == "violated"
     bad = subprocess.run([sys.executable, "-m", "copygen", "verify", str(tmp_path / "none.S"), "--json"],
                          capture_output=True, text=True)

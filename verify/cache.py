@@ -3,7 +3,8 @@
 The key covers everything a proof reads: the loaded segments (the routine,
 whatever it calls or falls into, its data), the `__ex_table`, the symbol
 and its address, the routine kind, the options that change a report
-(--bounded), and the copygen version.  The same code is never proven twice;
+(--bounded), and the prover itself (a hash of the verify and emu sources:
+a changed prover never reuses an old verdict).  The same code is never proven twice;
 the tuner and `copygen verify` share one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
@@ -12,9 +13,11 @@ report type), the standard library.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+from importlib.resources import files
 from pathlib import Path
 
 from copygen import __version__
@@ -22,9 +25,21 @@ from copygen.emu.elf import read_elf
 from copygen.verify.prove import RoutineReport
 
 
+@functools.lru_cache(maxsize=1)
+def prover_fingerprint() -> str:
+    """A hash of the prover's and the machine model's sources."""
+    h = hashlib.sha256(__version__.encode())
+    for package in ("copygen.verify", "copygen.emu"):
+        root = files(package)
+        for f in sorted(root.iterdir(), key=lambda f: f.name):
+            if f.name.endswith((".py", ".toml")):
+                h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()
+
+
 def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0) -> str:
     image = read_elf(elf)
-    h = hashlib.sha256(f"copygen {__version__}\0{symbol}\0{kind}\0{bounded}\0".encode())
+    h = hashlib.sha256(f"{prover_fingerprint()}\0{symbol}\0{kind}\0{bounded}\0".encode())
     h.update(image.address_of(symbol).to_bytes(8, "little"))
     for seg in sorted(image.segments, key=lambda s: s.vaddr):
         h.update(seg.vaddr.to_bytes(8, "little"))

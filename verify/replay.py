@@ -15,7 +15,7 @@ import z3
 
 from copygen.verify.clauses import STRING_KINDS
 from copygen.verify.concrete import PAGE, Scenario, run, verdicts
-from copygen.verify.samples import scenario
+from copygen.verify.samples import scenario, with_fault
 from copygen.verify.z3ops import bv
 
 SHRINK = (8, 16, 32, 64, 128, 256, 1024, 4096)
@@ -167,17 +167,24 @@ SEARCH_ALL_N = 16
 SEARCH_MORE_N = (23, 24, 31, 32, 33, 63, 64, 65, 70, 71, 72, 73, 79, 80, 128, 135, 136, 143, 256)
 
 
+# the faulting search's sizes: the first blocks of the usual unrolled loops
+# (whole, and one byte past), where a fault exit's constant is most often wrong
+FAULT_SEARCH_N = (24, 40, 72, 73, 80, 128, 136)
+
+
 class SmallSearch:
     """When no model of a failed check replays as a violation (the solver's
     loop-head state may be one no call reaches), look for one among small
     concrete calls: every n <= 16 with every alignment and fault offset
     (verify.bounded's enumeration), then larger sizes around the usual
-    thresholds, every alignment, no fault.  Run once per routine, on demand;
+    thresholds, every alignment, no fault; for a fault clause, then faults
+    at every offset of the first blocks' sizes (FAULT_SEARCH_N).  Run once per routine, on demand;
     only a concrete run makes a clause violated."""
 
     def __init__(self, image, symbol: str, kind: str, string: bool):
         self.image, self.symbol, self.kind, self.string = image, symbol, kind, string
         self.first: dict | None = None
+        self.faulting: dict | None = None
 
     def first_failing(self, clause: str):
         if self.first is None:
@@ -187,7 +194,29 @@ class SmallSearch:
                 for c, ok in verdicts(sc, out, self.string).items():
                     if not ok:
                         self.first.setdefault(c, (sc, out))
-        return self.first.get(clause)
+        found = self.first.get(clause)
+        if found is None and clause in VARIANT_CLAUSES and self.kind in ("to", "from", "clear"):
+            if self.faulting is None:
+                self.faulting = {}
+                for sc in self._fault_scenarios():
+                    out = run(self.image, self.symbol, sc)
+                    for c, ok in verdicts(sc, out, self.string).items():
+                        if not ok:
+                            self.faulting.setdefault(c, (sc, out))
+            found = self.faulting.get(clause)
+        return found
+
+    def _fault_scenarios(self):
+        """Faults at every page boundary inside the user buffer, for the
+        sizes of FAULT_SEARCH_N, every dst alignment, src co-aligned or 3
+        bytes off: the runs that reach a fault exit of the unrolled loops
+        with little enough n to shrink."""
+        rng = random.Random(13)
+        for n in FAULT_SEARCH_N:
+            for d in range(8):
+                for s in sorted({d, (d + 3) % 8}) if self.kind != "clear" else (0,):
+                    for k in range(1, n):
+                        yield with_fault(scenario(self.kind, n, d, s, rng), k)
 
     def _scenarios(self):
         from copygen.verify.bounded import scenarios      # it imports this module

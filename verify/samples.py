@@ -87,9 +87,14 @@ def faulting(kind: str, n: int, rng: random.Random) -> Scenario:
     if rng.randrange(8) == 0:
         sc.F = sc.U
         return sc
-    k = rng.randrange(1, n) if n > 1 else 0     # bytes before the boundary
-    shift = (-(sc.U + k)) % PAGE                 # move the buffer so U + k is a page boundary
-    sc.D, sc.S = sc.D + shift, sc.S + shift
+    return with_fault(sc, rng.randrange(1, n) if n > 1 else 0)
+
+
+def with_fault(sc: Scenario, k: int) -> Scenario:
+    """The call moved (both buffers, by the same amount) so that the user
+    buffer's byte k starts an inaccessible page."""
+    shift = (-(sc.U + k)) % PAGE
+    sc = replace(sc, D=sc.D + shift, S=sc.S + shift)
     sc.F = sc.U + k
     return sc
 
