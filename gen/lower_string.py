@@ -1,0 +1,304 @@
+"""Lowering of the string routines: StringLib -> cir.CUnit (string.c in C).
+
+Layout of each function, by phase title (a phase the strategy does not
+call for is left out):
+
+  memcpy   entry         locals; sizes below the threshold -> bytes
+           head          bytes until dst is word-aligned (align dst)
+           words         blocks of whole words: the source as it is on a
+                         fast core, else only when it is co-aligned with dst
+           word tail     whole words one at a time (tail words | overlap)
+           overlap tail  one word ending at the end (fast cores only)
+           shift copy    misaligned source from aligned loads (slow cores)
+           bytes         the byte loop shared by small sizes and the tail
+  memmove  entry; forward (memcpy, or bytes; behind a memcpy with an
+           overlapping tail, words then bytes when the buffers overlap);
+           ends (both cursors to the end); backward words; backward bytes
+  memset   entry; replicate (the byte into every byte of a word); head;
+           words; word tail; overlap tail; bytes
+
+Every number the C carries (threshold, unroll, replication shifts) and the
+comment above each function come from the same Python values, so the
+comment cannot drift from the code.  The word and shift blocks are unrolled
+here; a C block has two statement orders (`_C_ORDER`).
+Role: decisions only, the text layout is templates/string.c.j2's.
+May import gen.cir, gen.strategy and the standard library.
+"""
+from __future__ import annotations
+
+from copygen.gen.cir import BLANK, Comment, CFunction, CPhase, CTypedef, CUnit, Stmt
+from copygen.gen.strategy import SZREG, Phases, StringLib, Target
+
+BYTE_BITS = 8
+COPY_PARAMS = "void *dest, const void *src, size_t count"
+SET_PARAMS = "void *s, int c, size_t count"
+
+# Statement order of a C block per schedule.  C names no registers, so a
+# software-pipelined loop (loads carried over to the next iteration) is left
+# to the compiler: `pipelined` is written loads first, like the 2021 code.
+_C_ORDER = {"loads_first": "loads_first", "interleave": "interleave",
+            "pipelined": "loads_first"}
+
+WORD_T = CTypedef("word_t", "A machine word that may alias any object, as the copies below need.",
+                  "unsigned long __attribute__((__may_alias__))")
+UWORD_T = CTypedef("uword_t",
+                   "The same, at any alignment: this core loads and stores it in hardware.",
+                   "unsigned long __attribute__((__may_alias__, __aligned__(1)))")
+
+
+def _stmts(depth: int, *texts: str) -> list[Stmt]:
+    return [Stmt(depth, t) for t in texts]
+
+
+def _advance(depth: int, step: str, *ptrs: str) -> list[Stmt]:
+    """Move the pointers and the count on by `step` bytes."""
+    return _stmts(depth, *(f"{p} += {step};" for p in ptrs), f"count -= {step};")
+
+
+def word_block(k: int, schedule: str, depth: int) -> list[Stmt]:
+    """k words from sw[] to dw[], in the statement order of the schedule."""
+    if _C_ORDER[schedule] == "interleave":
+        return _stmts(depth, *(f"dw[{i}] = sw[{i}];" for i in range(k)))
+    return _stmts(depth, *(f"word_t w{i} = sw[{i}];" for i in range(k)),
+                  *(f"dw[{i}] = w{i};" for i in range(k)))
+
+
+def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
+    """k destination words, each from the upper bytes of the source word
+    before it (prev) and the lower bytes of the next; prev carries over."""
+    def make(i: int, lo: str, hi: str) -> str:
+        return f"dw[{i}] = ({lo} >> shr) | ({hi} << shl);"
+    if _C_ORDER[schedule] == "interleave":
+        out: list[Stmt] = []
+        for i in range(k):
+            out += _stmts(depth, f"next = sw[{i + 1}];", make(i, "prev", "next"), "prev = next;")
+        return out
+    loads = [f"word_t n{i} = sw[{i + 1}];" for i in range(k)]
+    stores = [make(i, "prev" if i == 0 else f"n{i - 1}", f"n{i}") for i in range(k)]
+    return _stmts(depth, *loads, *stores, f"prev = n{k - 1};")
+
+
+def _word_loop(k: int, schedule: str, depth: int, src_type: str) -> list[Stmt]:
+    """Blocks of k words while at least k words remain."""
+    step = f"{k} * SZREG"
+    return (_stmts(depth, f"while (count >= {step}) {{")
+            + _stmts(depth + 1, "word_t *dw = (word_t *)d;",
+                     f"const {src_type} *sw = (const {src_type} *)s;")
+            + [BLANK] + word_block(k, schedule, depth + 1) + [BLANK]
+            + _advance(depth + 1, step, "d", "s") + _stmts(depth, "}"))
+
+
+def _one_word_loop(depth: int, store: str, *ptrs: str) -> list[Stmt]:
+    """Whole words one at a time: `store` copies (or fills) the word at d."""
+    return (_stmts(depth, "while (count >= SZREG) {") + _stmts(depth + 1, store)
+            + _advance(depth + 1, "SZREG", *ptrs) + _stmts(depth, "}"))
+
+
+def _head(depth: int, store: str) -> list[Stmt]:
+    """Single bytes until dst is word-aligned."""
+    return _stmts(depth, "while ((uintptr_t)d & WORD_MASK) {") + _stmts(
+        depth + 1, store, "count--;") + _stmts(depth, "}")
+
+
+def _byte_loop(depth: int, store: str, ret: str) -> list[Stmt]:
+    return _stmts(depth, "while (count--)") + _stmts(depth + 1, store) + _stmts(depth, ret)
+
+
+def _close(phases: list[CPhase], depth: int) -> list[CPhase]:
+    """End the block the phases run in: its `}` goes with the last of them."""
+    last = phases[-1]
+    return phases[:-1] + [CPhase(last.title, last.body + (Stmt(depth, "}"),))]
+
+
+def _has_shift(p: Phases, target: Target) -> bool:
+    """A fast core's word loop takes a misaligned source as it is: no shift copy."""
+    return bool(p.shift_unroll) and not target.fast_misaligned
+
+
+def _memcpy_doc(p: Phases, shift: bool) -> Comment:
+    head = "align dst with single\nbytes, then " if p.align == "dst" else ""
+    text = (f"memcpy: bytes below {p.threshold}; otherwise {head}copy {p.word_unroll} word(s)"
+            f" per iteration ({p.word_schedule})")
+    if shift:
+        text += (",\nor, when the source is misaligned against dst, build each word from two\n"
+                 f"aligned source words ({p.shift_unroll} per iteration, {p.shift_schedule})")
+    return Comment(0, tuple(f"{text};\nthen the tail ({p.tail}).".split("\n")))
+
+
+def _memcpy_fast(p: Phases) -> list[CPhase]:
+    """Words at any source alignment, then the tail in words or one overlapping word."""
+    out = [CPhase("words", (BLANK, Comment(1, (
+        "Words: the source may be misaligned; this core does that in hardware.",)),
+        *_word_loop(p.word_unroll, p.word_schedule, 1, "uword_t")))]
+    if p.tail != "bytes":
+        out.append(CPhase("word tail", tuple(_one_word_loop(
+            1, "*(word_t *)d = *(const uword_t *)s;", "d", "s"))))
+    if p.tail == "overlap":
+        out.append(CPhase("overlap tail", (
+            Comment(1, ("One word ending at the end; it rewrites copied bytes with equal ones.",)),
+            *_stmts(1, "if (count) {"),
+            *_stmts(2, "*(uword_t *)(d + count - SZREG) = *(const uword_t *)(s + count - SZREG);",
+                    "return dest;"),
+            *_stmts(1, "}"))))
+    return out
+
+
+def _shift_copy(p: Phases) -> CPhase:
+    k, order = p.shift_unroll, _C_ORDER[p.shift_schedule]
+    why = ("Shift copy: aligned loads only.  Each destination word takes the",
+           "upper bytes of prev and the lower bytes of the next source word.",
+           "Every word loaded holds at least one source byte.")
+    setup = _stmts(2, "unsigned int off = (uintptr_t)s & WORD_MASK;",
+                   f"unsigned int shr = {BYTE_BITS} * off;",
+                   f"unsigned int shl = {BYTE_BITS} * SZREG - shr;",
+                   "const word_t *sw = (const word_t *)(s - off);", "word_t prev = sw[0];")
+    if order == "interleave":
+        setup += _stmts(2, "word_t next;")
+    loop = (_stmts(2, f"while (count >= {k} * SZREG) {{") + _stmts(3, "word_t *dw = (word_t *)d;")
+            + [BLANK] + shift_block(k, p.shift_schedule, 3) + [BLANK]
+            + _stmts(3, f"sw += {k};", f"d += {k} * SZREG;", f"count -= {k} * SZREG;")
+            + _stmts(2, "}", "s = (const u8 *)sw + off;"))
+    return CPhase("shift copy", (*_stmts(1, "} else {"), Comment(2, why), *setup, BLANK, *loop,
+                                 *_stmts(1, "}"), BLANK))
+
+
+def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
+    """Whole words when src is co-aligned with dst, else the shift copy (if any).
+
+    The word tail belongs to the co-aligned branch: the shift copy leaves
+    fewer than a block of bytes, which the byte loop takes."""
+    assert p.tail != "overlap", "an overlapping tail is a misaligned access"
+    out = [CPhase("words", (BLANK, *_stmts(1, "if (!((uintptr_t)s & WORD_MASK)) {"),
+                            Comment(2, ("Co-aligned: whole words.",)),
+                            *_word_loop(p.word_unroll, p.word_schedule, 2, "word_t")))]
+    if p.tail == "words":
+        out.append(CPhase("word tail", tuple(_one_word_loop(
+            2, "*(word_t *)d = *(const word_t *)s;", "d", "s"))))
+    return out + [_shift_copy(p)] if shift else _close(out, 1)
+
+
+def memcpy_function(lib: StringLib) -> CFunction:
+    p, target = lib.memcpy, lib.target
+    shift = _has_shift(p, target)
+    phases = [CPhase("entry", (*_stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK,
+                               *_stmts(1, f"if (count < {p.threshold})"),
+                               *_stmts(2, "goto copy_bytes;")))]
+    if p.align == "dst":
+        phases.append(CPhase("head", (BLANK, Comment(1, (
+            "Head: single bytes until dst is word-aligned (count covers it).",)),
+            *_head(1, "*d++ = *s++;"))))
+    phases += _memcpy_fast(p) if target.fast_misaligned else _memcpy_slow(p, shift)
+    phases.append(CPhase("bytes", (Stmt(0, "copy_bytes:"),
+                                   *_byte_loop(1, "*d++ = *s++;", "return dest;"))))
+    return CFunction("__memcpy", "memcpy", "void *", COPY_PARAMS, _memcpy_doc(p, shift),
+                     tuple(phases))
+
+
+def _memmove_doc(lib: StringLib) -> Comment:
+    fwd = ", so memcpy\ndoes it" if lib.memmove.forward == "memcpy" else ""
+    back = (": bytes until the end of dst is\naligned, then whole words when the source end"
+            " is aligned too, then bytes" if lib.memmove.backward == "words"
+            else ", one byte at a time")
+    text = ("memmove: when dst does not start inside [src, src + count), copying\nforwards"
+            f" never overwrites a source byte before it is read{fwd}.  Otherwise copy"
+            f" backwards{back}.")
+    return Comment(0, tuple(text.split("\n")))
+
+
+def _forward_overlap_safe() -> list[Stmt | Comment]:
+    """memcpy for disjoint buffers; else words then bytes, never memcpy's overlapping tail."""
+    why = ("dst starts below src and overlaps it: memcpy's overlapping tail",
+           "word would re-read source bytes already overwritten.  Whole",
+           "words forwards are safe (each is loaded before it is stored).")
+    return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
+            *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
+            *_one_word_loop(2, "*(uword_t *)d = *(const uword_t *)s;", "d", "s"),
+            *_byte_loop(2, "*d++ = *s++;", "return dest;")]
+
+
+def _memmove_forward(lib: StringLib) -> CPhase:
+    """dst does not start inside the source: copying forwards reads each byte first."""
+    if lib.memmove.forward == "bytes":
+        body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
+    elif lib.memcpy.tail == "overlap":
+        body = _forward_overlap_safe()
+    else:
+        body = _stmts(2, "return __memcpy(dest, src, count);")
+    return CPhase("forward", (*_stmts(1, "if ((uintptr_t)d - (uintptr_t)s >= count) {"),
+                              *body, *_stmts(1, "}"), BLANK))
+
+
+def _backward_words() -> CPhase:
+    """From the end: bytes until the end of dst is aligned, then whole words
+    while the source end is aligned too."""
+    return CPhase("backward words", (
+        *_stmts(1, "if (count >= SZREG) {"), *_head(2, "*--d = *--s;"),
+        *_stmts(2, "if (!((uintptr_t)s & WORD_MASK)) {"), *_stmts(3, "while (count >= SZREG) {"),
+        *_stmts(4, "d -= SZREG;", "s -= SZREG;", "*(word_t *)d = *(const word_t *)s;",
+                "count -= SZREG;"),
+        *_stmts(3, "}"), *_stmts(2, "}"), *_stmts(1, "}")))
+
+
+def memmove_function(lib: StringLib) -> CFunction:
+    phases = [CPhase("entry", (*_stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK)),
+              _memmove_forward(lib)]
+    phases.append(CPhase("ends", tuple(_stmts(1, "d += count;", "s += count;"))))
+    if lib.memmove.backward == "words":
+        phases.append(_backward_words())
+    phases.append(CPhase("backward bytes", tuple(_byte_loop(1, "*--d = *--s;", "return dest;"))))
+    return CFunction("__memmove", "memmove", "void *", COPY_PARAMS, _memmove_doc(lib),
+                     tuple(phases))
+
+
+def replicate_shifts() -> tuple[int, ...]:
+    """Shifts that copy the low byte into every byte of a word: 8, 16, 32 on RV64."""
+    out, s = [], BYTE_BITS
+    while s < BYTE_BITS * SZREG:
+        out.append(s)
+        s *= 2
+    return tuple(out)
+
+
+def _memset_doc(p: Phases) -> Comment:
+    head = "align with single bytes, then " if p.align == "dst" else ""
+    return Comment(0, (f"memset: bytes below {p.threshold}; otherwise {head}store",
+                       f"{p.word_unroll} word(s) of the replicated byte per iteration;"
+                       f" then the tail ({p.tail})."))
+
+
+def _memset_words(p: Phases, fast: bool) -> list[CPhase]:
+    k = p.word_unroll
+    step = f"{k} * SZREG"
+    out = [CPhase("words", (*_stmts(2, f"while (count >= {step}) {{"),
+                            *_stmts(3, "word_t *dw = (word_t *)d;"), BLANK,
+                            *_stmts(3, *(f"dw[{i}] = w;" for i in range(k))),
+                            *_advance(3, step, "d"), *_stmts(2, "}")))]
+    if p.tail != "bytes":
+        out.append(CPhase("word tail", tuple(_one_word_loop(2, "*(word_t *)d = w;", "d"))))
+    if p.tail == "overlap":
+        assert fast, "an overlapping tail is a misaligned access"
+        out.append(CPhase("overlap tail", (
+            *_stmts(2, "if (count) {"),
+            *_stmts(3, "*(uword_t *)(d + count - SZREG) = w;", "return s;"), *_stmts(2, "}"))))
+    return out
+
+
+def memset_function(lib: StringLib) -> CFunction:
+    p = lib.memset
+    phases = [CPhase("entry", (*_stmts(1, "u8 *d = s;"), BLANK,
+                               *_stmts(1, f"if (count >= {p.threshold}) {{"))),
+              CPhase("replicate", (*_stmts(2, "word_t w = (u8)c;"), BLANK,
+                                   *_stmts(2, *(f"w |= w << {s};" for s in replicate_shifts()))))]
+    if p.align == "dst":
+        phases.append(CPhase("head", tuple(_head(2, "*d++ = c;"))))
+    phases = _close(phases + _memset_words(p, lib.target.fast_misaligned), 1)
+    phases.append(CPhase("bytes", tuple(_byte_loop(1, "*d++ = c;", "return s;"))))
+    return CFunction("__memset", "memset", "void *", SET_PARAMS, _memset_doc(p), tuple(phases))
+
+
+def string_unit(lib: StringLib) -> CUnit:
+    """string.c: the word types the target needs, then memcpy, memmove, memset."""
+    # a fast core's word loop reads the source through uword_t; a slow
+    # core never makes a misaligned access, so it has no use for one
+    types = (WORD_T, UWORD_T) if lib.target.fast_misaligned else (WORD_T,)
+    return CUnit(types, (memcpy_function(lib), memmove_function(lib), memset_function(lib)))
