@@ -19,8 +19,8 @@ from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
 from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table
 from copygen.measure.workload import ALIGN_MIXES, SIZE_WORKLOADS, make_workload, parse_aligns, parse_sizes
-from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, progress, select_routines,
-                            table_console)
+from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, plain_tables, print_tables,
+                            progress, select_routines)
 
 DEFAULT_SIZES = "1,8,16,32,64,128,256,512,1024,1448,2048,4096,8192,16384,32768"
 DEFAULT_ALIGN = "0:0,1:0,4:0,7:0,3:3,5:2"
@@ -104,9 +104,7 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
     elif as_csv:
         click.echo(bench_csv(samples), nl=False)
     else:
-        console = table_console()
-        for t in bench_tables(samples, prof.name):
-            console.print(t)
+        print_tables(*bench_tables(samples, prof.name, plain=plain_tables()))
     return 0
 
 
@@ -170,7 +168,7 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
     elif as_csv:
         click.echo(rank_csv(ranked), nl=False)
     else:
-        table_console().print(rank_table(ranked, wl.name, prof.name))
+        print_tables(rank_table(ranked, wl.name, prof.name, plain=plain_tables()))
         click.echo(wl.description)
     return 0
 

@@ -1,5 +1,6 @@
 """What every command prints: one error renderer, one JSON envelope, one
-set of exit statuses, one `--routine` vocabulary.
+set of exit statuses, one `--routine` vocabulary, one way to print tables
+(fitted to a terminal; off one, one line per row however wide).
 
 With `--json` every command prints exactly one JSON object on stdout, on
 success and on failure alike:
@@ -21,7 +22,9 @@ import sys
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
 
 from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu.profile import available
@@ -121,9 +124,31 @@ def progress() -> Progress:
                     console=Console(stderr=True), transient=True, disable=not sys.stderr.isatty())
 
 
-def table_console() -> Console:
-    """Where tables go: stdout; a plain layout, wide enough not to wrap a
-    cell, when stdout is not a terminal (a pipe, a file, a CI log)."""
+# the width a table is measured in off a terminal: more than any table needs
+UNBOUNDED_WIDTH = 100_000
+
+
+def plain_tables() -> bool:
+    """Tables take their plain layout (measure.render's `plain`) when stdout
+    is not a terminal: a pipe, a file, a CI log."""
+    return not sys.stdout.isatty()
+
+
+def table_console(width: int = 200) -> Console:
+    """Where tables go: stdout; off a terminal no colour and `width`
+    columns (text lines are never wrapped there)."""
     if sys.stdout.isatty():
         return Console()
-    return Console(width=200, no_color=True, highlight=False, emoji=False, soft_wrap=True)
+    return Console(width=width, no_color=True, highlight=False, emoji=False, soft_wrap=True)
+
+
+def print_tables(*tables: Table) -> None:
+    """Tables on stdout.  On a terminal rich fits them to its width; off one
+    each is printed at its natural width, however wide, so that no cell
+    wraps and each row is one line."""
+    for t in tables:
+        console = table_console()
+        if plain_tables():
+            natural = Measurement.get(console, console.options.update_width(UNBOUNDED_WIDTH), t)
+            console = table_console(max(natural.maximum, 1))
+        console.print(t)

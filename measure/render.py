@@ -1,4 +1,5 @@
-"""Presenting bench and rank results: rich tables, CSV, JSON-ready rows, PNG plots.
+"""Presenting bench and rank results: rich tables (ASCII ones that never wrap
+a row, for a pipe), CSV, JSON-ready rows, PNG plots.
 
 Role: everything `copygen bench`/`rank` print or write, kept out of the
 command glue.  Plots use matplotlib's Agg backend (no display needed), imported
@@ -13,6 +14,7 @@ import io
 from collections import defaultdict
 from pathlib import Path
 
+from rich import box
 from rich.table import Table
 
 from copygen.measure.bench import KINDS, Sample
@@ -22,18 +24,27 @@ CSV_FIELDS = ["routine", "kind", "size", "src_align", "dst_align", "align_class"
               "bytes_per_cycle", "instret", "cache_misses", "misaligned"]
 
 
-def bench_tables(samples: list[Sample], profile: str) -> list[Table]:
+def _table(title: str, plain: bool) -> Table:
+    """A table as rich draws it for a terminal, or `plain` (for a pipe or a
+    file): ASCII rules, and its columns never wrap a cell, so that each row
+    is one line for grep and awk (the caller prints it at its natural width)."""
+    if plain:
+        return Table(title=title, box=box.ASCII)
+    return Table(title=title)
+
+
+def bench_tables(samples: list[Sample], profile: str, plain: bool = False) -> list[Table]:
     """One table per routine: a row per size, a column per (src:dst) pair,
-    cells 'cycles (bytes/cycle)'."""
+    cells 'cycles (bytes/cycle)'; `plain`: see _table."""
     tables = []
     for routine in dict.fromkeys(s.routine for s in samples):
         mine = [s for s in samples if s.routine == routine]
         pairs = list(dict.fromkeys((s.src_align, s.dst_align) for s in mine))
-        t = Table(title=f"{routine} ({mine[0].kind}) on {profile}: cycles (bytes/cycle)")
-        t.add_column("size", justify="right")
+        t = _table(f"{routine} ({mine[0].kind}) on {profile}: cycles (bytes/cycle)", plain)
+        t.add_column("size", justify="right", no_wrap=plain)
         copy = KINDS[routine].form == "copy"
         for src, dst in pairs:
-            t.add_column(f"src+{src} dst+{dst}" if copy else f"dst+{dst}", justify="right")
+            t.add_column(f"src+{src} dst+{dst}" if copy else f"dst+{dst}", justify="right", no_wrap=plain)
         cell = {(s.size, s.src_align, s.dst_align): s for s in mine}
         for size in sorted({s.size for s in mine}):
             row = [str(size)]
@@ -54,11 +65,13 @@ def bench_csv(samples: list[Sample]) -> str:
     return buf.getvalue()
 
 
-def rank_table(ranked: dict[str, list[tuple[Expected, float]]], workload: str, profile: str) -> Table:
-    t = Table(title=f"expected cycles per call, workload {workload}, profile {profile}")
+def rank_table(ranked: dict[str, list[tuple[Expected, float]]], workload: str, profile: str,
+               plain: bool = False) -> Table:
+    """A row per routine, best first within each kind; `plain`: see _table."""
+    t = _table(f"expected cycles per call, workload {workload}, profile {profile}", plain)
     for name, justify in (("kind", "left"), ("#", "right"), ("routine", "left"), ("source", "left"),
                           ("cycles", "right"), ("bytes/cycle", "right"), ("vs best", "right")):
-        t.add_column(name, justify=justify, overflow="fold")
+        t.add_column(name, justify=justify, overflow="fold", no_wrap=plain)
     for kind, entries in ranked.items():
         for i, (r, rel) in enumerate(entries, 1):
             t.add_row(kind if i == 1 else "", str(i), r.routine, r.source, f"{r.expected_cycles:.1f}",
@@ -77,9 +90,14 @@ def rank_csv(ranked: dict[str, list[tuple[Expected, float]]]) -> str:
     return buf.getvalue()
 
 
-def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | None) -> None:
+def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | None) -> list[str]:
     """bytes/cycle against size (log scale), one line per routine and alignment
-    class (the mean over the pairs of that class); `limit` draws the memory-pipe bound."""
+    class (the mean over the pairs of that class); `limit` draws the memory-pipe
+    bound.  Returns the legend's labels.
+
+    A line is labelled with its routine's kind (copy_to_user, clear_user, ...),
+    not its symbol: matplotlib leaves out of the legend every label starting
+    with `_`, which every uaccess symbol does."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -89,12 +107,12 @@ def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | Non
     lines: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for s in samples:
         if s.size > 0:
-            lines[s.routine, s.align_class][s.size].append(s.bytes_per_cycle)
+            lines[s.kind, s.align_class][s.size].append(s.bytes_per_cycle)
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for (routine, cls), by_size in lines.items():
+    for (kind, cls), by_size in lines.items():
         xs = sorted(by_size)
         ax.plot(xs, [sum(by_size[x]) / len(by_size[x]) for x in xs], marker="o", markersize=3,
-                label=f"{routine} ({cls})")
+                label=f"{kind} ({cls})")
     if limit:
         ax.axhline(limit, linestyle="--", color="grey", linewidth=1)
         ax.annotate(f"copy limit of the memory pipes: {limit:g} B/cycle", (0.01, limit), xycoords=("axes fraction", "data"),
@@ -105,8 +123,10 @@ def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | Non
     ax.set_ylabel("bytes per cycle")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8)
+    # no legend when every size was 0 (nothing plotted): matplotlib would warn
+    labels = [t.get_text() for t in ax.legend(fontsize=8).get_texts()] if lines else []
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)
+    return labels

@@ -4,13 +4,17 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shutil
+import warnings
 
 import pytest
 from click.testing import CliRunner
 
 from copygen import emu
 from copygen.measure import bench as bench_mod
-from copygen.measure.bench import Bench, BenchError, Case, align_class
+from copygen.measure.bench import KINDS, Bench, BenchError, Case, Sample, align_class
+from copygen.measure.render import plot_bench
 from copygen.measure.workload import (WorkloadError, load_llvm_csv, make_workload, parse_aligns, parse_sizes,
                           size_grid)
 from copygen.cli import main
@@ -61,6 +65,54 @@ def test_bench_csv_table_and_plot(cli, tmp_path):
     res = cli("bench", STRING, "--sizes", "8,512", "--routine", "memcpy", "--plot", str(png))
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "memcpy" in res.stdout and "memset" not in res.stdout
+
+
+@pytest.mark.parametrize("symbols", [("__asm_copy_to_user", "__clear_user"),
+                                     ("__asm_copy_from_user", "__clear_user", "memcpy")])
+def test_plot_legend_names_every_routine_without_a_warning(tmp_path, symbols):
+    """matplotlib leaves out of a legend every label that starts with `_`
+    (and warns when none is left): the kernel's symbols all do."""
+    samples = [Sample(sym, KINDS[sym].name, n, 0, d, cycles=n + 20, instret=n, cache_misses=0,
+                      misaligned=0)
+               for sym in symbols for n in (8, 64) for d in (0, 3)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        labels = plot_bench(samples, tmp_path / "p.png", "t", 4.0)
+    assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert sorted(labels) == sorted(f"{KINDS[sym].name} ({c})" for sym in symbols
+                                    for c in ("aligned", "misaligned"))
+
+
+def _cells(line: str) -> list[str]:
+    return re.findall(r"\d+ \(\d+\.\d\d\)", line)
+
+
+def test_piped_bench_table_has_one_line_per_row(cli):
+    """Off a terminal (CliRunner's stdout is not one) a table wider than any
+    screen keeps each row on one line: its size, then every cell."""
+    args = ("bench", K2021, "--sizes", "8,8192", "--align", "*:0,*:3", "--routine", "copy_to_user")
+    samples = json.loads(cli(*args, "--json").stdout)["samples"]
+    lines = cli(*args).stdout.splitlines()
+    for size in (8, 8192):
+        want = [f"{s['cycles']} ({s['size'] / s['cycles']:.2f})" for s in samples if s["size"] == size]
+        assert len(want) == 16
+        rows = [ln for ln in lines if _cells(ln) == want]
+        assert len(rows) == 1, "\n".join(lines)
+        assert re.search(rf"\b{size}\b", rows[0].split(want[0])[0])
+
+
+def test_piped_rank_table_has_one_line_per_row(cli, tmp_path):
+    """A source path too long for a 200-column table stays whole, on its
+    row's line, with the row's figures."""
+    deep = tmp_path / ("a_directory_with_a_long_name_" * 6)
+    deep.mkdir()
+    src = shutil.copy(K2021, deep / "kernel2021.copy")
+    entries = json.loads(cli("rank", PRE, str(src), "--json").stdout)["ranking"]
+    lines = cli("rank", PRE, str(src)).stdout.splitlines()
+    for entry in (e for es in entries.values() for e in es):
+        rows = [ln for ln in lines if entry["source"] in ln and entry["routine"] in ln]
+        assert len(rows) == 1, "\n".join(lines)
+        assert re.search(r" \d+\.\d .* \d+\.\d{3} ", rows[0]), rows[0]     # cycles, bytes/cycle
 
 
 def test_bench_orders_the_2021_routine_ahead(cli):

@@ -99,11 +99,56 @@ def test_kernel2021_copy_to_user_is_proved(tmp_path):
     assert rep.status["B2s"] == "violated"
 
 
-def test_sum_csrs_bug_is_caught(tmp_path):
-    rep = prove_routine(_elf(KERNEL_STYLE / "bug_sum_csrs_on_fault.S", tmp_path),
-                        "__clear_user", "clear")
+@pytest.fixture(scope="module")
+def sum_csrs_clear_user(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sum_csrs")
+    return prove_routine(_elf(KERNEL_STYLE / "bug_sum_csrs_on_fault.S", tmp), "__clear_user", "clear")
+
+
+def test_sum_csrs_bug_is_caught(sum_csrs_clear_user):
+    rep = sum_csrs_clear_user
     assert rep.status["S1"] == "violated", rep.as_dict()
     assert "SUM at exit set" in rep.detail["S1"]
+
+
+def test_a_counterexample_shows_only_what_its_clause_is_about(sum_csrs_clear_user):
+    """clear_user has no source, and S1 is about SUM at the return: its
+    counterexample names no source, no byte of dst, no return value."""
+    ex, text = sum_csrs_clear_user.examples["S1"], sum_csrs_clear_user.detail["S1"]
+    assert ex["sum_at_exit"] is True and ex["n"] >= 0 and "dst" in ex and "fault_offset" in ex
+    assert not {"src", "src_bytes", "returned", "dst_after", "wrong", "modified"} & set(ex), ex
+    assert "SUM at exit set" in text
+    for word in ("src=", "source", "returned", "differ"):
+        assert word not in text, text
+
+
+def test_counterexample_fields_follow_the_clause_and_the_routine():
+    """Each clause's counterexample, from one concrete run: the call's own
+    arguments, and of the outcome only what the clause judges."""
+    from copygen.verify.concrete import MARGIN, Outcome, Scenario
+    from copygen.verify.replay import describe, example
+    D, S = 0x40_0000_1000, 0xFFFF_FFD0_0000_2000
+    to = Scenario("to", D, S, 8, bytes(range(1, 9)), bytes(range(0x81, 0x89)), F=D + 4)
+    # the fault at dst+4: 4 bytes returned as not copied; dst[1] wrong, dst[6] modified
+    got = bytes([1, 0x55, 3, 4, 0x85, 0x86, 0x77, 0x88])
+    out = Outcome(ret=4, sum_at_exit=True, dst=got, before=to.initial(D - MARGIN, MARGIN),
+                  after=b"\x00" + to.initial(D + 9, MARGIN - 1))
+    c3, c4, c2, s1 = (example(to, out, c) for c in ("C3", "C4", "C2", "S1"))
+    assert [w["i"] for w in c3["wrong"]] == [1] and c3["src_bytes"] == to.src.hex()
+    assert [w["i"] for w in c4["modified"]] == [6] and not {"wrong", "src_bytes"} & set(c4)
+    assert c2["returned"] == 4 and not {"wrong", "modified", "src_bytes", "sum_at_exit"} & set(c2)
+    assert s1["sum_at_exit"] and not {"wrong", "returned"} & set(s1) and s1["src"] == hex(S)
+    assert example(to, out, "B1")["modified_outside"] == [{"offset": 8, "got": 0, "before": 0xEE}]
+    assert "1 bytes differ" in describe(to, out, "C3") and "1 bytes counted as not copied modified" \
+        in describe(to, out, "C4") and "returned" not in describe(to, out, "S1")
+    clear = Scenario("clear", D, S, 4, bytes(4), bytes([9, 9, 9, 9]))
+    ok = Outcome(ret=0, dst=bytes([0, 0, 9, 0]))
+    c1 = example(clear, ok, "C1")
+    assert "src" not in c1 and "src_bytes" not in c1 and [w["i"] for w in c1["wrong"]] == [2]
+    assert "src=" not in describe(clear, ok, "C1") and "source" not in describe(clear, ok, "C1")
+    memset = Scenario("memset", D, S, 4, bytes(4), bytes(4), C=0x41)
+    assert example(memset, Outcome(ret=D, dst=b"AAAA"), "A1") == {
+        "n": 4, "dst": hex(D), "c": 0x41, "callee_saved_kept": True}
 
 
 def _violated(rep) -> set:

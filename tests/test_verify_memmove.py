@@ -6,6 +6,7 @@ up to a bound, and covers whatever clause the proof leaves unknown."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -99,8 +100,7 @@ def _linked(tmp: Path, text: str, name: str) -> str:
 
 def _addresses(text: str) -> tuple[int, int]:
     """(src, dst) of a counterexample's text (verify.replay.describe)."""
-    return tuple(int(text.split(f"{k}=")[1].split(",")[0].split(" ")[0], 16)
-                 for k in ("src", "dst"))
+    return tuple(int(re.search(rf"\b{k}=(0x[0-9a-f]+)", text)[1], 16) for k in ("src", "dst"))
 
 
 # The same, but peeking at the byte just past the source first.

@@ -82,7 +82,7 @@ def check(elf: str, symbol: str, kind: str, limit: int, jobs: int = 1) -> dict[s
             out = run(image, symbol, sc)
             for clause, ok in verdicts(sc, out, string).items():
                 if not ok and clause in clauses and clause not in bad:
-                    bad[clause] = describe(sc, out)
+                    bad[clause] = describe(sc, out, clause)
         return bad
     sizes = list(range(limit, -1, -1))          # the largest (slowest) first
     found = fork_map(lambda i: one(sizes[i]), len(sizes), jobs)

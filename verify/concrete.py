@@ -183,17 +183,21 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
     return out
 
 
-def _loads_ok(sc: Scenario, loads) -> tuple[bool, bool]:
-    """(B2, B2s) of a run: every load near the buffers (within MARGIN of
-    dst or src; the stack and the code's literals are elsewhere) lies in
-    the aligned words covering [src, src+n), resp. in [src, src+n)."""
+def loads_outside(sc: Scenario, loads, strict: bool = False) -> list[tuple[int, int]]:
+    """The (address, size) of a run's loads near the buffers (within MARGIN
+    of dst or src; the stack and the code's literals are elsewhere) that
+    leave the aligned words covering [src, src+n), or with `strict`
+    [src, src+n) itself; with n == 0 every one of them."""
     n = sc.N
-    lo, hi = sc.S & ~7, (sc.S + n + 7) & ~7
-    near = [(a, k) for a, k in loads
-            if any(b - MARGIN <= a < b + n + MARGIN for b in (sc.D, sc.S))]
-    covered = n > 0 and all(lo <= a and a + k <= hi for a, k in near)
-    strict = n > 0 and all(sc.S <= a and a + k <= sc.S + n for a, k in near)
-    return (covered or not near), (strict or not near)
+    lo, hi = (sc.S, sc.S + n) if strict else (sc.S & ~7, (sc.S + n + 7) & ~7)
+    return [(a, k) for a, k in loads
+            if any(b - MARGIN <= a < b + n + MARGIN for b in (sc.D, sc.S))
+            and not (n > 0 and lo <= a and a + k <= hi)]
+
+
+def _loads_ok(sc: Scenario, loads) -> tuple[bool, bool]:
+    """(B2, B2s) of a run: no load near the buffers leaves the source."""
+    return not loads_outside(sc, loads), not loads_outside(sc, loads, strict=True)
 
 
 def _pages(m: Machine, addr: int, n: int, fill: bytes) -> bytes:

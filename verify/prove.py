@@ -346,8 +346,8 @@ def _does_not_terminate(prog, symbol: str, kind: str, stuck: list, t0: float) ->
         rep.detail[clause] = "not proved: the routine does not terminate (T1)"
     rep.status["T1"] = "violated"
     rep.detail["T1"] = (f"no return within {step_bound(sc.N)} instructions "
-                        f"({STEPS_BASE} + {STEPS_PER_BYTE} per byte): {describe(sc, out)}")
-    rep.examples["T1"] = example(sc, out)
+                        f"({STEPS_BASE} + {STEPS_PER_BYTE} per byte): {describe(sc, out, 'T1')}")
+    rep.examples["T1"] = example(sc, out, "T1")
     rep.seconds = time.time() - t0
     return rep
 

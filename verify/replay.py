@@ -3,6 +3,8 @@ a small n, rebuild it as a concrete scenario (same alignments, same fault
 offset) and replay it in the emulator.  A clause is reported violated only
 when the replay shows it, or when the failing path starts at the routine's
 entry (no invariant involved) and the clause cannot be observed concretely.
+A counterexample, as text or data, shows the call and what the run shows
+about its own clause, nothing else.
 
 Role: turn failed checks (verify.prove.Check) into verdicts.  May import z3, verify.*.
 """
@@ -14,7 +16,7 @@ from dataclasses import replace
 import z3
 
 from copygen.verify.clauses import STRING_KINDS
-from copygen.verify.concrete import PAGE, Scenario, run, verdicts
+from copygen.verify.concrete import MARGIN, PAGE, Scenario, loads_outside, run, verdicts
 from copygen.verify.samples import scenario, with_fault
 from copygen.verify.z3ops import bv
 
@@ -88,23 +90,140 @@ def _hex(b: bytes, limit: int = 16) -> str:
     return b[:limit].hex(" ") + (" ..." if len(b) > limit else "")
 
 
-def example(sc: Scenario, out) -> dict:
-    """The replayed counterexample as data (the JSON report's form)."""
-    ex = {"n": sc.N, "dst": hex(sc.D), "src": hex(sc.S) if sc.src else None,
-          "first_inaccessible": None if sc.F is None else hex(sc.F),
-          "fault_offset": None if sc.F is None else sc.F - sc.U}
+# A counterexample shows the call that rebuilds the run (n, dst, and src, c
+# or the fault point where the routine takes them) and, of the run, only
+# what its clause is about: clear_user has no source, S1 is about SUM alone.
+SOURCE_KINDS = ("to", "from", "memcpy", "memmove")       # a source buffer
+USER_KINDS = ("to", "from", "clear")                      # a fault point
+RETURN_CLAUSES = ("C1", "C2", "C3", "C4", "C5", "C6")     # about the value returned
+BYTE_CLAUSES = ("C1", "C3", "C4", "C6")                   # about dst's bytes
+EXPECTED_CLAUSES = ("C1", "C3", "C6")                     # ... against the bytes due there
+SHOWN = 16          # entries of a list kept in the JSON form
+
+
+def _call(sc: Scenario, clause: str) -> dict:
+    ex = {"n": sc.N, "dst": hex(sc.D)}
+    if sc.kind in SOURCE_KINDS:
+        ex["src"] = hex(sc.S)
+        if clause in EXPECTED_CLAUSES:
+            ex["src_bytes"] = sc.src[:sc.N].hex()
     if sc.kind == "memset":
         ex["c"] = sc.C
-    if sc.kind not in ("clear", "memset"):
-        ex["src_bytes"] = sc.src.hex()
-    if out.error:
-        ex["error"] = out.error
-        return ex
-    exp = sc.expected()
-    ex.update(returned=out.ret, sum_at_exit=out.sum_at_exit, dst_after=out.dst.hex(),
-              wrong=[{"i": i, "expected": exp[i], "got": out.dst[i], "before": sc.dst_before()[i]}
-                     for i in range(sc.N) if out.dst[i] != exp[i]][:16])
+    if sc.kind in USER_KINDS:
+        ex["first_inaccessible"] = None if sc.F is None else hex(sc.F)
+        ex["fault_offset"] = None if sc.F is None else sc.F - sc.U
     return ex
+
+
+def _dst_bytes(sc: Scenario, out, clause: str) -> dict:
+    """dst's bytes that break `clause`: `wrong`, those counted as copied
+    that differ from the expected (C1: all n, on a fault C3 the first n-N;
+    C6 both lists) and `modified`, those counted as not copied that differ
+    from what dst held before (C4)."""
+    n, exp, before = sc.N, sc.expected(), sc.dst_before()
+    copied = n if sc.F is None else n - min(out.ret, n)
+    seen = {}
+    if clause in EXPECTED_CLAUSES:
+        seen["wrong"] = [{"i": i, "expected": exp[i], "got": out.dst[i]}
+                         for i in range(copied) if out.dst[i] != exp[i]]
+    if clause in ("C4", "C6"):
+        seen["modified"] = [{"i": i, "got": out.dst[i], "before": before[i]}
+                            for i in range(copied, n) if out.dst[i] != before[i]]
+    return seen
+
+
+def _outside(sc: Scenario, out) -> list[dict]:
+    """Bytes modified within MARGIN below dst or past dst + n (B1); offset from dst."""
+    below, above = sc.initial(sc.D - MARGIN, MARGIN), sc.initial(sc.D + sc.N, MARGIN)
+    return ([{"offset": i - MARGIN, "got": g, "before": b}
+             for i, (g, b) in enumerate(zip(out.before, below)) if g != b] +
+            [{"offset": sc.N + i, "got": g, "before": b}
+             for i, (g, b) in enumerate(zip(out.after, above)) if g != b])
+
+
+def observed(sc: Scenario, out, clause: str) -> dict:
+    """What the run shows about `clause`, lists in full: the error that
+    stopped it, or the return value (C1-C6), SUM at exit (S1), the user
+    accesses made with SUM clear (S2), whether the callee-saved registers
+    were kept (A1), bytes modified outside dst (B1), loads outside the
+    source (B2, B2s, when the run recorded them), dst's bytes and those
+    of them that break the clause (C1, C3, C4, C6)."""
+    if out.error:
+        return {"error": out.error}
+    seen: dict = {}
+    if clause in RETURN_CLAUSES:
+        seen["returned"] = out.ret
+    if clause == "S1":
+        seen["sum_at_exit"] = out.sum_at_exit
+    if clause == "S2":
+        seen["sum_clear_accesses"] = [{"pc": hex(f.pc), "address": hex(f.addr)}
+                                      for f in getattr(out, "faults", ()) if "SUM clear" in f.cause]
+    if clause == "A1":
+        seen["callee_saved_kept"] = out.callee_ok
+    if clause == "B1":
+        seen["modified_outside"] = _outside(sc, out)
+    if clause in ("B2", "B2s") and out.loads is not None:
+        seen["loads_outside"] = [{"offset": a - sc.S, "size": k}
+                                 for a, k in loads_outside(sc, out.loads, strict=clause == "B2s")]
+    if clause in BYTE_CLAUSES:
+        seen["dst_after"] = out.dst.hex()
+        seen.update(_dst_bytes(sc, out, clause))
+    return seen
+
+
+def example(sc: Scenario, out, clause: str) -> dict:
+    """The replayed counterexample of `clause` as data (the JSON report's
+    form): the call, then what the run shows about the clause."""
+    return {**_call(sc, clause), **{k: v[:SHOWN] if isinstance(v, list) else v
+                                    for k, v in observed(sc, out, clause).items()}}
+
+
+def _listed(items: list, what: str, show) -> str:
+    return f"{len(items)} {what}: " + ", ".join(show(x) for x in items[:4]) + \
+        (" ..." if len(items) > 4 else "")
+
+
+def _said(key: str, v) -> str:
+    """One observation of `observed`, in words."""
+    if key == "error":
+        return f"oops/limit: {v}"
+    if key == "returned":
+        return f"returned {v}"
+    if key == "sum_at_exit":
+        return f"SUM at exit {'set' if v else 'clear'}"
+    if key == "sum_clear_accesses":
+        return _listed(v, "user accesses with SUM clear", lambda a: f"pc {a['pc']} (address {a['address']})")
+    if key == "callee_saved_kept":
+        return "callee-saved registers and ra kept" if v else "a callee-saved register or ra not kept"
+    if key == "modified_outside":
+        return _listed(v, "bytes outside [dst, dst+n) modified",
+                       lambda b: f"dst[{b['offset']}]={b['got']:02x} (was {b['before']:02x})")
+    if key == "loads_outside":
+        return _listed(v, "loads outside the source", lambda ld: f"{ld['size']} bytes at src{ld['offset']:+d}")
+    if key == "modified":
+        return _listed(v, "bytes counted as not copied modified",
+                       lambda b: f"dst[{b['i']}]={b['got']:02x} (was {b['before']:02x})")
+    assert key == "wrong", key
+    return _listed(v, "bytes differ from the expected",
+                   lambda b: f"dst[{b['i']}]={b['got']:02x} (want {b['expected']:02x})")
+
+
+def describe(sc: Scenario, out, clause: str) -> str:
+    """One paragraph a kernel developer can rebuild the run from: the call,
+    and what the run shows about `clause`."""
+    call = f"n={sc.N}, dst={sc.D:#x}"
+    if sc.kind in SOURCE_KINDS:
+        call += f" src={sc.S:#x}"
+    if sc.kind == "memset":
+        call += f" c={sc.C:#x}"
+    if sc.kind in USER_KINDS:
+        call += ", " + ("no fault" if sc.F is None else
+                        f"user page at {sc.F:#x} inaccessible (user buffer + {sc.F - sc.U})")
+    if sc.kind in SOURCE_KINDS and clause in EXPECTED_CLAUSES:
+        call += f"; source bytes {_hex(sc.src[:sc.N])}"
+    seen = [_said(k, v) for k, v in observed(sc, out, clause).items()
+            if k != "dst_after" and v != []]
+    return f"{call}: {'; '.join(seen) or 'returned normally'}"
 
 
 def fault_variants(sc: Scenario, limit: int = 64) -> list[Scenario]:
@@ -139,26 +258,6 @@ def fault_variants(sc: Scenario, limit: int = 64) -> list[Scenario]:
             if found >= limit:
                 break
     return out
-
-
-def describe(sc: Scenario, out) -> str:
-    """One paragraph a kernel developer can rebuild the run from."""
-    where = f"dst={sc.D:#x}" + (f" src={sc.S:#x}" if sc.src else "")
-    fault = ("no fault" if sc.F is None else
-             f"user page at {sc.F:#x} inaccessible (user buffer + {sc.F - sc.U})")
-    res = (f"oops/limit: {out.error}" if out.error else
-           f"returned {out.ret}, SUM at exit {'set' if out.sum_at_exit else 'clear'}")
-    data = f"; source bytes {_hex(sc.src)}" if sc.kind not in ("clear", "memset") else ""
-    bad = ""
-    if not out.error:
-        exp = sc.expected()
-        diff = [i for i in range(sc.N) if out.dst[i] != exp[i]]
-        if diff:
-            shown = ", ".join(f"dst[{i}]={out.dst[i]:02x} (want {exp[i]:02x}, "
-                              f"was {sc.dst0[i]:02x})" for i in diff[:4])
-            bad = f"; {len(diff)} bytes differ from the expected: {shown}" + \
-                (" ..." if len(diff) > 4 else "")
-    return f"n={sc.N}, {where}, {fault}{data}: {res}{bad}"
 
 
 # the small search's sizes: every n up to 16, then sizes around the usual
@@ -256,14 +355,14 @@ def confirm(prog, proof, ck, rep) -> None:
         where = f"at pc {f.pc:#x}"
         if seen is False:
             rep.status[clause] = "violated"
-            rep.detail[clause] = f"{f.what} {where}; {how}: {describe(sc, out)}"
-            rep.examples[clause] = example(sc, out)
+            rep.detail[clause] = f"{f.what} {where}; {how}: {describe(sc, out, clause)}"
+            rep.examples[clause] = example(sc, out, clause)
         elif clause in FROM_ENTRY and f.start is None:
             rep.status[clause] = "violated"
             rep.detail[clause] = f"{f.what} {where} (path from entry; n={sc.N})"
         else:
             rep.detail[clause] = (f"{f.what} {where}: not confirmed by replay "
-                                  f"({describe(sc, out)}); the loop invariant may be too weak")
+                                  f"({describe(sc, out, clause)}); the loop invariant may be too weak")
         if clause in ("C3", "C4") and rep.status[clause] == "violated":
             rep.status["C6"] = "violated"
             rep.detail["C6"] = f"{clause} is violated: {rep.detail[clause]}"
