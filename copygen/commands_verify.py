@@ -68,11 +68,11 @@ def _progress(console):
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--routine", "only", multiple=True, help=ROUTINE_HELP)
-@click.option("--bounded", type=int, default=0, metavar="N",
+@click.option("--bounded", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
                    "(memmove: every overlap of src and dst, both directions; what memmove's "
                    "proof leaves unknown is run for n <= 64 without this).")
-@click.option("-j", "--jobs", type=int, default=None,
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False),
