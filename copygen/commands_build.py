@@ -1,7 +1,9 @@
 """`copygen check` and `copygen build`: the front end and the build pipeline.
 
-Role: command-line glue over gen.validate and gen.build.  May import click,
-gen, copygen.output.
+Role: command-line glue over gen.validate and gen.build; passes the cost
+profile names emu knows to the validator, and refuses two inputs that would
+be built into the same directory.  May import click, gen, emu.profile,
+copygen.output.
 """
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ from pathlib import Path
 
 import click
 
+from copygen.emu.profile import available
 from copygen.gen.build import build_file
-from copygen.gen.errors import CopygenError
+from copygen.gen.errors import CopygenError, Loc
 from copygen.gen.validate import load_file
 from copygen.output import EXIT_HELP, envelope, print_warnings
 
@@ -29,13 +32,27 @@ def _each(files, as_json, fn):
     return results, status
 
 
+def _output_clash(files, out: Path) -> CopygenError | None:
+    """Two different inputs with the same stem would be built into the same
+    OUT/<stem>/, the second silently replacing the first."""
+    first: dict[str, str] = {}
+    for f in files:
+        stem = Path(f).stem
+        other = first.setdefault(stem, f)
+        if Path(other).resolve() != Path(f).resolve():
+            return CopygenError(f"{other} and {f} would both be built into {out / stem}/",
+                                Loc(f), hint="build them one at a time with different -o, "
+                                "or rename one")
+    return None
+
+
 @click.command(epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def check(files, as_json) -> None:
     """Parse and validate FILES; print errors with file:line:col."""
     def one(f):
-        st = load_file(f)
+        st = load_file(f, available())
         print_warnings(st.warnings)
         if not as_json:
             click.echo(f"{f}: ok ({', '.join(st.routines())})")
@@ -60,8 +77,15 @@ def build(files, out, no_link, as_json) -> None:
     copygen.ld, the objects and OUT/<name>/<name>.elf.  CROSS_COMPILE selects
     the toolchain (default riscv64-linux-gnu-).
     """
+    clash = _output_clash(files, Path(out))
+    if clash:
+        if as_json:
+            envelope("build", False, error=clash.as_dict())
+        click.echo(clash.render(), err=True)
+        raise SystemExit(clash.exit_code)
+
     def one(f):
-        res = build_file(f, Path(out), link=not no_link)
+        res = build_file(f, Path(out), link=not no_link, profiles=available())
         print_warnings(res.warnings)
         if not as_json:
             made = [p.name for p in res.files] + ([res.elf.name] if res.elf else [])

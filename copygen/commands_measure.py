@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from copygen.emu.profile import Profile, load_profile
+from copygen.emu.profile import Profile, available, load_profile
 from copygen.gen.build import build_cached
 from copygen.gen.errors import CopygenError
 from copygen.gen.validate import load_file
@@ -34,8 +34,8 @@ CACHE_HELP = ("Build cache: ELFs are kept under a hash of the emitted code, the 
 
 def _built(path: str, cache: Path):
     """(the file's targets, linked ELF)."""
-    res = build_cached(path, cache)
-    return load_file(path).targets, res.elf
+    res = build_cached(path, cache, available())
+    return load_file(path, available()).targets, res.elf
 
 
 def _profile(given: str | None, targets) -> Profile:

@@ -23,8 +23,8 @@ COLUMNS = ("mutants", "killed", "equivalent", "blind", "unassembled", "expected_
 @click.option("--kinds", help=f"Comma-separated mutation kinds (default: all): {', '.join(KINDS)}.")
 @click.option("--include", type=click.Path(file_okay=False), default=None,
               help="Include directory to assemble against (default: copygen's shim).")
-@click.option("--count", type=int, default=400, show_default=True, help="Random oracle cases per routine.")
-@click.option("-j", "--jobs", type=int, default=2, show_default=True, help="Mutants judged at once.")
+@click.option("--count", type=click.IntRange(min=1), default=400, show_default=True, help="Random oracle cases per routine.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Mutants judged at once.")
 @click.option("--survivors", is_flag=True, help="List the mutants the oracle did not kill.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and survivors as JSON.")
 @command("mutate")
@@ -42,8 +42,6 @@ def mutate(file, kinds, include, count, jobs, survivors, as_json) -> int:
             raise CopygenError(f"unknown mutation kind `{k}`", hint=f"kinds: {', '.join(KINDS)}")
     if not Path(file).is_file():
         raise CopygenError(f"no such file: {file}")
-    if count < 1 or jobs < 1:
-        raise CopygenError("--count and --jobs must be at least 1")
     table, verdicts = kill_table(Path(file), wanted, Path(include) if include else None, count, jobs)
     left = [v for v in verdicts if v.status != "killed"]
     if as_json:

@@ -74,9 +74,11 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
     return files
 
 
-def build_file(path: str | Path, out_root: Path, link: bool = True) -> BuildResult:
-    """Emit FILE into OUT_ROOT/<stem>/ and (with `link`) assemble, compile and link it."""
-    st = load_file(path)
+def build_file(path: str | Path, out_root: Path, link: bool = True,
+               profiles=None) -> BuildResult:
+    """Emit FILE into OUT_ROOT/<stem>/ and (with `link`) assemble, compile and link it.
+    `profiles`: the cost profile names a target may name (gen.validate)."""
+    st = load_file(path, profiles)
     return _build(st, str(path), Path(out_root) / st.stem, link)
 
 
@@ -95,10 +97,10 @@ def content_key(st: Strategy) -> str:
     return h.hexdigest()
 
 
-def build_cached(path: str | Path, cache_root: Path) -> BuildResult:
+def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResult:
     """build_file() into CACHE_ROOT/<stem>-<content key>/, reusing the ELF a
     previous build of the same content left there (the toolchain is not run)."""
-    st = load_file(path)
+    st = load_file(path, profiles)
     outdir = Path(cache_root) / f"{st.stem}-{content_key(st)[:16]}"
     elf = outdir / f"{st.stem}.elf"
     if elf.is_file():

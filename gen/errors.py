@@ -8,6 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+# An excerpt shows at most this many characters each side of the column, so
+# an error on a 400 KB line prints one screen line, not the whole line.
+EXCERPT_SIDE = 100
+
+
+def clip(text: str, width: int) -> str:
+    """`text`, cut to `width` characters with "..." when longer."""
+    text = str(text)
+    return text if len(text) <= width else text[: max(width - 3, 0)] + "..."
+
 
 @dataclass(frozen=True)
 class Loc:
@@ -26,23 +36,32 @@ class Loc:
         """The text of the line this location points into, if readable."""
         if not self.line:
             return None
+        path = Path(self.file)
+        if not path.is_file():          # never open a FIFO or a device
+            return None
         try:
-            lines = Path(self.file).read_text(errors="replace").splitlines()
+            # utf-8-sig: the parser drops a leading byte-order mark, so must this
+            lines = path.read_text(encoding="utf-8-sig", errors="replace").splitlines()
         except OSError:
             return None
         return lines[self.line - 1] if 0 < self.line <= len(lines) else None
 
 
 def _excerpt(loc: Loc | None, text: str | None = None) -> list[str]:
-    """The offending line and a caret under the column."""
+    """The offending line and a caret under the column; of a long line, only
+    EXCERPT_SIDE characters each side of the column, "..." marking a cut."""
     if loc is None or not loc.line:
         return []
     line = text if text is not None else loc.source_line()
     if line is None:
         return []
+    at = max(loc.col - 1, 0)
+    start, end = max(at - EXCERPT_SIDE, 0), at + EXCERPT_SIDE + 1
+    head = "..." if start > 0 else ""
+    tail = "..." if end < len(line) else ""
     # Keep tabs so the caret lines up under tab-indented source.
-    pad = "".join(c if c == "\t" else " " for c in line[: max(loc.col - 1, 0)])
-    return [f"    {line}", f"    {pad}^"]
+    pad = " " * len(head) + "".join(c if c == "\t" else " " for c in line[start:at])
+    return [f"    {head}{line[start:end]}{tail}", f"    {pad}^"]
 
 
 class CopygenError(Exception):

@@ -1,22 +1,34 @@
 """Front end: `.copy` text -> raw items with locations (Lark, LALR).
 
-Role: run the grammar in grammar/copy.lark, turn Lark's syntax errors into
-CopygenError with file:line:col, a caret and what was expected, and turn the
-tree into plain records (`Item`, `Setting`) that gen.validate checks.
-May import lark, gen.errors.
+Role: read a source file (only a regular file of at most MAX_SOURCE_BYTES;
+a leading UTF-8 byte-order mark is dropped), run the grammar in
+grammar/copy.lark, turn Lark's syntax errors into CopygenError with
+file:line:col, a caret and what was expected, and turn the tree into plain
+records (`Item`, `Setting`) that gen.validate checks.
+May import lark, gen.errors, gen.resources.
 """
 from __future__ import annotations
 
+import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
+                             VisitError)
 
-from copygen.gen.errors import CopygenError, Loc
+from copygen.gen.errors import CopygenError, Loc, clip
 from copygen.gen.resources import grammar_file
 
+# A strategy is a few dozen lines; a bigger source is a mistake (a wrong path,
+# a device), refused before it is read into memory.
+MAX_SOURCE_BYTES = 1 << 20
+# The language takes no number above 1 MiB; a longer literal is refused
+# before int() sees it (past 4300 digits int() raises ValueError).
+MAX_INT_DIGITS = 20
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -50,8 +62,11 @@ def _loc(file: str, tok) -> Loc:
     return Loc(file, getattr(tok, "line", 0) or 0, getattr(tok, "column", 0) or 0)
 
 
-def _value(tok):
+def _value(tok, file: str):
     if isinstance(tok, Token) and tok.type == "INT":
+        if len(tok) > MAX_INT_DIGITS:
+            raise CopygenError(f"number {clip(tok, 24)} is too large", _loc(file, tok),
+                               hint=f"numbers here have at most {MAX_INT_DIGITS} digits")
         return int(tok, 0)
     return str(tok)
 
@@ -64,7 +79,8 @@ class _ToItems(Transformer):
         self.file = file
 
     def _setting(self, key, meta, children):
-        return Setting(key, tuple(_value(c) if isinstance(c, Token) else c for c in children),
+        return Setting(key, tuple(_value(c, self.file) if isinstance(c, Token) else c
+                                  for c in children),
                        Loc(self.file, meta.line, meta.column))
 
     def _block(self, kind, meta, children, named=True):
@@ -81,7 +97,7 @@ class _ToItems(Transformer):
 
     @v_args(meta=True)
     def int_list(self, meta, children):
-        return tuple(int(c, 0) for c in children)
+        return tuple(_value(c, self.file) for c in children)
 
     @v_args(meta=True)
     def name_list(self, meta, children):
@@ -145,7 +161,7 @@ def syntax_error(file: str, text: str, err: UnexpectedInput) -> CopygenError:
         found = "end of file"
         expected = _describe_expected(err.expected)
     elif isinstance(err, UnexpectedToken):
-        found = "end of file" if err.token.type == "$END" else f"'{err.token}'"
+        found = "end of file" if err.token.type == "$END" else f"'{clip(err.token, 40)}'"
         expected = _describe_expected(err.expected)
     else:
         assert isinstance(err, UnexpectedCharacters)
@@ -157,23 +173,77 @@ def syntax_error(file: str, text: str, err: UnexpectedInput) -> CopygenError:
 
 
 def parse_text(text: str, file: str = "<string>") -> list[Item]:
-    """Parse `.copy` source; raise CopygenError on a syntax error."""
+    """Parse `.copy` source; raise CopygenError on a syntax error.
+
+    A leading byte-order mark is dropped: editors hide it, so columns on the
+    first line count from the first visible character, as they show it."""
+    text = text.removeprefix(BOM)
     try:
         tree = parser().parse(text)
     except UnexpectedInput as err:
         raise syntax_error(file, text, err) from None
-    return _ToItems(file).transform(tree)
+    try:
+        return _ToItems(file).transform(tree)
+    except VisitError as err:
+        if isinstance(err.orig_exc, CopygenError):
+            raise err.orig_exc from None
+        raise
+
+
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+          (stat.S_ISSOCK, "a socket"))
+
+
+def _refuse_unless_regular(p: Path, mode: int) -> None:
+    if not stat.S_ISREG(mode):
+        what = next((name for test, name in _KINDS if test(mode)), "a special file")
+        raise CopygenError(f"{p} is {what}, not a regular file", Loc(str(p)),
+                           hint="give the path of a file")
+
+
+def require_regular_file(path: str | Path) -> os.stat_result:
+    """Refuse a path that is missing or not a regular file (a device, a FIFO,
+    a directory) without opening it: reading /dev/zero never ends, and
+    opening a FIFO waits for a writer.  Returns the file's stat."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise CopygenError(f"no such file: {p}", Loc(str(p))) from None
+    except OSError as err:
+        raise CopygenError(f"cannot read: {err.strerror}", Loc(str(p))) from None
+    _refuse_unless_regular(p, st.st_mode)
+    return st
+
+
+def _too_big(p: Path) -> CopygenError:
+    return CopygenError(f"{p} is larger than {MAX_SOURCE_BYTES // 1024} KiB, the limit for a "
+                        ".copy source", Loc(str(p)),
+                        hint="a strategy is a few dozen lines: is this the right file?")
 
 
 def read_source(path: str | Path) -> str:
+    """The text of a .copy file: a regular file of at most MAX_SOURCE_BYTES
+    of UTF-8, newlines as Python's text mode reads them.  Its kind and size
+    are checked before anything is read."""
     p = Path(path)
+    if require_regular_file(p).st_size > MAX_SOURCE_BYTES:
+        raise _too_big(p)
     try:
-        return p.read_text(encoding="utf-8")
+        # O_NONBLOCK: should the path have become a FIFO since the stat, the
+        # open does not wait for a writer, and fstat refuses it.
+        with os.fdopen(os.open(p, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+            _refuse_unless_regular(p, os.fstat(f.fileno()).st_mode)
+            data = f.read(MAX_SOURCE_BYTES + 1)
     except FileNotFoundError:
         raise CopygenError(f"no such file: {p}", Loc(str(p))) from None
-    except IsADirectoryError:
-        raise CopygenError(f"is a directory, not a .copy file: {p}", Loc(str(p))) from None
-    except UnicodeDecodeError as err:
-        raise CopygenError(f"not UTF-8 text (byte {err.start})", Loc(str(p))) from None
     except OSError as err:
         raise CopygenError(f"cannot read: {err.strerror}", Loc(str(p))) from None
+    if len(data) > MAX_SOURCE_BYTES:
+        raise _too_big(p)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CopygenError(f"not UTF-8 text (byte {err.start})", Loc(str(p))) from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")

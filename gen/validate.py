@@ -3,9 +3,17 @@
 Every rejected input raises CopygenError at the offending setting with a
 reason and a hint; adjustments that keep the code correct (a threshold raised
 so the first block cannot overrun the buffers, DOMAIN.md §4, 2021) become
-warnings.  May import gen.errors, gen.parse, gen.strategy, gen.schedule.
+warnings.  A target's `profile` is checked against the cost profiles the
+caller names (gen cannot ask emu; the command line passes them).  Every point
+of a sweep's parameter space goes through the same checks as a routine.
+May import gen.errors, gen.parse, gen.strategy, gen.schedule.
 """
 from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Collection
+from pathlib import Path
 
 from copygen.gen.errors import CopygenError, Loc, Warning_
 from copygen.gen.parse import Item, Setting, parse_text, read_source
@@ -36,7 +44,18 @@ def _settings_by_key(item: Item) -> dict[str, Setting]:
     return seen
 
 
-def _target(item: Item) -> Target:
+def _check_profile(name: str, loc: Loc, profiles: Collection[str] | None) -> None:
+    """An unknown profile is an error here, at its line, not later in bench.
+    A path to an existing .toml is accepted, as emu.profile.load_profile does."""
+    if profiles is None or name in profiles:
+        return
+    if name.endswith(".toml") and Path(name).is_file():
+        return
+    raise CopygenError(f"unknown cost profile `{name}`", loc,
+                       hint=f"profiles: {', '.join(sorted(profiles)) or 'none'}")
+
+
+def _target(item: Item, profiles: Collection[str] | None) -> Target:
     s = _settings_by_key(item)
     for key in ("xlen", "misaligned"):
         if key not in s:
@@ -46,7 +65,10 @@ def _target(item: Item) -> Target:
     if xlen != 64:
         raise CopygenError(f"xlen {xlen} is not supported", s["xlen"].loc,
                            hint="copygen emits RV64 code only: write `xlen 64`")
-    profile = s["profile"].values[0] if "profile" in s else item.name
+    profile = item.name
+    if "profile" in s:
+        profile = s["profile"].values[0]
+        _check_profile(profile, s["profile"].loc, profiles)
     return Target(item.name, xlen, s["misaligned"].values[0], profile, item.loc)
 
 
@@ -169,16 +191,76 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 
 
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift"}
+SWEEP_KINDS = ("copy_user", "clear_user")
+# The tuner benches every point, seconds each: a bigger space is a mistake,
+# and checking each of its points would hold `check` up without bound.
+MAX_SWEEP_POINTS = 100_000
 
 
-def _sweep(item: Item, routines: dict[str, Item]) -> Sweep:
+def _axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
+    """The distinct values one axis gives its phase, as that phase setting's
+    values.  An axis without schedules keeps the routine's own schedule."""
+    name = SWEEP_AXES[axis.key]
+    if name == "small":
+        return list(dict.fromkeys((v,) for v in axis.values[0]))
+    if len(axis.values) > 1:
+        schedules = [(sch,) for sch in axis.values[1]]
+    elif name in base and base[name].values[0] != "off":
+        schedules = [base[name].values[1:2]]
+    else:
+        schedules = [()]
+    return list(dict.fromkeys((u, *sch) for u in axis.values[0] for sch in schedules))
+
+
+def _describe_point(point: dict[str, tuple]) -> str:
+    words = {"small": "small below", "words": "words unroll", "shift": "shift unroll"}
+    parts = []
+    for name, values in point.items():
+        text = f"{words[name]} {values[0]}"
+        parts.append(text + (f" schedule {values[1]}" if len(values) > 1 else ""))
+    return ", ".join(parts)
+
+
+def _sweep_points(item: Item, base: Item, target: Target) -> None:
+    """Validate every point of the sweep as the routine it would make."""
+    base_settings = _settings_by_key(base)
+    axes = [(SWEEP_AXES[a.key], a) for a in _settings_by_key(item).values()]
+    choices = [_axis_choices(a, base_settings) for _, a in axes]
+    count = math.prod(len(c) for c in choices)
+    if count > MAX_SWEEP_POINTS:
+        raise CopygenError(f"sweep `{item.name}` has {count} points; at most "
+                           f"{MAX_SWEEP_POINTS} are allowed", item.loc,
+                           hint="narrow the axes")
+    names = [name for name, _ in axes]
+    for values in itertools.product(*choices):
+        point = dict(zip(names, values))
+        settings = {**base_settings,
+                    **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
+        routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc)
+        try:
+            _phases(routine, base.kind, target, [])
+        except CopygenError as err:
+            raise CopygenError(f"sweep `{item.name}`: the point {_describe_point(point)} "
+                               f"is not a valid {base.kind}: {err.message}", item.loc,
+                               hint=err.hint) from None
+
+
+def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target]) -> Sweep:
     if item.ref not in routines:
         known = ", ".join(sorted(routines)) or "none"
         raise CopygenError(f"sweep `{item.name}` is for unknown routine `{item.ref}`",
                            item.ref_loc, hint=f"routines in this file: {known}")
+    base = routines[item.ref]
+    if base.kind not in SWEEP_KINDS:
+        raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, a string block",
+                           item.ref_loc, hint="a sweep tunes one copy_user or clear_user routine")
     axes = []
     for s in _settings_by_key(item).values():
         name = SWEEP_AXES[s.key]
+        if name == "shift" and base.kind in FILLS:
+            raise CopygenError(f"a `shift` axis for {base.kind} `{base.name}`: it has no "
+                               "source, so shift copy does not apply", s.loc,
+                               hint="remove the `shift` axis")
         if name in ("words", "shift"):
             for u in s.values[0]:
                 _check_unroll(u, s.loc, name)
@@ -186,10 +268,27 @@ def _sweep(item: Item, routines: dict[str, Item]) -> Sweep:
     if not axes:
         raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,
                            hint="e.g. `words unroll [1, 2, 4, 8]`")
+    _sweep_points(item, base, targets[base.ref])
     return Sweep(item.name, item.ref, tuple(axes), item.loc)
 
 
-def build_strategy(items: list[Item], file: str) -> Strategy:
+def _sweeps(items: list[Item], routines: dict[str, Item],
+            targets: dict[str, Target]) -> tuple[Sweep, ...]:
+    seen: dict[str, Sweep] = {}
+    for it in items:
+        if it.kind != "sweep":
+            continue
+        if it.name in seen:
+            raise CopygenError(f"sweep name `{it.name}` used twice", it.loc,
+                               hint=f"the first is at line {seen[it.name].loc.line}")
+        seen[it.name] = _sweep(it, routines, targets)
+    return tuple(seen.values())
+
+
+def build_strategy(items: list[Item], file: str,
+                   profiles: Collection[str] | None = None) -> Strategy:
+    """The validated Strategy of a file's items.  `profiles`: the cost
+    profile names a target may name (None: not checked)."""
     warnings: list[Warning_] = []
     targets: dict[str, Target] = {}
     for it in items:
@@ -197,7 +296,7 @@ def build_strategy(items: list[Item], file: str) -> Strategy:
             if it.name in targets:
                 raise CopygenError(f"target `{it.name}` defined twice", it.loc,
                                    hint=f"the first is at line {targets[it.name].loc.line}")
-            targets[it.name] = _target(it)
+            targets[it.name] = _target(it, profiles)
     made: dict[str, object] = {}
     names: dict[str, Item] = {}
     for it in items:
@@ -225,7 +324,7 @@ def build_strategy(items: list[Item], file: str) -> Strategy:
     if not made:
         raise CopygenError("nothing to generate: no copy_user, clear_user or string block",
                            Loc(file, 1, 1), hint="see examples/*.copy")
-    sweeps = tuple(_sweep(it, names) for it in items if it.kind == "sweep")
+    sweeps = _sweeps(items, names, targets)
     if "copy_user" in made and "clear_user" not in made:
         warnings.append(Warning_("no clear_user routine: uaccess.S will not define "
                                  "__clear_user, which the kernel also needs", Loc(file)))
@@ -234,9 +333,11 @@ def build_strategy(items: list[Item], file: str) -> Strategy:
                     tuple(warnings))
 
 
-def load_text(text: str, file: str = "<string>") -> Strategy:
-    return build_strategy(parse_text(text, file), file)
+def load_text(text: str, file: str = "<string>",
+              profiles: Collection[str] | None = None) -> Strategy:
+    return build_strategy(parse_text(text, file), file, profiles)
 
 
-def load_file(path) -> Strategy:
-    return load_text(read_source(path), str(path))
+def load_file(path, profiles: Collection[str] | None = None) -> Strategy:
+    """Read, parse and validate a .copy file; see build_strategy for `profiles`."""
+    return load_text(read_source(path), str(path), profiles)

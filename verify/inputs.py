@@ -3,8 +3,10 @@ generator), a hand-written kernel-style .S (assembled against our shim),
 an object file, or a linked ELF.  Everything becomes one linked ELF, so the
 proof reads the machine code that ships.
 
-Role: input files -> (elf path, [(symbol, kind)]).  May import gen.build,
-gen.toolchain, gen.errors, emu.elf, verify.world.
+Role: input files -> (elf path, [(symbol, kind)]).  Anything but a regular
+file (a FIFO, a device) is refused before it is opened.  May import
+gen.build, gen.toolchain, gen.errors, gen.parse, gen.resources, emu.elf,
+verify.world.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from pathlib import Path
 from copygen.emu.elf import read_elf
 from copygen.emu.errors import ElfError
 from copygen.gen.errors import CopygenError
+from copygen.gen.parse import require_regular_file
 from copygen.gen.resources import shim_dir
 from copygen.verify.world import KINDS
 
@@ -22,8 +25,7 @@ def linked_elf(path: str, workdir: Path) -> Path:
     from copygen.gen import toolchain
     from copygen.gen.build import build_file
     p = Path(path)
-    if not p.exists():
-        raise CopygenError(f"no such file: {p}")
+    require_regular_file(p)
     workdir.mkdir(parents=True, exist_ok=True)
     suffix = p.suffix
     if suffix == ".copy":
