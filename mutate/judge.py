@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -115,6 +116,11 @@ class Verdict:
     status: str                    # killed | equivalent | blind | unassembled
     observed: tuple[str, ...]      # clauses seen violated (and "oops"), where it differs
     example: str = ""              # one case line that tells mutant and original apart
+
+
+# a mutant's run is a hang past HANG_FACTOR times the original's time
+# (at least HANG_MIN_S: qemu's start-up and a loaded machine)
+HANG_FACTOR, HANG_MIN_S = 20, 5.0
 
 
 @dataclass
@@ -256,9 +262,14 @@ def reference(bench: Bench, text: str) -> dict[str, Run]:
     """The original's results on every case; it must build and not die."""
     exe = build_exe(bench, text, "original")
     assert exe is not None, "the original text does not assemble"
+    t0 = time.monotonic()
     ref = {fn: run_exe(bench, exe, cases) for fn, cases in bench.cases.items()}
     for fn, r in ref.items():
         assert not r.died, f"the original died under the oracle ({fn}): {r.died}"
+    # a mutant that loops forever is a hang once it takes far longer than
+    # the original did on the same cases (per routine: the slowest one)
+    slowest = (time.monotonic() - t0) / max(1, len(ref))
+    bench.timeout = min(bench.timeout, max(HANG_MIN_S, HANG_FACTOR * slowest))
     return ref
 
 

@@ -124,3 +124,29 @@ def test_many_files_share_the_proof_cache_and_write_junit(tmp_path, monkeypatch)
 def test_bad_ranges_are_refused(tmp_path, args):
     r = _verify(tmp_path, ROOT / "examples" / "kernel2021.copy", *args)
     assert r.exit_code == 2 and "Invalid value" in r.output
+
+
+PIPELINED = ROOT / "out" / "u74pipelined" / "uaccess.S"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("old,new,n,fault_at,returned", [
+    # the steady-state block's third store pointing at the -40 exit, not -48
+    (".Lcopy_retry_minus_48", ".Lcopy_retry_minus_40", 128, 16, 104),
+    # the last block's second store pointing at the +16 exit, not +8
+    (".Lcopy_retry_dst_plus_8_src_minus_56", ".Lcopy_retry_dst_plus_16_src_minus_48", 72, 8, 56),
+])
+def test_a_wrong_fixup_in_the_pipelined_copy_is_found_by_a_faulting_run(
+        tmp_path, old, new, n, fault_at, returned):
+    lines = PIPELINED.read_text().splitlines(keepends=True)
+    (site,) = [i for i, ln in enumerate(lines) if "fixup REG_S" in ln and ln.rstrip().endswith(old)]
+    lines[site] = lines[site].replace(old, new)
+    src = tmp_path / "edited.S"
+    src.write_text("".join(lines))
+    r = _verify(tmp_path, src, "--routine", "copy_to_user", "--json")
+    assert r.exit_code == 3, r.output
+    (rep,) = json.loads(r.stdout)["files"][0]["reports"]
+    assert rep["status"]["C3"] == "violated" and rep["status"]["C6"] == "violated"
+    ex = rep["counterexamples"]["C3"]
+    assert (ex["n"], ex["returned"]) == (n, returned), ex
+    assert ex["fault_offset"] == fault_at, ex
