@@ -1,7 +1,8 @@
 """The command line: copygen's one composition root.
 
 Each command parses its options, calls one library function of a layer
-(gen: check, build; measure: bench, rank; verify: verify; mutate: mutate)
+(gen: check, build; measure: bench, rank; verify: verify; mutate: mutate;
+tune: tune)
 and prints its result through copygen.output (tables on stdout, errors on
 stderr, one JSON envelope with --json).  Only this folder exits the process.
 Role: the top of the import graph.  Imports click and every layer; nothing
@@ -15,6 +16,7 @@ from copygen import __version__
 from copygen.commands_build import build, check
 from copygen.commands_measure import bench, rank
 from copygen.commands_mutate import mutate
+from copygen.commands_tune import tune
 from copygen.commands_verify import verify
 from copygen.output import EXIT_HELP
 
@@ -36,5 +38,5 @@ def main() -> None:
     """
 
 
-for _cmd in (check, build, bench, rank, verify, mutate):
+for _cmd in (check, build, bench, rank, verify, mutate, tune):
     main.add_command(_cmd)

@@ -31,7 +31,7 @@ USER_ROUTINES = ("copy_user", "clear_user")
 FILLS = ("clear_user", "memset")
 
 
-def _settings_by_key(item: Item) -> dict[str, Setting]:
+def settings_by_key(item: Item) -> dict[str, Setting]:
     seen: dict[str, Setting] = {}
     for s in item.settings:
         if not isinstance(s, Setting):
@@ -56,7 +56,7 @@ def _check_profile(name: str, loc: Loc, profiles: Collection[str] | None) -> Non
 
 
 def _target(item: Item, profiles: Collection[str] | None) -> Target:
-    s = _settings_by_key(item)
+    s = settings_by_key(item)
     for key in ("xlen", "misaligned"):
         if key not in s:
             raise CopygenError(f"target `{item.name}` does not say `{key}`", item.loc,
@@ -89,7 +89,7 @@ def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> 
 
 
 def _phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
-    s = _settings_by_key(item)
+    s = settings_by_key(item)
     for key in REQUIRED[kind]:
         if key not in s:
             what = f"{kind} `{item.name}`" if item.name else kind
@@ -169,7 +169,7 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings) 
 
 
 def _memmove(item: Item) -> MemmoveSpec:
-    s = _settings_by_key(item)
+    s = settings_by_key(item)
     return MemmoveSpec(s["forward"].values[0] if "forward" in s else "memcpy",
                        s["backward"].values[0] if "backward" in s else "words")
 
@@ -190,17 +190,22 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
                      move, _phases(fns["memset"], "memset", target, warnings), item.loc)
 
 
-SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift"}
+SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
+              "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault"}
+# axes whose values are the phase setting's one value each
+SINGLE_VALUED = ("align", "tail", "fault")
 SWEEP_KINDS = ("copy_user", "clear_user")
 # The tuner benches every point, seconds each: a bigger space is a mistake,
 # and checking each of its points would hold `check` up without bound.
 MAX_SWEEP_POINTS = 100_000
 
 
-def _axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
+def axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
     """The distinct values one axis gives its phase, as that phase setting's
     values.  An axis without schedules keeps the routine's own schedule."""
     name = SWEEP_AXES[axis.key]
+    if name in SINGLE_VALUED:
+        return list(dict.fromkeys((v,) for v in axis.values))
     if name == "small":
         return list(dict.fromkeys((v,) for v in axis.values[0]))
     if len(axis.values) > 1:
@@ -212,8 +217,9 @@ def _axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
     return list(dict.fromkeys((u, *sch) for u in axis.values[0] for sch in schedules))
 
 
-def _describe_point(point: dict[str, tuple]) -> str:
-    words = {"small": "small below", "words": "words unroll", "shift": "shift unroll"}
+def describe_point(point: dict[str, tuple]) -> str:
+    words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
+             "align": "align", "tail": "tail", "fault": "fault"}
     parts = []
     for name, values in point.items():
         text = f"{words[name]} {values[0]}"
@@ -223,9 +229,9 @@ def _describe_point(point: dict[str, tuple]) -> str:
 
 def _sweep_points(item: Item, base: Item, target: Target) -> None:
     """Validate every point of the sweep as the routine it would make."""
-    base_settings = _settings_by_key(base)
-    axes = [(SWEEP_AXES[a.key], a) for a in _settings_by_key(item).values()]
-    choices = [_axis_choices(a, base_settings) for _, a in axes]
+    base_settings = settings_by_key(base)
+    axes = [(SWEEP_AXES[a.key], a) for a in settings_by_key(item).values()]
+    choices = [axis_choices(a, base_settings) for _, a in axes]
     count = math.prod(len(c) for c in choices)
     if count > MAX_SWEEP_POINTS:
         raise CopygenError(f"sweep `{item.name}` has {count} points; at most "
@@ -240,7 +246,7 @@ def _sweep_points(item: Item, base: Item, target: Target) -> None:
         try:
             _phases(routine, base.kind, target, [])
         except CopygenError as err:
-            raise CopygenError(f"sweep `{item.name}`: the point {_describe_point(point)} "
+            raise CopygenError(f"sweep `{item.name}`: the point {describe_point(point)} "
                                f"is not a valid {base.kind}: {err.message}", item.loc,
                                hint=err.hint) from None
 
@@ -255,7 +261,7 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target]) ->
         raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, a string block",
                            item.ref_loc, hint="a sweep tunes one copy_user or clear_user routine")
     axes = []
-    for s in _settings_by_key(item).values():
+    for s in settings_by_key(item).values():
         name = SWEEP_AXES[s.key]
         if name == "shift" and base.kind in FILLS:
             raise CopygenError(f"a `shift` axis for {base.kind} `{base.name}`: it has no "

@@ -120,7 +120,7 @@ class Verdict:
 
 # a mutant's run is a hang past HANG_FACTOR times the original's time
 # (at least HANG_MIN_S: qemu's start-up and a loaded machine)
-HANG_FACTOR, HANG_MIN_S = 20, 5.0
+HANG_FACTOR, HANG_MIN_S = 5, 3.0
 
 
 @dataclass

@@ -18,6 +18,7 @@ ALLOWED = {
     "verify": {"verify", "emu", "gen"},
     "measure": {"measure", "emu"},
     "mutate": {"mutate", "gen"},
+    "tune": {"tune", "gen", "emu", "measure", "verify"},
 }
 COMMAND_LINE = {"cli", "output"} | {p.stem for p in (ROOT / "copygen").glob("commands_*.py")}
 
@@ -73,12 +74,12 @@ def test_bench_reuses_a_cached_build(tmp_path, monkeypatch):
 
 
 def test_rank_warns_when_a_fast_misaligned_target_meets_a_trapping_core():
-    r = CliRunner(mix_stderr=False).invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
+    r = CliRunner().invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
                                                   "--profile", "u74", "--routine", "memcpy",
                                                   "--workload", "uniform:0-64"])
     assert r.exit_code == 0, r.output
     assert "misaligned fast" in r.stderr and "u74" in r.stderr
-    quiet = CliRunner(mix_stderr=False).invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
+    quiet = CliRunner().invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
                                                       "--profile", "c910", "--routine", "memcpy",
                                                       "--workload", "uniform:0-64"])
     assert quiet.exit_code == 0 and "misaligned" not in quiet.stderr

@@ -1,0 +1,212 @@
+"""`copygen tune` and `copygen tune show`: the autotuner's commands.
+
+Role: command-line glue over tune.run (plan, evaluate, prove), tune.store
+and tune.report.  May import click, rich, gen, emu.profile, measure.workload,
+tune, copygen.output.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from copygen.emu.profile import available, load_profile
+from copygen.gen.errors import CopygenError
+from copygen.gen.parse import read_source
+from copygen.gen.validate import load_file
+from copygen.measure.workload import ALIGN_MIXES, make_workload
+from copygen.output import EXIT_HELP, command, envelope, progress, table_console
+from copygen.tune import report
+from copygen.tune.evaluate import Job, evaluate
+from copygen.tune.run import code_key, evaluate_all, plan, prove_top, winner
+from copygen.tune.store import Store
+
+
+class _DefaultRun(click.Group):
+    """`copygen tune FILE ...` runs; `copygen tune show DB` re-renders."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultRun, epilog=EXIT_HELP)
+def tune() -> None:
+    """Search a sweep's strategy space: `copygen tune FILE.copy [options]`.
+
+    Expands the sweep, builds every point once (points that emit the same
+    routine are one evaluation), benches each in the emulator under the
+    workload and a size x alignment grid, ranks them by expected cycles per
+    call, proves the top K with the full contract, and keeps everything in
+    an SQLite store (--db) committed point by point: a killed run started
+    again redoes nothing.  `copygen tune show DB` renders a store again.
+    """
+
+
+def _default_db(path: str) -> Path:
+    p = Path(path)
+    return p.with_name(p.stem + ".tune.db")
+
+
+@tune.command("run", epilog=EXIT_HELP)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--sweep", default=None, help="The sweep to walk (default: the file's only sweep).")
+@click.option("--profile", default=None, help="Cost profile (default: the swept routine's target profile).")
+@click.option("--workload", default="network", show_default=True, help="Size distribution, as for `copygen rank`.")
+@click.option("--align-mix", default="spec", show_default=True, type=click.Choice(list(ALIGN_MIXES)))
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Local worker processes.")
+@click.option("--dask", default=None, metavar="ADDRESS",
+              help="Evaluate on an existing Dask distributed scheduler (tcp://host:port).")
+@click.option("--db", default=None, type=click.Path(dir_okay=False),
+              help="The results store [default: FILE's name with .tune.db, next to it].")
+@click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Prove this many of the best (0: prove none).")
+@click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rows of the ranked table.")
+@click.option("--baseline", "baselines", multiple=True, type=click.Path(dir_okay=False),
+              help="A .copy file whose routine of the same kind is shown beside the ranking; repeatable.")
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
+              help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
+@click.option("--dry-run", is_flag=True, help="Say how many points and distinct routines there are, then stop.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
+@click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False))
+@click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False))
+@command("tune")
+def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
+            report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
+    """Walk FILE's sweep (see `copygen tune --help`)."""
+    if as_json and as_csv:
+        raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    make_workload(workload, align_mix)                        # a bad workload fails here
+    p = plan(file, sweep, _profile_name(file, profile), workload, align_mix, available())
+    prof = _profile_name(file, profile, p.space.routine)
+    load_profile(prof)
+    db_path = Path(db) if db else _default_db(file)
+    click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
+               f"{len(p.points)} points, {len(p.codes)} distinct routines", err=True)
+    if dry_run:
+        if as_json:
+            envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes))
+        return 0
+    base_names = [_baseline_check(b, p.space.kind) for b in baselines]
+    store = _open_store(db_path)
+    try:
+        store.add_run(p.run, file, p.space.sweep, p.space.routine, p.space.kind, prof, workload,
+                      {"align_mix": align_mix, "baselines": base_names})
+        store.add_points(p.run, p.points)
+        with progress() as bar:
+            task = bar.add_task(f"tune {p.space.sweep}", total=len(p.codes))
+            ran = evaluate_all(store, p, prof, workload, align_mix, build_cache, jobs, dask,
+                               lambda n: bar.advance(task, n))
+        click.echo(f"evaluated {ran} routines ({len(p.codes) - ran} from the store {db_path})", err=True)
+        base = _baselines(store, base_names, p.space.kind, prof, workload, align_mix, build_cache)
+        if top:
+            with progress() as bar:
+                task = bar.add_task("proving", total=None)
+                prove_top(store, p.run, p.space.kind, top, proof_cache, 2,
+                          lambda label: bar.update(task, description=f"proving {label}"))
+        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path))
+    finally:
+        store.close()
+    return 0
+
+
+def _profile_name(file: str, given: str | None, routine: str | None = None) -> str:
+    if given:
+        return given
+    st = load_file(file, available())
+    r = st.copy_user if st.copy_user and (routine in (None, st.copy_user.name)) else st.clear_user
+    return (r or st.copy_user).target.profile
+
+
+def _open_store(path: Path) -> Store:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return Store(path)
+    except OSError as err:
+        raise CopygenError(f"cannot open the store {path}: {err.strerror}",
+                           hint="give --db a writable path") from None
+
+
+def _baseline_check(path: str, kind: str) -> str:
+    st = load_file(path, available())
+    if getattr(st, kind) is None:
+        raise CopygenError(f"baseline {path} has no {kind} routine", hint="give a file that defines one")
+    return path
+
+
+def _baselines(store: Store, names: list[str], kind: str, profile: str, workload: str,
+               align_mix: str, cache: str) -> dict[str, dict]:
+    out = {}
+    for name in names:
+        text = read_source(name)
+        key = code_key(text)
+        row = store.eval_of(key, profile, workload)
+        if row is None:
+            row = evaluate(Job(key, text, kind, profile, workload, align_mix, cache))
+            store.add_eval(key, profile, workload, row)
+        out[name] = row
+    return out
+
+
+def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str) -> None:
+    rows = store.results(run)
+    meta = next(r for r in store.runs() if r["run"] == run)
+    win = winner(rows)
+    table = report.table_rows(rows, base, shown)
+    if report_dir:
+        made = report.write_report(Path(report_dir), meta, rows, base, win, shown)
+        click.echo(f"wrote {', '.join(str(m) for m in made)}", err=True)
+    if as_json:
+        envelope("tune", True, db=db, run=meta, rows=table,
+                 baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in base.items()},
+                 winner=None if win is None else {"point": win["point"], "label": win["label"],
+                                                  "expected_cycles": win["expected"],
+                                                  "text": win["text"]})
+        return
+    if as_csv:
+        click.echo(report.csv_text(table), nl=False)
+        return
+    console = table_console()
+    console.print(report.rich_table(f"copygen tune: {meta['sweep']} on {meta['profile']} "
+                                    f"({meta['workload']})", table, base, not sys.stdout.isatty()))
+    if win:
+        console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
+    else:
+        console.print("no winner: no evaluated point is proved yet")
+
+
+@tune.command("show", epilog=EXIT_HELP)
+@click.argument("db", type=click.Path(dir_okay=False))
+@click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
+@click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False))
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--csv", "as_csv", is_flag=True)
+@command("tune")
+def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
+    """Render the ranking of a store again, without computing anything."""
+    store = Store.open_existing(db)
+    try:
+        runs = store.runs()
+        if not runs:
+            raise CopygenError(f"{db} holds no run")
+        meta = next((r for r in runs if r["run"] == run_id), None) if run_id else runs[-1]
+        if meta is None:
+            raise CopygenError(f"no run {run_id} in {db}", hint=f"runs: {', '.join(r['run'] for r in runs)}")
+        args = json.loads(meta["args"])
+        base = {}
+        for name in args.get("baselines", []):
+            key = code_key(read_source(name)) if Path(name).is_file() else None
+            row = store.eval_of(key, meta["profile"], meta["workload"]) if key else None
+            if row:
+                base[name] = row
+        _render(store, meta["run"], base, shown, report_dir, as_json, as_csv, db)
+    finally:
+        store.close()
+    return 0

@@ -1,0 +1,75 @@
+"""The points of a sweep, each as a complete `.copy` file.
+
+A sweep names one routine and axes of values; a point sets one value per
+axis on that routine, and its variant is the base file with the routine's
+settings replaced (every other block kept, sweeps dropped), written with
+gen.unparse.  gen.validate has already checked every point (`copygen check`
+refuses a sweep with an invalid one), so every variant builds.
+
+Role: sweep -> variants.  May import gen.parse, gen.unparse, gen.validate,
+gen.errors.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from copygen.gen.errors import CopygenError
+from copygen.gen.parse import Item, Setting, parse_text, read_source
+from copygen.gen.unparse import file_text
+from copygen.gen.validate import SWEEP_AXES, axis_choices, build_strategy, describe_point, settings_by_key
+
+
+@dataclass(frozen=True)
+class Variant:
+    point: tuple[tuple[str, tuple], ...]   # (phase, its values) per axis, in axis order
+    text: str                              # a complete .copy file (the base file's blocks)
+    alone: str                             # the targets and the swept routine only
+
+    @property
+    def label(self) -> str:
+        return describe_point(dict(self.point))
+
+    def as_dict(self) -> dict:
+        return {name: list(values) for name, values in self.point}
+
+
+@dataclass(frozen=True)
+class Space:
+    sweep: str
+    routine: str           # the swept routine's name
+    kind: str              # copy_user | clear_user
+    variants: tuple[Variant, ...]
+
+
+def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
+    """The variants of `sweep` in the file (the only sweep when None)."""
+    text = read_source(path)
+    items = parse_text(text, str(path))
+    st = build_strategy(items, str(path), profiles)         # every point checked here
+    names = [s.name for s in st.sweeps]
+    if not names:
+        raise CopygenError(f"{path} has no sweep block", hint="add `sweep NAME for ROUTINE { ... }`")
+    if sweep is None:
+        if len(names) > 1:
+            raise CopygenError(f"{path} has {len(names)} sweeps: {', '.join(names)}",
+                               hint="choose one with --sweep")
+        sweep = names[0]
+    if sweep not in names:
+        raise CopygenError(f"no sweep `{sweep}` in {path}", hint=f"sweeps there: {', '.join(names)}")
+    item = next(it for it in items if it.kind == "sweep" and it.name == sweep)
+    base = next(it for it in items if it.kind in ("copy_user", "clear_user") and it.name == item.ref)
+    kept = [it for it in items if it.kind != "sweep"]
+    base_settings = settings_by_key(base)
+    axes = [(SWEEP_AXES[a.key], a) for a in settings_by_key(item).values()]
+    choices = [axis_choices(a, base_settings) for _, a in axes]
+    variants = []
+    for values in itertools.product(*choices):
+        point = tuple((name, v) for (name, _), v in zip(axes, values))
+        settings = {**base_settings, **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
+        routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc, base.ref_loc)
+        blocks = [routine if it is base else it for it in kept]
+        header = [f"{base.name}: point of sweep `{sweep}` in {path}", describe_point(dict(point))]
+        alone = [it for it in blocks if it.kind == "target" or it is routine]
+        variants.append(Variant(point, file_text(blocks, header), file_text(alone, header)))
+    return Space(sweep, base.name, base.kind, tuple(variants))

@@ -1,0 +1,171 @@
+"""copygen tune: the store survives SIGKILL, -j and Dask rank alike, a broken
+variant is disqualified, bad sweeps are refused, the winner builds."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from copygen.cli import main
+from tests.conftest import ROOT
+
+HEAD = """target u74 { xlen 64; misaligned slow }
+copy_user k for u74 { small below 71; align dst; words unroll 8 schedule loads_first;
+                      shift unroll 1 schedule interleave; tail bytes; fault exact }
+"""
+EIGHT = HEAD + "sweep s for k { small below [71, 96]; words unroll [2, 4, 8, 16] }\n"
+SIX = HEAD + "sweep s for k { small below [71, 96]; words unroll [2, 4, 8] }\n"
+FOUR = HEAD + "sweep s for k { words unroll [2, 4] schedule [loads_first, pipelined] }\n"
+BROKEN = HEAD + "sweep s for k { words unroll [4]; fault [exact, block] }\n"
+
+
+def _file(tmp_path, text, name="t.copy"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def _tune(tmp_path, *args):
+    r = CliRunner().invoke(main, ["tune", *map(str, args),
+                                                  "--build-cache", str(tmp_path / "cache"),
+                                                  "--proof-cache", str(tmp_path / "proofs")])
+    return r
+
+
+def _rows(r):
+    assert r.exit_code == 0, (r.output, r.stderr)
+    out = json.loads(r.stdout)
+    return [(row["rank"], row["point"], row["expected_cycles"]) for row in out["rows"]]
+
+
+def test_dry_run_counts_points_and_distinct_routines(tmp_path):
+    src = _file(tmp_path, EIGHT)
+    r = _tune(tmp_path, src, "--dry-run", "--json", "--db", tmp_path / "t.db")
+    out = json.loads(r.stdout)
+    # unroll 16 raises both thresholds to 135: those two points emit one routine
+    assert (out["points"], out["distinct"]) == (8, 7)
+    assert not (tmp_path / "t.db").exists()
+
+
+def test_a_killed_run_resumes_without_losing_or_redoing(tmp_path):
+    src, db = _file(tmp_path, SIX), tmp_path / "k.db"
+    argv = [sys.executable, "-m", "copygen", "tune", str(src), "--db", str(db), "--top", "0",
+            "--build-cache", str(tmp_path / "cache"), "--workload", "small"]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    evaluated = 0
+    while time.time() < deadline and evaluated < 3 and proc.poll() is None:
+        time.sleep(0.5)
+        if db.exists():
+            try:
+                evaluated = sqlite3.connect(db).execute("SELECT count(*) FROM evals").fetchone()[0]
+            except sqlite3.OperationalError:
+                evaluated = 0
+    assert 3 <= evaluated < 6, evaluated
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = {r[0]: r[1] for r in sqlite3.connect(db).execute("SELECT code, seconds FROM evals")}
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr
+    assert f"evaluated {6 - len(before)} routines ({len(before)} from the store" in again.stderr
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM points").fetchone()[0] == 6
+    after = {r[0]: r[1] for r in con.execute("SELECT code, seconds FROM evals")}
+    assert len(after) == 6 and all(after[k] == v for k, v in before.items())
+    resumed = _tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json")
+    fresh = _tune(tmp_path, src, "--db", tmp_path / "fresh.db", "--top", "0", "--workload", "small",
+                  "--json")
+    assert _rows(resumed) == _rows(fresh)
+
+
+@pytest.mark.slow
+def test_local_workers_and_dask_rank_alike(tmp_path):
+    from distributed import LocalCluster
+    src = _file(tmp_path, FOUR)
+    one = _rows(_tune(tmp_path, src, "--db", tmp_path / "a.db", "--top", "0", "-j", "1", "--json"))
+    two = _rows(_tune(tmp_path, src, "--db", tmp_path / "b.db", "--top", "0", "-j", "2", "--json"))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cl:
+        dask = _rows(_tune(tmp_path, src, "--db", tmp_path / "c.db", "--top", "0",
+                           "--dask", cl.scheduler_address, "--json"))
+    assert one == two == dask and len(one) == 4
+
+
+@pytest.mark.slow
+def test_a_broken_variant_is_disqualified_and_never_the_winner(tmp_path):
+    src = _file(tmp_path, BROKEN)
+    r = _tune(tmp_path, src, "--db", tmp_path / "b.db", "--top", "2", "--workload", "small",
+              "--json", "--report", tmp_path / "rep")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    proofs = {row["point"]: row["proof"] for row in out["rows"]}
+    block = proofs["words unroll 4 schedule loads_first, fault block"]
+    assert block.startswith("DISQUALIFIED") and "C5" in block
+    assert proofs["words unroll 4 schedule loads_first, fault exact"] == "proved"
+    assert "fault exact" in out["winner"]["label"]
+    win = tmp_path / "rep" / "winner.copy"
+    assert "fault exact" in win.read_text() and (tmp_path / "rep" / "report.md").is_file()
+    # the winner is a file copygen builds, and its bench and proof match the store's
+    built = CliRunner().invoke(main, ["build", str(win), "-o", str(tmp_path / "out")])
+    assert built.exit_code == 0, built.output
+    rank = CliRunner().invoke(main, ["rank", str(win), "--routine", "copy_to_user",
+                                                     "--workload", "small", "--json"])
+    (row,) = json.loads(rank.stdout)["ranking"]["copy_to_user"]
+    assert row["expected_cycles"] == pytest.approx(out["winner"]["expected_cycles"], abs=0.01)
+    proved = CliRunner().invoke(main, ["verify", str(win), "--routine", "copy_to_user",
+                                                       "--proof-cache", str(tmp_path / "proofs"),
+                                                       "--workdir", str(tmp_path / "w")])
+    assert proved.exit_code == 0, proved.output
+
+
+def test_show_renders_the_store_without_recomputing(tmp_path, monkeypatch):
+    src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4] }\n"), tmp_path / "s.db"
+    first = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json"))
+    from copygen.tune import run
+    monkeypatch.setattr(run, "evaluate", lambda job: pytest.fail("recomputed"))
+    shown = CliRunner().invoke(main, ["tune", "show", str(db), "--json"])
+    assert _rows(shown) == first
+    csv_out = CliRunner().invoke(main, ["tune", "show", str(db), "--csv"])
+    assert csv_out.stdout.splitlines()[0].startswith("rank,point,expected_cycles")
+
+
+@pytest.mark.parametrize("sweep,message", [
+    ("sweep s for k { unroll [2] }", "syntax error"),
+    ("sweep s for k { words unroll [] }", "syntax error"),
+    ("sweep s for k { small below [0, 100000000000000000000] }", "small below"),
+    ("sweep s for nobody { words unroll [2] }", "unknown routine `nobody`"),
+])
+def test_bad_sweeps_are_located_errors(tmp_path, sweep, message):
+    src = _file(tmp_path, HEAD + sweep + "\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "x.db")
+    assert r.exit_code == 2, r.output
+    assert message in r.stderr and f"{src}:" in r.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+def test_an_unwritable_or_corrupt_store_is_refused_untouched(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { words unroll [2] }\n")
+    corrupt = tmp_path / "bad.db"
+    corrupt.write_bytes(b"not a database at all" * 100)
+    before = corrupt.read_bytes()
+    r = _tune(tmp_path, src, "--db", corrupt)
+    assert r.exit_code == 2 and "not a copygen tuning store" in r.stderr
+    assert corrupt.read_bytes() == before
+    other = tmp_path / "other.db"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    before = other.read_bytes()
+    r = _tune(tmp_path, src, "--db", other)
+    assert r.exit_code == 2 and "not a copygen tuning store" in r.stderr and other.read_bytes() == before
+    (tmp_path / "ro").mkdir()
+    (tmp_path / "ro").chmod(0o500)
+    r = _tune(tmp_path, src, "--db", tmp_path / "ro" / "sub" / "t.db")
+    if os.geteuid() != 0:                      # root writes anywhere
+        assert r.exit_code == 2 and "writable" in r.stderr
+    r = _tune(tmp_path, src, "--db", tmp_path)
+    assert r.exit_code == 2 and "is a directory" in r.stderr

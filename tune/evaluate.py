@@ -1,0 +1,78 @@
+"""One evaluation: build a variant and bench its routine.
+
+`evaluate(job)` is a plain function of plain data, so it runs the same in
+this process, a local worker process or a Dask worker: it writes the
+variant's text under the cache directory, builds it there
+(gen.build.build_cached: content-addressed), and benches the routine under
+the workload (expected cycles per call, measure.rank) and on the size x
+alignment grid (mean cycles per size and alignment class).
+Role: build + bench one point.  May import gen, emu, measure.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from elftools.elf.elffile import ELFFile
+
+from copygen.emu.profile import load_profile
+from copygen.gen.build import build_cached
+from copygen.measure.bench import Bench, Case
+from copygen.measure.rank import expected_cycles
+from copygen.measure.workload import make_workload
+
+SYMBOL = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user"}
+GRID_SIZES = (8, 16, 32, 64, 72, 128, 256, 512, 1024, 2048, 4096, 8192)
+# (src, dst) offsets standing for each alignment class (measure.bench.align_class)
+GRID_PAIRS = {
+    "copy": {"aligned": ((0, 0),), "co-aligned": ((1, 1), (4, 4)),
+             "misaligned": ((1, 0), (3, 5), (0, 4), (7, 2))},
+    "clear": {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))},
+}
+
+
+@dataclass(frozen=True)
+class Job:
+    code: str            # the key of the code the variant emits
+    text: str            # the .copy text to build
+    kind: str            # copy_user | clear_user
+    profile: str
+    workload: str
+    align_mix: str
+    cache: str           # the cache directory (variants and builds)
+
+
+def evaluate(job: Job) -> dict:
+    t0 = time.monotonic()
+    cache = Path(job.cache)
+    src = cache / "variants" / f"v{job.code[:16]}.copy"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    if not src.exists():
+        tmp = src.with_suffix(f".tmp{id(job)}")
+        tmp.write_text(job.text)
+        tmp.replace(src)
+    elf = build_cached(src, cache / "builds").elf
+    symbol = SYMBOL[job.kind]
+    wl = make_workload(job.workload, job.align_mix)
+    bench = Bench(elf, load_profile(job.profile), max(max(GRID_SIZES), max(s for s, _ in wl.sizes)))
+    exp = expected_cycles(bench, str(src), symbol, wl)
+    grid = {}
+    for cls, pairs in GRID_PAIRS["copy" if job.kind == "copy_user" else "clear"].items():
+        grid[cls] = {str(n): sum(bench.run(Case(symbol, n, s, d)).cycles for s, d in pairs) / len(pairs)
+                     for n in GRID_SIZES}
+    return {"code": job.code, "expected": exp.expected_cycles, "mean_size": exp.mean_size,
+            "code_bytes": symbol_size(elf, symbol), "grid": grid,
+            "seconds": round(time.monotonic() - t0, 3)}
+
+
+def symbol_size(elf: str | Path, symbol: str) -> int:
+    with open(elf, "rb") as f:
+        for sym in ELFFile(f).get_section_by_name(".symtab").iter_symbols():
+            if sym.name == symbol:
+                return sym["st_size"]
+    return 0
+
+
+def job_dict(job: Job) -> dict:
+    return asdict(job)

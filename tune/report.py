@@ -1,0 +1,163 @@
+"""What a tuning run shows: the ranked rows, the same as JSON/CSV, and a
+report directory (report.md, a speed-up heat map per baseline, a Pareto
+plot of expected cycles against code bytes, the winner as a .copy file).
+
+Every function here reads rows from the store (tune.store.Store.results)
+and baselines ({label: eval row}); nothing is recomputed.
+Role: rendering.  May import rich, matplotlib (lazily), the standard library.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+SHOWN_CLAUSES = 3
+
+
+def status_text(row: dict) -> str:
+    """The proof column: proved, disqualified with the clause, or not proved."""
+    v = row.get("verdict")
+    if v is None:
+        return "not proved (below the top K)" if row.get("expected") is not None else "not evaluated"
+    if v == "proved":
+        return "proved"
+    bad = [c for c, s in (row.get("status") or {}).items() if s != "proved" and c != "B2s"]
+    return f"DISQUALIFIED: {', '.join(bad[:SHOWN_CLAUSES])} {v}"
+
+
+def speedup(base: dict | None, row: dict) -> float | None:
+    if not base or not row.get("expected"):
+        return None
+    return base["expected"] / row["expected"]
+
+
+def table_rows(rows: list[dict], baselines: dict[str, dict], top: int) -> list[dict]:
+    out = []
+    for rank, r in enumerate([r for r in rows if r["expected"] is not None][:top], 1):
+        out.append({"rank": rank, "point": r["label"], "expected_cycles": round(r["expected"], 1),
+                    "bytes_per_cycle": round(r["mean_size"] / r["expected"], 3) if r["expected"] else None,
+                    "code_bytes": r["code_bytes"],
+                    **{f"vs {b}": round(speedup(e, r), 3) for b, e in baselines.items()},
+                    "proof": status_text(r)})
+    return out
+
+
+def rich_table(title: str, rows: list[dict], baselines: dict[str, dict], plain: bool):
+    from rich import box
+    from rich.table import Table
+    t = Table(title=title, box=box.ASCII if plain else box.HEAVY_HEAD)
+    cols = ["rank", "point", "expected_cycles", "bytes_per_cycle", "code_bytes",
+            *[f"vs {b}" for b in baselines], "proof"]
+    for c in cols:
+        t.add_column(c.replace("_", " "), justify="left" if c in ("point", "proof") else "right",
+                     no_wrap=plain)
+    for r in rows:
+        t.add_row(*[_fmt(r.get(c)) for c in cols])
+    for b, e in baselines.items():
+        t.add_row("base", b, _fmt(round(e["expected"], 1)),
+                  _fmt(round(e["mean_size"] / e["expected"], 3)), _fmt(e["code_bytes"]),
+                  *["1.000" if o == b else "" for o in baselines], "")
+    return t
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.3f}" if isinstance(v, float) and v < 100 else str(v)
+
+
+def csv_text(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    if rows:
+        w = csv.DictWriter(buf, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    return buf.getvalue()
+
+
+def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str, dict],
+                 win: dict | None, top: int) -> list[Path]:
+    """report.md and its figures, results.csv/json, winner.copy."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    shown = table_rows(rows, baselines, top)
+    made = [outdir / "results.csv", outdir / "results.json"]
+    made[0].write_text(csv_text(table_rows(rows, baselines, len(rows))))
+    made[1].write_text(json.dumps({"run": run, "rows": rows, "baselines": baselines}, indent=1))
+    md = [f"# Tuning report: sweep `{run['sweep']}` of {run['source']}", "",
+          f"Profile `{run['profile']}`, workload `{run['workload']}`; "
+          f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
+          f"{len({r['code'] for r in rows})} distinct routines.  Cycles are modelled by "
+          f"copygen's `{run['profile']}` cost profile (docs/calibration.md gives its error).", ""]
+    if win:
+        md += [f"**Winner** (best proved): {win['label']}, {win['expected']:.1f} expected cycles per "
+               "call; every contract clause proved for every n.  It is `winner.copy`.", ""]
+        (outdir / "winner.copy").write_text(win["text"])
+        made.append(outdir / "winner.copy")
+    else:
+        md += ["**No winner**: no evaluated point is proved.", ""]
+    md += ["| " + " | ".join(shown[0]) + " |", "|" + "---|" * len(shown[0])] if shown else []
+    md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in shown]
+    md.append("")
+    if win and win.get("grid"):
+        for b, e in baselines.items():
+            png = outdir / f"heatmap_vs_{_slug(b)}.png"
+            heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
+            made.append(png)
+            md += [f"![speed-up vs {b}]({png.name})", ""]
+    png = outdir / "pareto.png"
+    pareto(rows, baselines, png)
+    made.append(png)
+    md += [f"![expected cycles against code bytes]({png.name})", ""]
+    (outdir / "report.md").write_text("\n".join(md))
+    return [outdir / "report.md", *made]
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in Path(text).stem)
+
+
+def heatmap(grid: dict, base: dict, path: Path, title: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    classes = [c for c in grid if c in base]
+    sizes = sorted(grid[classes[0]], key=int)
+    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
+    fig, ax = plt.subplots(figsize=(1 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
+    im = ax.imshow(data, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
+    ax.set_xticks(range(len(sizes)), sizes)
+    ax.set_yticks(range(len(classes)), classes)
+    for i, row in enumerate(data):
+        for j, v in enumerate(row):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
+    ax.set_xlabel("size (bytes)")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, label="speed-up")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def pareto(rows: list[dict], baselines: dict[str, dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pts = [r for r in rows if r["expected"] is not None]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.scatter([r["code_bytes"] for r in pts], [r["expected"] for r in pts], s=12, label="variants")
+    front, best = [], float("inf")
+    for r in sorted(pts, key=lambda r: (r["code_bytes"], r["expected"])):
+        if r["expected"] < best:
+            best = r["expected"]
+            front.append(r)
+    ax.plot([r["code_bytes"] for r in front], [r["expected"] for r in front], "r-", label="Pareto front")
+    for b, e in baselines.items():
+        ax.scatter([e["code_bytes"]], [e["expected"]], marker="x", s=60, label=f"baseline {b}")
+    ax.set_xlabel("code bytes")
+    ax.set_ylabel("expected cycles per call")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

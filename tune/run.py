@@ -1,0 +1,151 @@
+"""A tuning run, start to finish (and again after a kill, without redoing).
+
+plan(): expand the sweep into variants, key each by the code it emits
+(points that emit the same routine are one evaluation), and name the run by
+a hash of everything that decides its results.  evaluate_all(): every key
+not yet in the store, on local worker processes (`jobs`) or a Dask cluster
+(`dask`), each committed as it finishes.  prove_top(): the best keys in rank
+order, proved with the full contract (the proof cache skips code proved
+before); a variant is a winner only when every required clause is proved.
+Role: orchestration.  May import gen, verify, measure (through
+tune.evaluate), tune.store, tune.evaluate.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copygen.gen import emit
+from copygen.gen.errors import CopygenError
+from copygen.gen.parse import read_source
+from copygen.gen.validate import load_text
+from copygen.gen.variants import Space, sweep_space
+from copygen.tune.evaluate import SYMBOL, Job, evaluate
+from copygen.tune.store import Store
+
+KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear"}
+
+
+@dataclass
+class Plan:
+    run: str
+    space: Space
+    codes: dict[str, str] = field(default_factory=dict)     # code key -> text to build
+    points: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+
+def code_key(text: str) -> str:
+    """A hash of the uaccess.S a variant emits (under a fixed source name)."""
+    st = load_text(text, "variant.copy")
+    return hashlib.sha256(emit.render_uaccess(st, "variant.copy").encode()).hexdigest()
+
+
+def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: str,
+         profiles=None) -> Plan:
+    space = sweep_space(path, sweep, profiles)
+    ident = json.dumps([read_source(path), space.sweep, profile, workload, align_mix])
+    p = Plan(hashlib.sha256(ident.encode()).hexdigest()[:16], space)
+    for v in space.variants:
+        key = code_key(v.alone)
+        p.codes.setdefault(key, v.alone)
+        p.points.append((json.dumps(v.as_dict(), sort_keys=True), v.label, key, v.text))
+    return p
+
+
+def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: str, cache: str,
+                 jobs: int = 1, dask: str | None = None,
+                 advance: Callable[[int], None] = lambda n: None) -> int:
+    """Evaluate every code key the store lacks; returns how many ran."""
+    done = store.evaluated(profile, workload)
+    todo = [Job(k, t, p.space.kind, profile, workload, align_mix, cache)
+            for k, t in p.codes.items() if k not in done]
+    advance(len(p.codes) - len(todo))
+    if dask:
+        _on_dask(store, todo, dask, advance)
+    elif jobs <= 1:
+        for job in todo:
+            _commit(store, job, evaluate(job), advance)
+    else:
+        _on_pool(store, todo, jobs, advance)
+    return len(todo)
+
+
+def _commit(store: Store, job: Job, row: dict, advance) -> None:
+    store.add_eval(job.code, job.profile, job.workload, row)
+    advance(1)
+
+
+def _on_pool(store: Store, todo: list[Job], jobs: int, advance) -> None:
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        pending = {pool.submit(evaluate, job): job for job in todo}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                _commit(store, pending.pop(fut), fut.result(), advance)
+
+
+def _on_dask(store: Store, todo: list[Job], address: str, advance) -> None:
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise CopygenError("--dask needs the `distributed` package",
+                           hint="pip install 'copygen[dask]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except OSError as err:
+        raise CopygenError(f"cannot reach the Dask scheduler at {address}: {err}") from None
+    try:
+        futures = {client.submit(evaluate, job, pure=False): job for job in todo}
+        for fut in as_completed(list(futures)):
+            _commit(store, futures[fut], fut.result(), advance)
+    finally:
+        client.close()
+
+
+def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
+              advance: Callable[[str], None] = lambda label: None) -> None:
+    """Prove the `top` best evaluated codes of the run (in rank order), and
+    keep going down the ranking until one is proved or 3 x top are tried."""
+    from copygen.verify.cache import ProofCache
+    tried, proved = 0, 0
+    seen: set[str] = set()
+    for row in store.results(run):
+        if row["expected"] is None or row["code"] in seen:
+            continue
+        seen.add(row["code"])
+        if tried >= top and (proved or tried >= 3 * top):
+            break
+        tried += 1
+        advance(row["label"])
+        if store.proof_of(row["code"]) is None:
+            _prove(store, row["code"], kind, ProofCache(proof_cache), jobs)
+        proved += store.proof_of(row["code"]) == "proved"
+
+
+def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
+    from copygen.verify.cache import code_key as proof_key
+    from copygen.verify.inputs import linked_elf
+    from copygen.verify.prove import prove_routine
+    from copygen.verify.verdict import verdict
+    text = store.db.execute("SELECT text FROM points WHERE code=? LIMIT 1", (code,)).fetchone()[0]
+    symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
+    with tempfile.TemporaryDirectory(prefix="copygen-tune-") as d:
+        src = Path(d) / "variant.copy"
+        src.write_text(text)
+        elf = linked_elf(str(src), Path(d))
+        key = proof_key(elf, symbol, vkind)
+        rep = cache.get(key)
+        if rep is None:
+            rep = prove_routine(str(elf), symbol, vkind, jobs=jobs)
+            cache.put(key, rep)
+    store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds)
+
+
+def winner(rows: list[dict]) -> dict | None:
+    """The best-ranked point whose code is proved."""
+    return next((r for r in rows if r["verdict"] == "proved"), None)

@@ -1,0 +1,138 @@
+"""The tuner's results store: one SQLite file.
+
+Tables (schema SCHEMA):
+  runs     one row per tuning run: its identity (a hash of the sweep's file,
+           the sweep, profile, workload and grid) and what it was asked
+  points   every point of a run: its axis values, label, variant text and
+           the key of the code it emits (points that emit the same routine
+           share a key and are evaluated once)
+  evals    one row per (code key, profile, workload): expected cycles per
+           call, code bytes, the size x alignment grid, the seconds it took
+  proofs   one row per code key: the verdict and each clause's status
+
+Each evaluation is committed as it finishes (WAL journal): a run killed at
+any moment and started again with the same command finds every committed
+row and redoes none of them.  A file that is not a copygen store is refused
+with a CopygenError and left untouched.
+Role: persistence.  May import gen.errors and the standard library.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from copygen.gen.errors import CopygenError
+
+SCHEMA = 1
+TABLES = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS runs (run TEXT PRIMARY KEY, source TEXT, sweep TEXT, routine TEXT,
+    kind TEXT, profile TEXT, workload TEXT, args TEXT, created REAL);
+CREATE TABLE IF NOT EXISTS points (run TEXT, point TEXT, label TEXT, code TEXT, text TEXT,
+    PRIMARY KEY (run, point));
+CREATE TABLE IF NOT EXISTS evals (code TEXT, profile TEXT, workload TEXT, expected REAL,
+    mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL,
+    PRIMARY KEY (code, profile, workload));
+CREATE TABLE IF NOT EXISTS proofs (code TEXT PRIMARY KEY, verdict TEXT, status TEXT,
+    detail TEXT, seconds REAL);
+"""
+
+
+class Store:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if self.path.is_dir():
+            raise CopygenError(f"--db {path} is a directory", hint="give a file name, e.g. tune.db")
+        try:
+            self.db = sqlite3.connect(self.path, timeout=30)
+            # read before anything is written: a foreign file stays as it was
+            known = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        except sqlite3.DatabaseError as err:
+            raise CopygenError(f"{path} is not a copygen tuning store ({err})",
+                               hint="give --db a new file name; this file is left as it is") from None
+        if known and "meta" not in known:
+            self.db.close()
+            raise CopygenError(f"{path} is an SQLite file but not a copygen tuning store",
+                               hint="give --db a new file name; this file is left as it is")
+        self.db.execute("PRAGMA journal_mode=WAL")
+        with self.db:
+            self.db.executescript(TABLES)
+            self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+        schema = self.db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()[0]
+        if schema != str(SCHEMA):
+            raise CopygenError(f"{path} is a tuning store of schema {schema}, this copygen "
+                               f"reads {SCHEMA}", hint="give --db a new file name")
+
+    @classmethod
+    def open_existing(cls, path: str | Path) -> "Store":
+        if not Path(path).is_file():
+            raise CopygenError(f"no tuning store at {path}", hint="run `copygen tune FILE --db PATH` first")
+        return cls(path)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # --- runs and points ----------------------------------------------------
+    def add_run(self, run: str, source: str, sweep: str, routine: str, kind: str, profile: str,
+                workload: str, args: dict) -> None:
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+                            (run, source, sweep, routine, kind, profile, workload,
+                             json.dumps(args, sort_keys=True), time.time()))
+
+    def add_points(self, run: str, rows: list[tuple[str, str, str, str]]) -> None:
+        """rows: (point json, label, code key, variant text)."""
+        with self.db:
+            self.db.executemany("INSERT OR IGNORE INTO points VALUES (?,?,?,?,?)",
+                                [(run, *r) for r in rows])
+
+    def runs(self) -> list[dict]:
+        cols = ("run", "source", "sweep", "routine", "kind", "profile", "workload", "args", "created")
+        return [dict(zip(cols, r)) for r in self.db.execute("SELECT * FROM runs ORDER BY created")]
+
+    # --- evaluations ------------------------------------------------------------
+    def evaluated(self, profile: str, workload: str) -> set[str]:
+        return {r[0] for r in self.db.execute(
+            "SELECT code FROM evals WHERE profile=? AND workload=?", (profile, workload))}
+
+    def add_eval(self, code: str, profile: str, workload: str, row: dict) -> None:
+        with self.db:
+            self.db.execute("INSERT OR IGNORE INTO evals VALUES (?,?,?,?,?,?,?,?)",
+                            (code, profile, workload, row["expected"], row["mean_size"],
+                             row["code_bytes"], json.dumps(row["grid"], sort_keys=True), row["seconds"]))
+
+    def eval_of(self, code: str, profile: str, workload: str) -> dict | None:
+        r = self.db.execute("SELECT expected, mean_size, code_bytes, grid, seconds FROM evals "
+                            "WHERE code=? AND profile=? AND workload=?", (code, profile, workload)).fetchone()
+        if r is None:
+            return None
+        return {"expected": r[0], "mean_size": r[1], "code_bytes": r[2], "grid": json.loads(r[3]),
+                "seconds": r[4]}
+
+    def results(self, run: str) -> list[dict]:
+        """Every point of `run` with its evaluation (None until evaluated)
+        and proof, best expected cycles first, then by label."""
+        meta = self.db.execute("SELECT profile, workload FROM runs WHERE run=?", (run,)).fetchone()
+        rows = self.db.execute(
+            "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
+            "pr.verdict, pr.status, pr.detail FROM points p "
+            "LEFT JOIN evals e ON e.code = p.code AND e.profile = ? AND e.workload = ? "
+            "LEFT JOIN proofs pr ON pr.code = p.code WHERE p.run = ?", (*meta, run)).fetchall()
+        out = [{"point": json.loads(r[0]), "label": r[1], "code": r[2], "text": r[3],
+                "expected": r[4], "mean_size": r[5], "code_bytes": r[6],
+                "grid": json.loads(r[7]) if r[7] else None, "verdict": r[8],
+                "status": json.loads(r[9]) if r[9] else None,
+                "detail": json.loads(r[10]) if r[10] else None} for r in rows]
+        return sorted(out, key=lambda r: (r["expected"] is None, r["expected"] or 0, r["label"]))
+
+    # --- proofs -------------------------------------------------------------------
+    def add_proof(self, code: str, verdict: str, status: dict, detail: dict, seconds: float) -> None:
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO proofs VALUES (?,?,?,?,?)",
+                            (code, verdict, json.dumps(status), json.dumps(detail), seconds))
+
+    def proof_of(self, code: str) -> str | None:
+        r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()
+        return r[0] if r else None
