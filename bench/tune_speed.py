@@ -1,0 +1,67 @@
+"""Throughput of the tuner from a cold store (issue 18: at least 1,500
+variants built and benched per hour on this 2-core machine, plus the top 5
+proved).
+
+Usage: python bench/tune_speed.py [--jobs 2] [--sweep FILE.copy] [--workload W]
+Runs `copygen tune` on the sweep (default: bench/tune_speed.copy) with an
+empty store, build cache and proof cache in a temporary directory, and
+times the evaluation (build + bench of every distinct routine) and the
+proofs of the top 5 apart.  Writes bench/results/tune_speed.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tune(args: list[str], cwd: str) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "copygen", "tune", *args], capture_output=True,
+                       text=True, cwd=cwd)
+    if r.returncode:
+        sys.exit(f"copygen tune failed ({r.returncode}):\n{r.stderr}")
+    return time.monotonic() - t0, r
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--sweep", default=str(ROOT / "bench" / "tune_speed.copy"))
+    ap.add_argument("--workload", default="network")
+    ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "tune_speed.json"))
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="copygen-tune-speed-") as d:
+        common = [args.sweep, "--db", f"{d}/t.db", "--build-cache", f"{d}/cache",
+                  "--proof-cache", f"{d}/proofs", "--workload", args.workload, "-j", str(args.jobs),
+                  "--json"]
+        evaluate_s, r = _tune(common + ["--top", "0"], ROOT)
+        counts = re.search(r"(\d+) points, (\d+) distinct", r.stderr)
+        points, distinct = int(counts.group(1)), int(counts.group(2))
+        prove_s, r = _tune(common + ["--top", "5"], ROOT)
+        rows = json.loads(r.stdout)["rows"]
+    result = {
+        "command": "python bench/tune_speed.py " + " ".join(sys.argv[1:]),
+        "sweep": os.path.relpath(args.sweep, ROOT), "workload": args.workload, "jobs": args.jobs,
+        "points": points, "distinct_routines": distinct,
+        "evaluate_seconds": round(evaluate_s, 1),
+        "variants_per_hour": round(3600 * distinct / evaluate_s),
+        "points_per_hour": round(3600 * points / evaluate_s),
+        "prove_top5_seconds": round(prove_s, 1),
+        "top5": [{k: row[k] for k in ("rank", "point", "expected_cycles", "proof")} for row in rows[:5]],
+        "cpus": os.cpu_count(),
+    }
+    Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
