@@ -40,8 +40,8 @@ EXIT_HELP = ("Exit status: 0 success; 1 an external tool (assembler, compiler, l
 
 # --routine takes a kind name or a symbol, in every command
 ROUTINE_KINDS = {
-    "copy_to_user": ("__asm_copy_to_user",),
-    "copy_from_user": ("__asm_copy_from_user",),
+    "copy_to_user": ("__asm_copy_to_user", "__asm_copy_to_user_sum_enabled"),
+    "copy_from_user": ("__asm_copy_from_user", "__asm_copy_from_user_sum_enabled"),
     "clear_user": ("__clear_user",),
     "memcpy": ("memcpy", "__memcpy"),
     "memmove": ("memmove", "__memmove"),

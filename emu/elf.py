@@ -3,11 +3,15 @@
 Role: read the ELF produced by the generator's toolchain driver (text at
 0x80200000, `__ex_table` kept) with pyelftools and return plain data
 (`ElfImage`); `load_into` maps its loadable segments as kernel pages.
-`__ex_table` entries are 12 bytes like the kernel's RISC-V
-`struct exception_table_entry { int insn, fixup; short type, data; }`, with
-`insn`/`fixup` relative to the address of the field itself.  Types 0 and 1
-(EX_TYPE_FIXUP) resume at the fixup; other types are rejected.
-Every problem with the file is an `ElfError`.
+`__ex_table` comes in the three layouts RISC-V kernels have used
+(EXTABLE_LAYOUTS): 12-byte entries like `struct exception_table_entry { int
+insn, fixup; short type, data; }` (since 2022), 8-byte ones without type and
+data (late 2021), both with `insn`/`fixup` relative to the address of the
+field itself, and 16-byte pairs of absolute addresses (`RISCV_PTR insn,
+fixup`, 2017-2021).  The layout read is the first whose entries all name
+even addresses inside the loaded code and have a known type: types 0 and 1
+(EX_TYPE_FIXUP), which resume at the fixup; an entry of another type is
+rejected.  Every problem with the file is an `ElfError`.
 Imports: emu.errors, emu.memory.
 """
 
@@ -24,7 +28,11 @@ from copygen.emu.errors import ElfError
 from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
 
 EM_RISCV = "EM_RISCV"
-EXTABLE_ENTRY = struct.Struct("<iihh")
+MASK64 = 2**64 - 1
+EXTABLE_ENTRY = struct.Struct("<iihh")     # insn, fixup (relative), type, data
+EXTABLE_PAIR = struct.Struct("<ii")        # insn, fixup (relative)
+EXTABLE_ABSOLUTE = struct.Struct("<QQ")    # insn, fixup (absolute addresses)
+EX_TYPE_FIXUP = 1
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ def _parse(elf: ELFFile, path: str) -> ElfImage:
     if not segments:
         raise ElfError(f"{path}: no loadable segments (an object file, not a linked ELF?)")
     symbols = _symbols(elf)
-    extable = _extable(elf, path)
+    extable = _extable(elf, path, segments)
     return ElfImage(path, elf["e_entry"], tuple(segments), symbols, extable)
 
 
@@ -96,22 +104,64 @@ def _symbols(elf: ELFFile) -> dict[str, int]:
     return out
 
 
-def _extable(elf: ELFFile, path: str) -> dict[int, int]:
+def _relative(data: bytes, base: int, entry: struct.Struct) -> list[tuple[int, int, int]]:
+    """(insn, fixup, type) of entries whose first two fields are offsets
+    from their own address; entries without a type field are fixups."""
+    out = []
+    for off in range(0, len(data), entry.size):
+        insn, fixup, *rest = entry.unpack_from(data, off)
+        at = base + off
+        out.append(((at + insn) & MASK64, (at + 4 + fixup) & MASK64, rest[0] if rest else EX_TYPE_FIXUP))
+    return out
+
+
+def _absolute(data: bytes, base: int) -> list[tuple[int, int, int]]:
+    return [(*EXTABLE_ABSOLUTE.unpack_from(data, off), EX_TYPE_FIXUP)
+            for off in range(0, len(data), EXTABLE_ABSOLUTE.size)]
+
+
+# every layout RISC-V kernels have written __ex_table in, tried in this order
+EXTABLE_LAYOUTS = (
+    ("relative 12-byte", EXTABLE_ENTRY.size, lambda d, b: _relative(d, b, EXTABLE_ENTRY)),
+    ("relative 8-byte", EXTABLE_PAIR.size, lambda d, b: _relative(d, b, EXTABLE_PAIR)),
+    ("absolute 16-byte (RISCV_PTR pairs)", EXTABLE_ABSOLUTE.size, _absolute),
+)
+
+
+def _in_code(segments, addr: int) -> bool:
+    return addr % 2 == 0 and any(s.executable and s.vaddr <= addr < s.vaddr + s.memsz
+                                 for s in segments)
+
+
+def _extable(elf: ELFFile, path: str, segments) -> dict[int, int]:
+    """insn -> fixup.  The layout is the first whose entry size divides the
+    section and whose entries all name even addresses in the code, with a
+    type copygen knows.  Read in a wrong layout an entry points outside the
+    code or at an odd address (a 12-byte table read as 16-byte pairs takes
+    two offsets for one address, far below the code; read as 8-byte pairs,
+    type 1 becomes an offset to an odd address), or, for 8-byte pairs read
+    as 12-byte entries, takes half an offset for its type."""
     sec = elf.get_section_by_name("__ex_table")
     if sec is None:
         return {}
     base, data = sec["sh_addr"], sec.data()
-    if len(data) % EXTABLE_ENTRY.size:
-        raise ElfError(f"{path}: __ex_table is {len(data)} bytes, not a multiple of {EXTABLE_ENTRY.size}")
-    table: dict[int, int] = {}
-    for off in range(0, len(data), EXTABLE_ENTRY.size):
-        insn, fixup, kind, _ = EXTABLE_ENTRY.unpack_from(data, off)
-        at = base + off
-        if kind not in (0, 1):
-            raise ElfError(f"{path}: __ex_table entry for insn {at + insn:#x} has type {kind}; "
-                           f"only EX_TYPE_FIXUP (1) is supported")
-        table[(at + insn) & (2**64 - 1)] = (at + 4 + fixup) & (2**64 - 1)
-    return table
+    typed = None     # entries in the code, with a type copygen does not know
+    for _, size, decode in EXTABLE_LAYOUTS:
+        if len(data) % size:
+            continue
+        entries = decode(data, base)
+        if not all(_in_code(segments, a) and _in_code(segments, f) for a, f, _ in entries):
+            continue
+        unknown = [(a, kind) for a, _, kind in entries if kind not in (0, EX_TYPE_FIXUP)]
+        if not unknown:
+            return {insn: fixup for insn, fixup, _ in entries}
+        typed = typed or unknown[0]
+    if typed:
+        raise ElfError(f"{path}: __ex_table entry for insn {typed[0]:#x} has type {typed[1]}; "
+                       f"only EX_TYPE_FIXUP (1) is supported")
+    names = ", ".join(name for name, _, _ in EXTABLE_LAYOUTS)
+    raise ElfError(f"{path}: __ex_table ({len(data)} bytes) is in none of the layouts "
+                   f"copygen reads ({names}): read in each, some entry points outside the code")
 
 
 def load_into(image: ElfImage, memory: Memory) -> None:

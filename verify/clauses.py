@@ -1,5 +1,6 @@
 """The contract clauses (DOMAIN.md §3, issue 4) and which routines they
-apply to.  Role: names and descriptions only.  Imports: nothing.
+apply to, and which entry points run with SUM held by their caller.
+Role: names and descriptions only.  Imports: nothing.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ CLAUSES = {
     "C4": "on a fault: nothing at or past dst+n-N is modified",
     "C5": "on a fault: N == n only if no byte could be copied",
     "C6": "on a fault: N is exactly the number of bytes not stored",
-    "S1": "sstatus.SUM is clear at every return",
+    "S1": "sstatus.SUM is clear at every return (still set, for a *_sum_enabled entry)",
     "S2": "no user access while SUM is clear",
     "A1": "sp and s0-s11 preserved; returns to ra",
     "B1": "no store outside [dst, dst+n)",
@@ -41,6 +42,17 @@ PROPERTIES = {
 PROPERTY_BROKEN = {
     "B2s": "reads up to 7 bytes around the source inside its aligned words",
 }
+
+
+# Entry points whose caller already set sstatus.SUM and expects it still set
+# when they return (mainline's __asm_copy_{to,from}_user_sum_enabled): they
+# are proved with SUM set at entry, and S1 asks that it stay set.
+SUM_HELD_SUFFIX = "_sum_enabled"
+
+
+def holds_sum(symbol: str) -> bool:
+    """Whether `symbol` is an entry point that runs with SUM held."""
+    return symbol.endswith(SUM_HELD_SUFFIX)
 
 
 def required(kind: str, extra: tuple[str, ...] = ()) -> list[str]:

@@ -4,7 +4,10 @@ fault boundary onwards unmapped, margins around dst to catch stray stores.
 
 Used to sample loop-head states (invariant inference), to replay
 counterexamples, and by the bounded exhaustive cross-check.
-Role: scenario in, outcome and per-clause verdicts out.  May import emu.
+An entry point that runs with SUM held (verify.clauses.holds_sum) is
+called with SUM set, and S1 asks that it be set at exit too.
+Role: scenario in, outcome and per-clause verdicts out.  May import emu,
+verify.clauses.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from copygen.emu.api import RETURN_SENTINEL, Machine
 from copygen.emu.errors import Oops, StepLimit
 from copygen.emu.machine import SR_SUM, SSTATUS
+from copygen.verify.clauses import holds_sum
 
 PAGE = 4096
 MARGIN = 2 * PAGE
@@ -73,6 +77,7 @@ class Scenario:
 @dataclass
 class Outcome:
     ret: int = 0
+    sum_at_entry: bool = False
     sum_at_exit: bool = False
     callee_ok: bool = True
     dst: bytes = b""
@@ -152,8 +157,8 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
     max_steps = step_bound(sc.N) if max_steps is None else max_steps
     m = setup(image, sc)
     entry = image.address_of(symbol)
-    saved = m._setup_call(entry, args_for(sc), False)
-    hart, out = m.hart, Outcome()
+    hart, out = m.hart, Outcome(sum_at_entry=holds_sum(symbol))
+    saved = m._setup_call(entry, args_for(sc), out.sum_at_entry)
     if record_loads:
         recorder = LoadRecorder()
         m.attach(recorder)
@@ -233,7 +238,7 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
         if string:      # no X1 for these: a run that oopses does not do the job
             v["C1"] = False
         return v
-    v["S1"] = not out.sum_at_exit
+    v["S1"] = out.sum_at_exit == out.sum_at_entry
     v["S2"] = not any("SUM clear" in f.cause for f in getattr(out, "faults", ()))
     v["A1"] = out.callee_ok
     v["B1"] = out.before == sc.initial(sc.D - MARGIN, MARGIN) and \

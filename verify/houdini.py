@@ -289,12 +289,19 @@ def _pinned(st: SymState, key):
     return st.stack if key == "stack" else z3.simplify(st.x[key])
 
 
-def _frame(st: SymState, world: World, dropped: set) -> dict:
+def _frame(st: SymState, world: World, dropped: set, code) -> dict:
     """What a head can take over from the first path into it: sp, the stack
-    array, and every register still holding its value from the entry (GCC's
+    array, every register still holding its value from the entry (GCC's
     prologue saves s-registers before a loop and restores them after it:
-    the epilogue's loads must see the saved values)."""
-    keys = [SP, "stack"] + [r for r in range(1, 32) if st.x[r].eq(world.R0[r])]
+    the epilogue's loads must see the saved values), and every register
+    holding a return address: the caller's ra, or a constant address in
+    the code (`code`: pc -> bool), which a call inside the routine left in
+    ra: the callee's return after its loop must go back to the call site,
+    not out of the routine."""
+    def kept(r: int) -> bool:
+        v = st.x[r]
+        return v.eq(world.R0[r]) or v.eq(world.RA0) or (z3.is_bv_value(v) and code(v.as_long()))
+    keys = [SP, "stack"] + [r for r in range(1, 32) if kept(r)]
     return {k: _pinned(st, k) for k in keys if (st.pc, k) not in dropped}
 
 
@@ -307,7 +314,7 @@ def _explore_once(prog, routine, world: World, bases: dict, dropped: set):
     while True:
         for e in segments[-1][1].ends:
             if e.kind == "cut" and e.pc not in frames:
-                frames[e.pc] = _frame(e.state, world, dropped)
+                frames[e.pc] = _frame(e.state, world, dropped, lambda a: a in routine.pcs)
         if not pending:
             return heads, segments
         pc = next((p for p in pending if p in frames), pending[0])

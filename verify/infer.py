@@ -59,7 +59,9 @@ def guess(snaps: list, kind: str, roles: dict[int, str] | None = None) -> list[C
     if kind in ("to", "from", "memcpy", "memmove"):
         cands += _words(varying, snaps)
     cands += _cursor(varying, snaps)
-    for bit in (0, 1):   # the emulator enters with sstatus = 0 (SS0)
+    # the emulator enters with sstatus = 0, or SUM alone for an entry that
+    # holds SUM: SS0 either way
+    for bit in (0, 1):
         if all(ss == bit << 18 for _, ss, *_ in snaps):
             cands.append(Cand("status", (bit,)))
     return cands

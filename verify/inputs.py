@@ -6,7 +6,7 @@ proof reads the machine code that ships.
 Role: input files -> (elf path, [(symbol, kind)]).  Anything but a regular
 file (a FIFO, a device) is refused before it is opened.  May import
 gen.build, gen.toolchain, gen.errors, gen.parse, gen.resources, emu.elf,
-verify.world.
+verify.clauses, verify.world.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from copygen.emu.errors import ElfError
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import require_regular_file
 from copygen.gen.resources import shim_dir
+from copygen.verify.clauses import holds_sum
 from copygen.verify.world import KINDS
 
 
@@ -45,15 +46,16 @@ def linked_elf(path: str, workdir: Path) -> Path:
 
 
 def routines(elf: Path) -> list[tuple[str, str]]:
-    """(symbol, kind) for each routine the ELF defines, one per kind."""
+    """(symbol, kind) for each routine the ELF defines, one per kind and
+    per way of entry (with SUM clear, or held by the caller)."""
     try:
         image = read_elf(elf)
     except ElfError as err:
         raise CopygenError(str(err)) from None
     seen_kinds, out = set(), []
     for sym, kind in KINDS.items():
-        if sym in image.symbols and kind not in seen_kinds:
-            seen_kinds.add(kind)
+        if sym in image.symbols and (kind, holds_sum(sym)) not in seen_kinds:
+            seen_kinds.add((kind, holds_sum(sym)))
             out.append((sym, kind))
     if not out:
         raise CopygenError(f"{elf} defines none of the routines copygen verifies",

@@ -4,9 +4,11 @@ candidate invariant about it can prove nothing later on.
 
 Standard backward data flow over the routine's static CFG (verify.program),
 fault edges included: a load that faults does not write its destination, so
-what its fixup reads is live before the load.  At a return the result (a0),
-the return address and the registers the caller keeps (sp, gp, tp, s0-s11)
-are live: clause A1 reads them.
+what its fixup reads is live before the load.  Calls are followed into the
+callee and its returns back to the call site (Routine.edges), so what the
+caller reads after a call is live throughout the callee.  At the routine's
+own return the result (a0), the return address and the registers the
+caller keeps (sp, gp, tp, s0-s11) are live: clause A1 reads them.
 
 Role: `live_at`, `prune`.  May import emu.isa, verify.program, verify.candidates.
 """
@@ -32,7 +34,7 @@ def uses_defs(prog: Program, pc: int) -> tuple[frozenset, frozenset]:
 def live_at(prog: Program, routine: Routine) -> dict[int, frozenset[int]]:
     """Registers live on entry to every instruction of the routine."""
     info = {pc: uses_defs(prog, pc) for pc in routine.pcs}
-    succ = {pc: [s for s in prog.successors(pc) if s in routine.pcs] for pc in routine.pcs}
+    succ = routine.edges
     fixup = {pc: prog.image.extable.get(pc) for pc in routine.pcs}
     live: dict[int, frozenset[int]] = {pc: frozenset() for pc in routine.pcs}
     changed = True

@@ -3,15 +3,21 @@ static control-flow graph of one routine, and its loop heads (cut points).
 
 Role: read what ships (DESIGN.md decision 2) through emu's ELF loader and
 decoder.  Fault edges (user access -> __ex_table fixup) are CFG edges too.
-May import emu.elf, emu.decode.
+Calls inside the routine are followed: a call's edge goes into its callee,
+and the callee's returns go back to the instruction after each call of it
+(mainline's fallback_scalar_usercopy calls the scalar copy between setting
+and clearing SUM).
+May import emu.elf, emu.decode, emu.errors.
 """
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from copygen.emu.decode import Insn, decode, insn_length
 from copygen.emu.elf import ElfImage, read_elf
+from copygen.emu.errors import IllegalInstruction
 
 LOADS = {"lb", "lh", "lw", "ld", "lbu", "lhu", "lwu"}
 STORES = {"sb", "sh", "sw", "sd"}
@@ -77,24 +83,91 @@ class Program:
             insn = self._cache[pc] = decode(raw, pc)
         return insn
 
+    def jump_target(self, pc: int) -> int | None:
+        """Where the jal or jalr at pc goes when the code alone says: a jal,
+        or a jalr whose base the auipc just before it set (`call` and
+        `tail` as the assembler writes them when the linker does not
+        relax them); None for a jump through a register (a return)."""
+        i = self.fetch(pc)
+        if i.name == "jal":
+            return pc + i.imm
+        if i.name == "jalr" and i.rs1:
+            try:    # pc - 4 may be the middle of an instruction: then no pair
+                prev = self.fetch(pc - 4)
+            except (ProgramError, IllegalInstruction):
+                return None
+            if prev.name == "auipc" and prev.length == 4 and prev.rd == i.rs1:
+                return (pc - 4 + prev.imm + i.imm) & ~1
+        return None
+
     def successors(self, pc: int) -> list[int]:
-        """Static successors, fault edges included; [] for jalr (return)."""
+        """Static successors within one function, fault edges included; a
+        call (jal/jalr that links) goes to its target and the instruction
+        after it; [] for a jump through a register (a return)."""
         i = self.fetch(pc)
         nxt = pc + i.length
         if i.name in BRANCHES:
             out = [pc + i.imm, nxt]
-        elif i.name == "jal":
-            out = [pc + i.imm] + ([nxt] if i.rd else [])
-        elif i.name == "jalr":
-            out = []
+        elif i.name in ("jal", "jalr"):
+            target = self.jump_target(pc)
+            out = [] if target is None else [target] + ([nxt] if i.rd else [])
         else:
             out = [nxt]
+        return out + self.fault_edges(pc)
+
+    def fault_edges(self, pc: int) -> list[int]:
+        i = self.fetch(pc)
         if (i.name in LOADS or i.name in STORES) and pc in self.image.extable:
-            out.append(self.image.extable[pc])
-        return out
+            return [self.image.extable[pc]]
+        return []
 
     def routine(self, entry: int) -> "Routine":
         return Routine.build(self, entry)
+
+
+def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int, tuple[int, ...]]:
+    """Successors of every instruction a call to `entry` can reach, calls
+    followed: a call's successor is its callee's first instruction, and a
+    return inside a callee goes back to the instruction after every call of
+    that callee (a call from two places joins their paths: sound, if less
+    precise).  A return of the routine itself has no successor.  Each
+    instruction's successors keep Program.successors' order (the search for
+    back edges, and so the choice of cut points, follows it)."""
+    succ: dict[int, dict[int, None]] = defaultdict(dict)   # an ordered set
+    seen: set[tuple[int, int | None]] = set()   # (pc, callee it runs in; None: the routine)
+    callers: dict[int, set] = defaultdict(set)  # callee -> {(return site, caller)}
+    rets: dict[int, set[int]] = defaultdict(set)
+    work: list[tuple[int, int | None]] = []
+
+    def go(src: int, dst: int, fn: int | None) -> None:
+        succ[src][dst] = None
+        if (dst, fn) not in seen:
+            if len(seen) > limit:
+                raise ProgramError(f"routine at {entry:#x} has over {limit} instructions")
+            seen.add((dst, fn))
+            work.append((dst, fn))
+
+    seen.add((entry, None))
+    work.append((entry, None))
+    while work:
+        pc, fn = work.pop()
+        i = prog.fetch(pc)
+        succ.setdefault(pc, {})
+        target = prog.jump_target(pc) if i.name in ("jal", "jalr") else None
+        if i.name in ("jal", "jalr") and target is not None and i.rd:
+            callers[target].add((pc + i.length, fn))
+            go(pc, target, target)
+            for r in rets[target]:
+                go(r, pc + i.length, fn)
+        elif i.name == "jalr" and target is None:
+            if fn is not None:
+                rets[fn].add(pc)
+                for site, caller in callers[fn]:
+                    go(pc, site, caller)
+        else:
+            for nxt in prog.successors(pc):
+                go(pc, nxt, fn)
+    return {pc: tuple(v) for pc, v in succ.items()}
 
 
 @dataclass(frozen=True)
@@ -102,28 +175,31 @@ class Routine:
     entry: int
     pcs: frozenset[int]
     cut_points: frozenset[int]     # targets of back edges: every cycle has one
+    edges: dict = field(default_factory=dict, compare=False)   # pc -> successors, calls followed
 
     @classmethod
     def build(cls, prog: Program, entry: int, limit: int = 20000) -> "Routine":
-        seen: set[int] = set()
-        on_stack: set[int] = set()
-        cuts: set[int] = set()
-        stack = [(entry, iter(prog.successors(entry)))]
-        seen.add(entry)
-        on_stack.add(entry)
-        while stack:
-            pc, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                stack.pop()
-                on_stack.discard(pc)
-                continue
-            if nxt in on_stack:
-                cuts.add(nxt)
-            elif nxt not in seen:
-                if len(seen) > limit:
-                    raise ProgramError(f"routine at {entry:#x} has over {limit} instructions")
-                seen.add(nxt)
-                on_stack.add(nxt)
-                stack.append((nxt, iter(prog.successors(nxt))))
-        return cls(entry, frozenset(seen), frozenset(cuts))
+        edges = call_graph_edges(prog, entry, limit)
+        return cls(entry, frozenset(edges), frozenset(_back_edge_targets(entry, edges)), edges)
+
+
+def _back_edge_targets(entry: int, edges: dict) -> set[int]:
+    """The targets of the back edges of a depth-first search from entry."""
+    seen: set[int] = {entry}
+    on_stack: set[int] = {entry}
+    cuts: set[int] = set()
+    stack = [(entry, iter(edges[entry]))]
+    while stack:
+        pc, it = stack[-1]
+        nxt = next(it, None)
+        if nxt is None:
+            stack.pop()
+            on_stack.discard(pc)
+            continue
+        if nxt in on_stack:
+            cuts.add(nxt)
+        elif nxt not in seen:
+            seen.add(nxt)
+            on_stack.add(nxt)
+            stack.append((nxt, iter(edges[nxt])))
+    return cuts

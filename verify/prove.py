@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from copygen.verify.clauses import BY_KIND, STRING_KINDS
+from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
 from copygen.verify.concrete import STEPS_BASE, STEPS_PER_BYTE, step_bound
 from copygen.verify.coverage import cover_goals
 from copygen.verify.dataproof import TIMEOUT_MS
@@ -215,8 +215,9 @@ class ClauseChecker:
                     self._cover("C1", start, cond, st, w.N, pc, "a byte not written")
                     self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
                     continue
-                self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == 0, pc,
-                         "returns with SUM set")
+                self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == w.sum_at_entry, pc,
+                         "returns with SUM clear, its caller holds it" if w.sum_held
+                         else "returns with SUM set")
                 nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
                 self._bv("C1", start, nf, ret == 0, pc, "returns non-zero without a fault")
                 self._cover("C1", start, nf, st, w.N, pc, "leaves a byte unwritten without a fault")
@@ -372,7 +373,8 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     roles = {pc: prog.address_roles(pc) for pc in snaps}
     stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
-    proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    proof = Proof(prog, routine, World(kind, holds_sum(symbol)),
+                  {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
     stage(STAGES[2])
     proof.houdini(guesses, jobs)
     stage(STAGES[3])

@@ -4,8 +4,9 @@ preconditions of a call, the fault model, and what each byte must become.
 Symbols: D, S (dst, src), N (n), W (an arbitrary byte index: proving a
 property for symbolic W proves it for every byte), SRC (source contents),
 C (memset's value), F / NF (the first inaccessible byte of the user buffer:
-a page boundary in it, or its first byte; or none), SS0 (sstatus at entry,
-SUM clear), RA0, SP0 and the entry value of every other register.
+a page boundary in it, or its first byte; or none), SS0 (sstatus at entry:
+SUM clear, or set for an entry point whose caller holds SUM, `sum_held`),
+RA0, SP0 and the entry value of every other register.
 
 Routine kinds
   to, from   __asm_copy_{to,from}_user: user buffer is dst / src
@@ -37,7 +38,10 @@ LOW, HIGH, MAX_N = 1 << 20, (1 << 64) - (1 << 20), 1 << 40
 GAP = 1 << 16
 
 KINDS = {
-    "__asm_copy_to_user": "to", "__asm_copy_from_user": "from", "__clear_user": "clear",
+    "__asm_copy_to_user": "to", "__asm_copy_from_user": "from",
+    # mainline's entry points for callers that hold SUM (verify.clauses.holds_sum)
+    "__asm_copy_to_user_sum_enabled": "to", "__asm_copy_from_user_sum_enabled": "from",
+    "__clear_user": "clear",
     "memcpy": "memcpy", "__memcpy": "memcpy", "memset": "memset", "__memset": "memset",
     "memmove": "memmove", "__memmove": "memmove",
 }
@@ -48,6 +52,7 @@ CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
 @dataclass
 class World:
     kind: str
+    sum_held: bool = False    # SUM set at entry, by the caller, and to stay set
     D: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("D", 64))
     S: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("S", 64))
     N: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("N", 64))
@@ -76,6 +81,11 @@ class World:
         return self.R0[2]
 
     @property
+    def sum_at_entry(self):
+        """sstatus.SUM (as the masked bit) when the routine is entered."""
+        return bv(SR_SUM if self.sum_held else 0)
+
+    @property
     def E(self):
         return self.D + self.N
 
@@ -96,7 +106,7 @@ class World:
         # W indexes dst: below n, but n = 0 is a call too (nothing may be
         # stored then), so it must not be ruled out by W
         pre = [z3.ULT(N, bv(MAX_N)), z3.UGE(D, bv(LOW)), z3.ULE(D, bv(HIGH) - N),
-               z3.Or(N == 0, z3.ULT(self.W, N)), self.SS0 & bv(SR_SUM) == 0,
+               z3.Or(N == 0, z3.ULT(self.W, N)), self.SS0 & bv(SR_SUM) == self.sum_at_entry,
                z3.UGE(self.SP0, bv(LOW)), z3.ULE(self.SP0, bv(HIGH)),
                self.RA0 & bv(1) == 0]
         if self.has_source:

@@ -22,5 +22,22 @@
 	.set alias, name;		\
 	.size alias, . - name
 
+/*
+ * The names kernels used before SYM_FUNC_* (still in vendor trees): ENTRY
+ * opens a global label, END sizes it, ENDPROC also types it a function.
+ * Two ENTRY lines in a row give one body two names.
+ */
+#define ENTRY(name)			\
+	.globl name;			\
+	.balign 4;			\
+	name:
+
+#define END(name)			\
+	.size name, . - name
+
+#define ENDPROC(name)			\
+	.type name, @function;		\
+	END(name)
+
 #endif /* __ASSEMBLY__ */
 #endif
