@@ -44,7 +44,7 @@ def main() -> None:
                   "--proof-cache", f"{d}/proofs", "--workload", args.workload, "-j", str(args.jobs),
                   "--json"]
         evaluate_s, r = _tune(common + ["--top", "0"], ROOT)
-        counts = re.search(r"(\d+) points, (\d+) distinct", r.stderr)
+        counts = re.search(r"(\d+) points \(\d+ pruned\), (\d+) distinct", r.stderr)
         points, distinct = int(counts.group(1)), int(counts.group(2))
         prove_s, r = _tune(common + ["--top", "5"], ROOT)
         rows = json.loads(r.stdout)["rows"]

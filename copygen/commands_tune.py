@@ -87,11 +87,15 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     prof = _profile_name(file, profile, p.space.routine)
     load_profile(prof)
     db_path = Path(db) if db else _default_db(file)
+    for label, why in p.space.pruned:
+        click.echo(f"pruned: {label}: {why}", err=True)
     click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
-               f"{len(p.points)} points, {len(p.codes)} distinct routines", err=True)
+               f"{len(p.points)} points ({len(p.space.pruned)} pruned), {len(p.codes)} distinct routines",
+               err=True)
     if dry_run:
         if as_json:
-            envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes))
+            envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
+                     pruned=[{"point": label, "reason": why} for label, why in p.space.pruned])
         return 0
     base_names = [_baseline_check(b, p.space.kind) for b in baselines]
     store = _open_store(db_path)

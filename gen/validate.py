@@ -227,8 +227,29 @@ def describe_point(point: dict[str, tuple]) -> str:
     return ", ".join(parts)
 
 
-def _sweep_points(item: Item, base: Item, target: Target) -> None:
-    """Validate every point of the sweep as the routine it would make."""
+def sweep_point_error(base: Item, target: Target, point: dict[str, tuple],
+                      locs: dict[str, Loc]) -> CopygenError | None:
+    """Why the routine `base` with the point's settings is not valid (None:
+    it is)."""
+    settings = {**settings_by_key(base), **{n: Setting(n, v, locs[n]) for n, v in point.items()}}
+    routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc)
+    try:
+        _phases(routine, base.kind, target, [])
+    except CopygenError as err:
+        return err
+    return None
+
+
+def _components(point: dict[str, tuple]) -> list[tuple]:
+    """The single values a point is made of: (axis, position, value)."""
+    return [(name, i, v) for name, values in point.items() for i, v in enumerate(values)]
+
+
+def _sweep_points(item: Item, base: Item, target: Target, warnings: list) -> None:
+    """Validate every point of the sweep as the routine it would make.  A
+    value no point can use (every point holding it is invalid) is an error,
+    located at the sweep; points invalid only in combination (unroll 16 with
+    the pipelined schedule) are pruned by the tuner, and a warning says so."""
     base_settings = settings_by_key(base)
     axes = [(SWEEP_AXES[a.key], a) for a in settings_by_key(item).values()]
     choices = [axis_choices(a, base_settings) for _, a in axes]
@@ -237,21 +258,31 @@ def _sweep_points(item: Item, base: Item, target: Target) -> None:
         raise CopygenError(f"sweep `{item.name}` has {count} points; at most "
                            f"{MAX_SWEEP_POINTS} are allowed", item.loc,
                            hint="narrow the axes")
-    names = [name for name, _ in axes]
+    names, locs = [name for name, _ in axes], {name: a.loc for name, a in axes}
+    valid_with: dict[tuple, bool] = {}
+    bad: list[tuple[dict, CopygenError]] = []
     for values in itertools.product(*choices):
         point = dict(zip(names, values))
-        settings = {**base_settings,
-                    **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
-        routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc)
-        try:
-            _phases(routine, base.kind, target, [])
-        except CopygenError as err:
+        err = sweep_point_error(base, target, point, locs)
+        for c in _components(point):
+            valid_with[c] = valid_with.get(c, False) or err is None
+        if err is not None:
+            bad.append((point, err))
+    for point, err in bad:
+        if any(not valid_with[c] for c in _components(point)):
             raise CopygenError(f"sweep `{item.name}`: the point {describe_point(point)} "
                                f"is not a valid {base.kind}: {err.message}", item.loc,
-                               hint=err.hint) from None
+                               hint=err.hint)
+    if bad:
+        point, err = bad[0]
+        warnings.append(Warning_(
+            f"sweep `{item.name}`: {len(bad)} of {count} points are not valid {base.kind}s and "
+            f"are pruned (the first, {describe_point(point)}: {err.message})", item.loc,
+            hint="copygen tune lists each pruned point with its reason"))
 
 
-def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target]) -> Sweep:
+def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
+           warnings: list) -> Sweep:
     if item.ref not in routines:
         known = ", ".join(sorted(routines)) or "none"
         raise CopygenError(f"sweep `{item.name}` is for unknown routine `{item.ref}`",
@@ -274,12 +305,12 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target]) ->
     if not axes:
         raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,
                            hint="e.g. `words unroll [1, 2, 4, 8]`")
-    _sweep_points(item, base, targets[base.ref])
+    _sweep_points(item, base, targets[base.ref], warnings)
     return Sweep(item.name, item.ref, tuple(axes), item.loc)
 
 
 def _sweeps(items: list[Item], routines: dict[str, Item],
-            targets: dict[str, Target]) -> tuple[Sweep, ...]:
+            targets: dict[str, Target], warnings: list) -> tuple[Sweep, ...]:
     seen: dict[str, Sweep] = {}
     for it in items:
         if it.kind != "sweep":
@@ -287,7 +318,7 @@ def _sweeps(items: list[Item], routines: dict[str, Item],
         if it.name in seen:
             raise CopygenError(f"sweep name `{it.name}` used twice", it.loc,
                                hint=f"the first is at line {seen[it.name].loc.line}")
-        seen[it.name] = _sweep(it, routines, targets)
+        seen[it.name] = _sweep(it, routines, targets, warnings)
     return tuple(seen.values())
 
 
@@ -330,7 +361,7 @@ def build_strategy(items: list[Item], file: str,
     if not made:
         raise CopygenError("nothing to generate: no copy_user, clear_user or string block",
                            Loc(file, 1, 1), hint="see examples/*.copy")
-    sweeps = _sweeps(items, names, targets)
+    sweeps = _sweeps(items, names, targets, warnings)
     if "copy_user" in made and "clear_user" not in made:
         warnings.append(Warning_("no clear_user routine: uaccess.S will not define "
                                  "__clear_user, which the kernel also needs", Loc(file)))

@@ -3,8 +3,9 @@
 A sweep names one routine and axes of values; a point sets one value per
 axis on that routine, and its variant is the base file with the routine's
 settings replaced (every other block kept, sweeps dropped), written with
-gen.unparse.  gen.validate has already checked every point (`copygen check`
-refuses a sweep with an invalid one), so every variant builds.
+gen.unparse.  A point that is not a valid routine (valid values that do not
+go together, e.g. unroll 16 with the pipelined schedule) is pruned, with the
+validator's reason; a value no point can use is an error (gen.validate).
 
 Role: sweep -> variants.  May import gen.parse, gen.unparse, gen.validate,
 gen.errors.
@@ -17,7 +18,8 @@ from dataclasses import dataclass
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import Item, Setting, parse_text, read_source
 from copygen.gen.unparse import file_text
-from copygen.gen.validate import SWEEP_AXES, axis_choices, build_strategy, describe_point, settings_by_key
+from copygen.gen.validate import (SWEEP_AXES, axis_choices, build_strategy, describe_point, settings_by_key,
+                                  sweep_point_error)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class Space:
     routine: str           # the swept routine's name
     kind: str              # copy_user | clear_user
     variants: tuple[Variant, ...]
+    pruned: tuple[tuple[str, str], ...] = ()    # (point label, the validator's reason)
 
 
 def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
@@ -63,13 +66,19 @@ def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
     base_settings = settings_by_key(base)
     axes = [(SWEEP_AXES[a.key], a) for a in settings_by_key(item).values()]
     choices = [axis_choices(a, base_settings) for _, a in axes]
-    variants = []
+    variants, pruned = [], []
+    target = next(tg for tg in st.targets if tg.name == base.ref)
+    locs = {name: a.loc for name, a in axes}
     for values in itertools.product(*choices):
         point = tuple((name, v) for (name, _), v in zip(axes, values))
+        err = sweep_point_error(base, target, dict(point), locs)
+        if err is not None:
+            pruned.append((describe_point(dict(point)), err.message))
+            continue
         settings = {**base_settings, **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
         routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc, base.ref_loc)
         blocks = [routine if it is base else it for it in kept]
         header = [f"{base.name}: point of sweep `{sweep}` in {path}", describe_point(dict(point))]
         alone = [it for it in blocks if it.kind == "target" or it is routine]
         variants.append(Variant(point, file_text(blocks, header), file_text(alone, header)))
-    return Space(sweep, base.name, base.kind, tuple(variants))
+    return Space(sweep, base.name, base.kind, tuple(variants), tuple(pruned))

@@ -199,10 +199,6 @@ def test_a_sweep_over_a_string_block():
 
 
 @pytest.mark.parametrize("axes, words", [
-    # the routine's own schedule (loads_first) is kept; only the pipelined
-    # point is too wide
-    ("words unroll [4, 16] schedule [loads_first, pipelined]",
-     ["words unroll 16 schedule pipelined", "registers"]),
     ("small below [71] shift unroll [2, 8] schedule [pipelined]",
      ["small below 71, shift unroll 8 schedule pipelined", "only 6 fit"]),
     ("small below [96, 0x1000000]", ["small below 16777216", "1 MiB"]),
@@ -213,6 +209,16 @@ def test_every_sweep_point_is_validated(axes, words):
     assert err.message.startswith("sweep `s`: the point ")
     for w in words:
         assert w in err.message or w in (err.hint or ""), err.render()
+
+
+def test_points_invalid_only_in_combination_are_pruned_with_a_warning():
+    # unroll 16 works loads_first, pipelined works at 4: only their
+    # combination is too wide, and the tuner prunes it
+    st = load_text(GOOD + "sweep s for cu { words unroll [4, 16] schedule [loads_first, pipelined] }\n",
+                   "ok.copy")
+    (w,) = [w for w in st.warnings if "pruned" in w.message]
+    assert "1 of 4 points" in w.message and "words unroll 16 schedule pipelined" in w.message
+    assert (w.loc.line, w.loc.col) == (13, 1)
 
 
 def test_a_sweep_axis_keeps_the_routines_schedule():

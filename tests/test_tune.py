@@ -169,3 +169,14 @@ def test_an_unwritable_or_corrupt_store_is_refused_untouched(tmp_path):
         assert r.exit_code == 2 and "writable" in r.stderr
     r = _tune(tmp_path, src, "--db", tmp_path)
     assert r.exit_code == 2 and "is a directory" in r.stderr
+
+
+def test_points_invalid_in_combination_are_pruned_with_the_reason(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { words unroll [4, 16] schedule [loads_first, pipelined] }\n")
+    r = _tune(tmp_path, src, "--dry-run", "--json", "--db", tmp_path / "t.db")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["points"] == 3
+    (pruned,) = out["pruned"]
+    assert pruned["point"] == "words unroll 16 schedule pipelined" and "registers" in pruned["reason"]
+    assert "pruned: words unroll 16 schedule pipelined" in r.stderr
