@@ -7,7 +7,6 @@ tune, copygen.output.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import click
@@ -17,7 +16,7 @@ from copygen.gen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import load_file
 from copygen.measure.workload import ALIGN_MIXES, make_workload
-from copygen.output import EXIT_HELP, command, envelope, progress, table_console
+from copygen.output import EXIT_HELP, command, envelope, plain_tables, print_tables, progress, table_console
 from copygen.tune import report
 from copygen.tune.evaluate import Job, evaluate
 from copygen.tune.run import code_key, evaluate_all, plan, prove_top, winner
@@ -176,9 +175,9 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
     if as_csv:
         click.echo(report.csv_text(table), nl=False)
         return
+    print_tables(report.rich_table(f"copygen tune: {meta['sweep']} on {meta['profile']} "
+                                   f"({meta['workload']})", table, base, plain_tables()))
     console = table_console()
-    console.print(report.rich_table(f"copygen tune: {meta['sweep']} on {meta['profile']} "
-                                    f"({meta['workload']})", table, base, not sys.stdout.isatty()))
     if win:
         console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
     else:

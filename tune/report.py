@@ -105,13 +105,26 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
             png = outdir / f"heatmap_vs_{_slug(b)}.png"
             heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
             made.append(png)
-            md += [f"![speed-up vs {b}]({png.name})", ""]
+            md += [f"Speed-up of the winner over {b} (its cycles / the winner's; mean over the "
+                   "alignment pairs of each class, warm L1):", "", *grid_table(win["grid"], e["grid"]),
+                   "", f"![speed-up vs {b}]({png.name})", ""]
     png = outdir / "pareto.png"
     pareto(rows, baselines, png)
     made.append(png)
     md += [f"![expected cycles against code bytes]({png.name})", ""]
     (outdir / "report.md").write_text("\n".join(md))
     return [outdir / "report.md", *made]
+
+
+def grid_table(grid: dict, base: dict) -> list[str]:
+    """Markdown rows: one per size, one column per alignment class."""
+    classes = [c for c in grid if c in base]
+    sizes = sorted(grid[classes[0]], key=int)
+    out = ["| size | " + " | ".join(classes) + " |", "|---" * (len(classes) + 1) + "|"]
+    for s in sizes:
+        cells = [f"{base[c][s] / grid[c][s]:.2f}x" if grid[c][s] else "-" for c in classes]
+        out.append(f"| {s} B | " + " | ".join(cells) + " |")
+    return out
 
 
 def _slug(text: str) -> str:
