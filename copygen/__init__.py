@@ -4,8 +4,9 @@ The pillars live in the repository's own top-level folders and are installed
 under this name (pyproject.toml maps them): ``copygen.gen`` (front end,
 lowering, emission, toolchain driver), ``copygen.emu`` (the RV64 machine and
 its cost profiles), ``copygen.verify`` (the Z3 prover), ``copygen.measure``
-(benches, workloads, ranking, plots) and ``copygen.mutate`` (the verifier's
-mutation tool); the grammar, templates and kernel-macro shim are package data
+(benches, workloads, ranking, plots), ``copygen.mutate`` (the verifier's
+mutation tool), ``copygen.tune`` (the autotuner) and ``copygen.patch``
+(kernel trees and patches); the grammar, templates and kernel-macro shim are package data
 (``copygen.grammar``, ``copygen.templates``, ``copygen.shim``).
 
 ``copygen.cli`` (with the ``commands_*`` and ``output`` modules beside it)

@@ -2,7 +2,7 @@
 
 Each command parses its options, calls one library function of a layer
 (gen: check, build; measure: bench, rank; verify: verify; mutate: mutate;
-tune: tune)
+tune: tune; patch: patch)
 and prints its result through copygen.output (tables on stdout, errors on
 stderr, one JSON envelope with --json).  Only this folder exits the process.
 Role: the top of the import graph.  Imports click and every layer; nothing
@@ -16,6 +16,7 @@ from copygen import __version__
 from copygen.commands_build import build, check
 from copygen.commands_measure import bench, rank
 from copygen.commands_mutate import mutate
+from copygen.commands_patch import patch
 from copygen.commands_tune import tune
 from copygen.commands_verify import verify
 from copygen.output import EXIT_HELP
@@ -38,5 +39,5 @@ def main() -> None:
     """
 
 
-for _cmd in (check, build, bench, rank, verify, mutate, tune):
+for _cmd in (check, build, bench, rank, verify, mutate, tune, patch):
     main.add_command(_cmd)

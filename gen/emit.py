@@ -115,6 +115,15 @@ def uaccess_functions(st: Strategy) -> list[Function]:
     return fns
 
 
+def render_body(fn: Function, strategy: list[str]) -> str:
+    """The text between SYM_FUNC_START and SYM_FUNC_END of `fn`, opened by a
+    comment saying what it does and the strategy it comes from: what
+    `copygen patch` places in a kernel tree's own uaccess.S (whose includes,
+    fixup macro and function markers it uses as they are)."""
+    macros = env().get_template("uaccess_function.S.j2").module
+    return str(macros.inner_header(fn, strategy)) + str(macros.body(fn))
+
+
 def render_uaccess(st: Strategy, source: str) -> str | None:
     fns = uaccess_functions(st)
     if not fns:

@@ -15,6 +15,12 @@ Layout of __asm_copy_to_user (and its alias __asm_copy_from_user):
 
 Registers: a0 dst cursor, a1 src cursor, a3 dst end, a2 loop limit (n is
 dead once the threshold is checked), t6 carries SR_SUM at entry and exit.
+
+`sum_held`: the body of an entry point whose caller holds SUM (mainline's
+fallback_scalar_usercopy_sum_enabled): no csrs/csrc of SUM on entry, on the
+return or on any fault exit, since the caller clears it after the call.
+`prefix` names every local label (`.L<prefix>_bytes`, ...), so a body placed
+in a kernel file can avoid the labels the file already has.
 Role: build phases from Steps (gen.schedule) with fixups (gen.fixups).
 May import gen.ir, gen.schedule, gen.fixups, gen.strategy.
 """
@@ -218,18 +224,22 @@ def _tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
                  (("a2", "loop limit: end - 8"), ("t0", "word in flight")), tuple(body))
 
 
-def _entry(pfx: str, ph: Phases, n_reg: str, small_to: str) -> Phase:
-    body = sum_on() + [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
+def _entry(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:
+    body = [] if sum_held else sum_on()
+    body += [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
     if ph.threshold > 0:
         body += [Insn("li", ("t0", str(ph.threshold)),
                       note="threshold from the strategy (`small below`)"),
                  Insn("bltu", (n_reg, "t0", small_to))]
+    first = ("The caller holds sstatus.SUM.  Remember where dst ends," if sum_held
+             else "Enable user memory access (sstatus.SUM), remember where dst ends,")
+    regs = ((END, "end of dst"), ("t0", "threshold"))
     return Phase(None, "Entry",
-                 ("Enable user memory access (sstatus.SUM), remember where dst ends,",
+                 (first,
                   f"and send copies shorter than {ph.threshold} bytes to the byte loop,",
                   "where the set-up below would cost more than it saves."),
                  (f"if (n < {ph.threshold}) goto bytes;",),
-                 (("t6", "SR_SUM"), (END, "end of dst"), ("t0", "threshold")), tuple(body))
+                 regs if sum_held else (("t6", "SR_SUM"),) + regs, tuple(body))
 
 
 def _byte_phase(pfx: str, exits: FaultExits, copy: bool) -> Phase:
@@ -240,15 +250,22 @@ def _byte_phase(pfx: str, exits: FaultExits, copy: bool) -> Phase:
                  tuple(_byte_loop(pfx, exits, copy, f".L{pfx}_done")))
 
 
-def _done_phase(pfx: str) -> Phase:
+def _done_phase(pfx: str, sum_held: bool) -> Phase:
+    if sum_held:
+        return Phase(f".L{pfx}_done", "Done",
+                     ("Every byte was stored: return 0 (SUM stays the caller's).",), (), (),
+                     (Insn("li", ("a0", "0")), Insn("ret")))
     return Phase(f".L{pfx}_done", "Done",
                  ("Every byte was stored: disable user access, return 0.",), (), (),
                  tuple(sum_off() + [Insn("li", ("a0", "0")), Insn("ret")]))
 
 
-def _fault_phase(exits: FaultExits) -> Phase:
-    why = ("A user access faulted; the trap handler resumed here with sstatus",
-           "as it was, so SUM is still set and must be cleared on this path too.",
+def _fault_phase(exits: FaultExits, sum_held: bool) -> Phase:
+    # with sum_held the caller set SUM and clears it after the call: the
+    # exits leave it alone
+    still_set = ("as it was, so SUM is still set, as the caller wants it." if sum_held else
+                 "as it was, so SUM is still set and must be cleared on this path too.")
+    why = ("A user access faulted; the trap handler resumed here with sstatus", still_set,
            "a0 plus the label's offset is the first byte not stored: return",
            "end - a0, exactly the bytes not copied.")
     pseudo: tuple[str, ...] = ("return end - (dst + stored);",)
@@ -260,18 +277,18 @@ def _fault_phase(exits: FaultExits) -> Phase:
                "up to the exact fault.  The exits of one unrolled block form a",
                "ladder: each steps a0 and a1 one word and falls into the next.",
                "A byte access that faulted returns end - a0, exactly the bytes",
-               "not copied, and clears SUM.")
+               "not copied" + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
         pseudo = ("word fault: dst += stored; src += stored; goto bytes;",
                   "byte fault: return end - dst;")
     return Phase(None, "Fault exits", why, pseudo, (("a0", "bytes not copied"),),
-                 tuple(exit_code(exits, END, sum_off())))
+                 tuple(exit_code(exits, END, [] if sum_held else sum_off())))
 
 
-def copy_user_function(cu: CopyUser) -> Function:
+def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy") -> Function:
     ph, fast = cu.phases, cu.target.fast_misaligned
-    pfx = "copy"
+    pfx = prefix
     exits = FaultExits(pfx, f".L{pfx}_bytes")
-    phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes")]
+    phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(_head(pfx, exits, True))
     if not fast:
@@ -289,14 +306,16 @@ def copy_user_function(cu: CopyUser) -> Function:
     if ph.shift_unroll and not fast:
         phases[-1] = _with_jump(phases[-1], f".L{pfx}_bytes")
         phases.append(_shift_phase(pfx, ph, exits))
-    phases += [_byte_phase(pfx, exits, True), _done_phase(pfx)]
+    phases += [_byte_phase(pfx, exits, True), _done_phase(pfx, sum_held)]
+    summary = ("Copy n bytes between kernel and user memory.  Either side may be user",
+               "memory: every load and store carries an exception-table entry.")
+    if sum_held:
+        summary += ("The caller has set sstatus.SUM and clears it after the call.",)
     return Function(
-        "__asm_copy_to_user", ("__asm_copy_from_user",),
-        ("Copy n bytes between kernel and user memory.  Either side may be user",
-         "memory: every load and store carries an exception-table entry."),
+        "__asm_copy_to_user", ("__asm_copy_from_user",), summary,
         (("a0", "dst"), ("a1", "src"), ("a2", "n")),
         "a0: the number of bytes not copied (0 on success)",
-        tuple(phases), (_fault_phase(exits),),
+        tuple(phases), (_fault_phase(exits, sum_held),),
         ("__asm_copy_to_user", "__asm_copy_from_user"))
 
 
@@ -308,11 +327,11 @@ def _with_jump(phase: Phase, target: str) -> Phase:
                  body + (Insn("j", (target,), note="tail bytes"),))
 
 
-def clear_user_function(cl: ClearUser) -> Function:
+def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
     ph = cl.phases
-    pfx = "clear"
+    pfx = prefix
     exits = FaultExits(pfx)
-    phases = [_entry(pfx, ph, "a1", f".L{pfx}_bytes")]
+    phases = [_entry(pfx, ph, "a1", f".L{pfx}_bytes", False)]
     if ph.align != "none":
         phases.append(_head(pfx, exits, False))
     block = S.fill_words(ph.word_unroll)
@@ -324,10 +343,10 @@ def clear_user_function(cl: ClearUser) -> Function:
     tail = _tail_phase(pfx, ph, exits, False)
     if tail:
         phases.append(tail)
-    phases += [_byte_phase(pfx, exits, False), _done_phase(pfx)]
+    phases += [_byte_phase(pfx, exits, False), _done_phase(pfx, False)]
     return Function(
         "__clear_user", (),
         ("Zero n bytes of user memory; any store may fault.",),
         (("a0", "dst (user)"), ("a1", "n")),
         "a0: the number of bytes not zeroed (0 on success)",
-        tuple(phases), (_fault_phase(exits),), ("__clear_user",))
+        tuple(phases), (_fault_phase(exits, False),), ("__clear_user",))

@@ -2,6 +2,8 @@
 
 Honours CROSS_COMPILE as the kernel build does (default riscv64-linux-gnu-).
 The qemu-user oracle runs through it too.
+git (for `copygen patch`) and a kernel tree's scripts/checkpatch.pl (under
+perl) run through it too.
 A missing program is a ToolError naming it and the Debian package that
 provides it; a failing one is a ToolError carrying its stderr (exit 1).
 May import gen.errors and the standard library.
@@ -112,3 +114,41 @@ def run_user(exe: Path, args: list[str] = (), stdin: str = "", timeout: float = 
 
 def disassemble(elf: Path) -> str:
     return run("objdump", ["-d", "--no-show-raw-insn", elf]).stdout
+
+
+def _host_program(name: str, package: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise ToolError(f"`{name}` not found on PATH", hint=f"install it: apt-get install {package}")
+    return path
+
+
+def run_git(args: list[str], cwd: Path, env: dict[str, str] | None = None,
+            stdin: str | None = None, check: bool = True) -> Exited:
+    """git ARGS in CWD (with `env` added to the environment).  With `check`
+    a non-zero exit is a ToolError carrying git's stderr."""
+    argv = [_host_program("git", "git"), *map(str, args)]
+    try:
+        proc = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True,
+                              env={**os.environ, **(env or {})}, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"`git {' '.join(argv[1:3])}` took longer than 300 s") from None
+    except OSError as err:
+        raise ToolError(f"cannot run git in {cwd}: {err.strerror}") from None
+    if check and proc.returncode != 0:
+        raise ToolError(f"`git {' '.join(argv[1:])}` failed (exit {proc.returncode})",
+                        detail=proc.stderr or proc.stdout)
+    return Exited(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_checkpatch(script: Path, patch: Path, cwd: Path) -> Exited:
+    """A kernel tree's scripts/checkpatch.pl --strict on PATCH; its exit
+    status (non-zero when it has findings) is the caller's to judge."""
+    argv = [_host_program("perl", "perl"), str(script), "--strict", str(patch)]
+    try:
+        proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"`{script.name}` took longer than 300 s") from None
+    except OSError as err:
+        raise ToolError(f"cannot run {script}: {err.strerror}") from None
+    return Exited(proc.returncode, proc.stdout, proc.stderr)

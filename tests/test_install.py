@@ -46,7 +46,8 @@ def test_the_wheel_holds_one_namespace_and_its_data(wheel):
     tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert tops == {"copygen"}
     for data in ("copygen/grammar/copy.lark", "copygen/templates/uaccess.S.j2",
-                 "copygen/templates/string.c.j2", "copygen/shim/copygen.ld",
+                 "copygen/templates/string.c.j2", "copygen/templates/uaccess_function.S.j2",
+                 "copygen/patch/run.py", "copygen/shim/copygen.ld",
                  "copygen/shim/include/asm/asm-extable.h", "copygen/emu/profiles/u74.toml",
                  "copygen/mutate/harness.c"):
         assert data in names, data

@@ -268,3 +268,20 @@ def test_every_entry_point_of_a_layout_is_proved(name, tmp_path):
     unproved = {rep["symbol"]: {c: rep["detail"][c] for c, st in rep["status"].items()
                                 if st != "proved" and c != "B2s"} for rep in reports}
     assert r.exit_code == 0 and not any(unproved.values()), unproved
+
+
+@pytest.mark.parametrize("name, returned", [("mainline_layout.S", 64), ("mainline_block_fault.S", 72)])
+def test_mainline_block_fault_returns_the_whole_size_on_the_second_word(name, returned, tmp_path):
+    """mainline_block_fault.S keeps mainline's block-granular fault return
+    (docs/patching.md's worked example): copy_from_user of 72 bytes whose
+    source page ends 8 bytes in returns 72 although 8 bytes were readable;
+    mainline_layout.S's exact exits copy them and return 64."""
+    from copygen.emu.api import Machine
+    m = Machine.from_elf(_link(HERE / name, tmp_path))
+    user, kern = 0x1000_0000, 0x7000_0000
+    m.map(user, 0x1000, user=True)
+    m.map(kern, 0x1000, user=False)
+    m.write(user + 0x1000 - 8, bytes(range(1, 9)))
+    r = m.call("__asm_copy_from_user", kern, user + 0x1000 - 8, 72)
+    assert r.faults and not r.sum_at_exit
+    assert r.ret == returned

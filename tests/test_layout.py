@@ -19,6 +19,7 @@ ALLOWED = {
     "measure": {"measure", "emu"},
     "mutate": {"mutate", "gen"},
     "tune": {"tune", "gen", "emu", "measure", "verify"},
+    "patch": {"patch", "gen", "emu", "measure", "verify"},
 }
 COMMAND_LINE = {"cli", "output"} | {p.stem for p in (ROOT / "copygen").glob("commands_*.py")}
 

@@ -1,0 +1,121 @@
+"""`copygen patch`: a strategy and a kernel tree in, a commit and a patch out.
+
+Role: command-line glue over patch.run.make_patch; prints each patch's
+subject, its table and proof summary, where the patch files are, and what
+the tree's checkpatch said (or the JSON envelope).
+May import click, patch, gen.errors, verify.parallel, copygen.output.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+
+import click
+
+from copygen.gen.errors import CopygenError
+from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of
+from copygen.patch import message
+from copygen.patch.run import Request, make_patch
+from copygen.verify.parallel import default_jobs
+
+PATCH_EXIT = EXIT_HELP + (" copygen patch: 3 the patched code has a violated clause, 4 one stays "
+                          "unknown (nothing is written; --allow-unproven writes a draft).")
+BLOCKS = {"copy_to_user": "copy_user", "copy_from_user": "copy_user", "clear_user": "clear_user"}
+
+
+def _block(name: str) -> str:
+    if name in ("copy_user", "clear_user"):
+        return name
+    kind = name if name in BLOCKS else kind_of(name)
+    if kind not in BLOCKS:
+        raise CopygenError(f"copygen patch cannot replace `{name}`",
+                           hint="--routine copy_user (copy_to_user, copy_from_user) or clear_user")
+    return BLOCKS[kind]
+
+
+def _entries(routines: tuple[str, ...]) -> frozenset[str] | None:
+    """The entry points to prove: a block name (copy_user) takes all of
+    its own, a kind (copy_to_user) its symbols, a symbol itself."""
+    if not routines:
+        return None
+    out: set[str] = set()
+    for r in routines:
+        if r in ("copy_user", "clear_user"):
+            out.update(s for k, syms in ROUTINE_KINDS.items() if BLOCKS.get(k) == r for s in syms)
+        else:
+            out.update(ROUTINE_KINDS.get(r, (r,)))
+    return frozenset(out)
+
+
+def _show(res) -> None:
+    for s in res.steps:
+        lines = s.message.splitlines()
+        click.echo(lines[0])
+        click.echo("")
+        if s.change.rows:
+            click.echo("\n".join(message.table(s.change.rows, s.change.calibration)))
+            click.echo("")
+        click.echo("\n".join(message.proofs(s.change.before, s.change.after, s.kinds, s.change.skipped)))
+        click.echo("")
+    click.echo(f"branch {res.branch}: {len(res.steps)} commit(s) on {res.file}")
+    for p in res.patches:
+        shown = os.path.relpath(p)
+        click.echo(f"wrote {p if shown.startswith('..') else shown}")
+    if res.checkpatch is not None:
+        click.echo("checkpatch.pl --strict:")
+        click.echo(res.checkpatch)
+
+
+@click.command(epilog=PATCH_EXIT)
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--kernel-tree", "tree", required=True, type=click.Path(file_okay=False),
+              help="The top of a kernel git tree (its arch/riscv/lib/uaccess.S is patched).")
+@click.option("--routine", "routines", multiple=True,
+              help="Only this block: copy_user or clear_user; repeatable [default: every block "
+                   "of FILE].  A kind (copy_to_user, copy_from_user) or a symbol replaces its "
+                   "block but proves only its own entry points (the message names them).")
+@click.option("-o", "--output", "outdir", default="patches", show_default=True,
+              type=click.Path(file_okay=False), help="Where git format-patch writes the patches.")
+@click.option("--profile", "profiles", multiple=True,
+              help="Cost profile of the before/after table; repeatable [default: the targets' profiles].")
+@click.option("--series", is_flag=True, help="copy_user and clear_user as two patches and a cover letter.")
+@click.option("--allow-unproven", is_flag=True,
+              help="Write a draft even when the patched code is not proved (its subject says so).")
+@click.option("--branch", default=None, help="The new branch [default: copygen/<FILE's stem>].")
+@click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False),
+              help="Reports kept under a hash of the machine code (shared with verify and tune).")
+@click.option("--no-cache", is_flag=True, help="Prove again even when the cache has this code.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Processes each proof spreads its queries over [default: the cores].")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@command("patch")
+def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch, proof_cache,
+          no_cache, jobs, as_json) -> int:
+    """Turn FILE's uaccess routines into a kernel patch on a new branch of a tree.
+
+    Replaces only the bodies the strategy owns in the tree's
+    arch/riscv/lib/uaccess.S (mainline: fallback_scalar_usercopy_sum_enabled,
+    with no SUM handling, and __clear_user; a 2021-layout tree:
+    __asm_copy_to_user and __clear_user), proves the entry points that reach
+    them before and after, benches both, and only when the new code is
+    proved commits it on a new branch (the checkout is left as it was) and
+    runs git format-patch.  The commit message holds the modelled
+    before/after table, the proof summary and how to reproduce.
+    """
+    req = Request(file, tree, kinds=tuple(dict.fromkeys(_block(r) for r in routines)),
+                  routines=tuple(routines), outdir=outdir, profiles=tuple(profiles), series=series,
+                  allow_unproven=allow_unproven, branch=branch, entries=_entries(tuple(routines)),
+                  proof_cache=None if no_cache else proof_cache, jobs=max(1, jobs or default_jobs()))
+    res = make_patch(req, tell=lambda msg: None if as_json else click.echo(msg, err=True))
+    if as_json:
+        envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
+                 patches=[str(p) for p in res.patches], checkpatch=res.checkpatch,
+                 commits=[{"commit": s.commit, "subject": s.message.splitlines()[0],
+                           "routines": list(s.kinds), "message": s.message,
+                           "rows": [asdict(r) for r in s.change.rows],
+                           "before": {k: [asdict(p) for p in v] for k, v in s.change.before.items()},
+                           "after": {k: [asdict(p) for p in v] for k, v in s.change.after.items()}}
+                          for s in res.steps])
+    else:
+        _show(res)
+    return 0

@@ -1,0 +1,127 @@
+"""The evidence a patch carries: proofs and modelled cycles, before and after.
+
+Each state of the file (the tree's own, and each patched one) is assembled
+against copygen's shim as a tree without CONFIG_RISCV_ISA_V assembles it
+(verify.inputs.linked_elf) and linked into an ELF.  Its entry points that
+reach a replaced body are proved with the full contract (verify.prove,
+through the proof cache: the same code is never proved twice), and its
+copy_to_user / clear_user are benched under each cost profile on a size x
+alignment-class grid (measure.bench; every call's result is checked).
+
+Role: ELFs, proofs and benches for the patch.  May import verify, measure,
+emu.profile, gen.errors and the standard library.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copygen.emu.profile import Profile
+from copygen.measure.bench import Bench, Case
+from copygen.verify.cache import ProofCache, code_key
+from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.prove import prove_routine
+from copygen.verify.verdict import verdict
+
+SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
+# (src, dst) offsets from a page boundary standing for each alignment class
+PAIRS = {
+    "copy_user": {"aligned": ((0, 0),), "misaligned": ((1, 0), (3, 5), (0, 4), (7, 2))},
+    "clear_user": {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))},
+}
+# the routine benched for each strategy block, and the verifier kinds of
+# the entry points that reach its body
+BENCHED = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user"}
+ENTRY_KINDS = {"copy_user": ("to", "from"), "clear_user": ("clear",)}
+
+
+@dataclass(frozen=True)
+class Proof:
+    """One entry point of one state of the file, as the verifier left it."""
+
+    symbol: str
+    kind: str            # the strategy block it reaches: copy_user | clear_user
+    verdict: str         # verify.verdict: proved | violated | unknown | unanalysable
+    status: dict
+    detail: dict
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Row:
+    """Mean modelled cycles of one routine, size and alignment class."""
+
+    profile: str
+    routine: str         # copy_user | clear_user
+    size: int
+    align: str
+    before: float
+    after: float
+
+
+@dataclass
+class State:
+    """One version of uaccess.S, built."""
+
+    name: str
+    path: Path
+    elf: Path
+    proofs: dict[str, list[Proof]] = field(default_factory=dict)   # kind -> entry points
+    skipped: list[str] = field(default_factory=list)               # entry points left out
+
+
+def build(name: str, text: str, workdir: Path) -> State:
+    """Write `text` as WORKDIR/NAME/uaccess.S and link it with the shim."""
+    d = Path(workdir) / name
+    d.mkdir(parents=True, exist_ok=True)
+    src = d / "uaccess.S"
+    src.write_text(text)
+    return State(name, src, linked_elf(str(src), d))
+
+
+def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: int,
+          only: frozenset[str] | None = None, tell=lambda msg: None) -> None:
+    """Prove every entry point of `state` that reaches a body of `kinds`
+    (those in `only`, when given)."""
+    present = routines(state.elf)
+    for kind in kinds:
+        state.proofs[kind] = []
+        for sym, vkind in present:
+            if vkind not in ENTRY_KINDS[kind]:
+                continue
+            if only is not None and sym not in only:
+                state.skipped.append(sym)
+                continue
+            tell(f"proving {sym} ({state.name})")
+            key = code_key(state.elf, sym, vkind) if cache else None
+            rep = cache.get(key) if cache else None
+            if rep is None:
+                rep = prove_routine(str(state.elf), sym, vkind, jobs=jobs)
+                if cache:
+                    cache.put(key, rep)
+            state.proofs[kind].append(Proof(sym, kind, verdict(rep), dict(rep.status),
+                                            dict(rep.detail), rep.seconds))
+
+
+def _cycles(elf: Path, profile: Profile, kind: str, sizes) -> dict[tuple[int, str], float]:
+    bench = Bench(elf, profile, max(sizes))
+    sym = BENCHED[kind]
+    out = {}
+    for n in sizes:
+        for cls, pairs in PAIRS[kind].items():
+            runs = [bench.run(Case(sym, n, s, d)).cycles for s, d in pairs]
+            out[n, cls] = sum(runs) / len(runs)
+    return out
+
+
+def measure(before: State, after: State, kinds: tuple[str, ...], profiles: list[Profile],
+            sizes=SIZES, tell=lambda msg: None) -> list[Row]:
+    """Modelled cycles of each kind's routine in both states, per profile."""
+    rows = []
+    for prof in profiles:
+        for kind in kinds:
+            tell(f"benching {BENCHED[kind]} under {prof.name}")
+            old = _cycles(before.elf, prof, kind, sizes)
+            new = _cycles(after.elf, prof, kind, sizes)
+            rows += [Row(prof.name, kind, n, cls, old[n, cls], new[n, cls]) for n, cls in old]
+    return rows

@@ -1,0 +1,104 @@
+"""gen.lower_uaccess: the `sum_held` form (no SUM handling, for a body
+whose caller holds SUM) and label prefixes, asserted on the IR; then the
+emitted body run in the emulator under a caller that holds SUM."""
+from __future__ import annotations
+
+import pytest
+
+from copygen.emu.api import Machine
+from copygen.gen import toolchain
+from copygen.gen.emit import render_body
+from copygen.gen.ir import Insn, Label
+from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
+from copygen.gen.validate import load_text
+from tests.conftest import ROOT
+
+STRATEGY = """
+target t { xlen 64; misaligned slow }
+copy_user c for t { small below 71; align dst; words unroll 8; shift unroll 1; tail words; fault exact }
+clear_user z for t { small below 16; align dst; words unroll 2; tail bytes; fault exact }
+"""
+
+
+def insns(fn):
+    return [i for ph in fn.phases + fn.fault_exits for i in ph.body if isinstance(i, Insn)]
+
+
+def labels(fn):
+    out = {ph.label for ph in fn.phases + fn.fault_exits if ph.label}
+    out |= {i.name for ph in fn.phases + fn.fault_exits for i in ph.body
+            if isinstance(i, Label) and not i.name.isdigit()}
+    out |= {i.fixup for i in insns(fn) if i.fixup}
+    return out
+
+
+@pytest.fixture(scope="module")
+def st():
+    return load_text(STRATEGY)
+
+
+def test_a_copy_sets_sum_on_entry_and_clears_it_on_every_exit(st):
+    fn = copy_user_function(st.copy_user)
+    ops = [i.op for i in insns(fn)]
+    assert ops.count("csrs") == 1
+    assert ops.count("csrc") == 2          # the return and the one byte-fault exit
+    assert [i.op for i in fn.phases[0].body][:2] == ["li", "csrs"]
+
+
+def test_sum_held_copy_never_touches_sum(st):
+    fn = copy_user_function(st.copy_user, sum_held=True)
+    assert not [i for i in insns(fn) if i.op in ("csrs", "csrc", "csrw", "csrrc", "csrrs")]
+    assert not [i for i in insns(fn) if "SR_SUM" in i.operands]
+    # the same copy otherwise: the same user accesses and fault exits
+    plain = copy_user_function(st.copy_user)
+    assert fn.user_accesses() == plain.user_accesses()
+    assert [i.fixup for i in insns(fn) if i.fixup] == [i.fixup for i in insns(plain) if i.fixup]
+    assert "caller" in " ".join(fn.summary)
+    assert all("SR_SUM" not in r for ph in fn.phases for r, _ in ph.regs)
+
+
+def test_prefix_names_every_local_label(st):
+    for fn, prefix in ((copy_user_function(st.copy_user, prefix="ucopy"), "ucopy"),
+                       (clear_user_function(st.clear_user, prefix="uclear"), "uclear")):
+        assert labels(fn)
+        assert all(name.startswith(f".L{prefix}_") for name in labels(fn)), labels(fn)
+
+
+def _caller(body: str) -> str:
+    """A mainline-style wrapper: SUM set around a call to the body."""
+    return f"""
+#include <linux/linkage.h>
+#include <asm/asm.h>
+#include <asm/asm-extable.h>
+#include <asm/csr.h>
+	.macro fixup op reg addr lbl
+100:
+	\\op \\reg, \\addr
+	_asm_extable	100b, \\lbl
+	.endm
+	.text
+SYM_FUNC_START(copy_sum_held)
+{body}SYM_FUNC_END(copy_sum_held)
+"""
+
+
+def test_sum_held_body_copies_and_leaves_sum_set_even_on_a_fault(st, tmp_path):
+    fn = copy_user_function(st.copy_user, sum_held=True)
+    src = tmp_path / "held.S"
+    src.write_text(_caller(render_body(fn, ["test"])))
+    obj, elf = tmp_path / "held.o", tmp_path / "held.elf"
+    toolchain.assemble(src, ROOT / "shim" / "include", obj)
+    toolchain.link([obj], ROOT / "shim" / "copygen.ld", elf)
+    m = Machine.from_elf(elf)
+    user, kern = 0x1000_0000, 0x7000_0000
+    m.map(user, 0x2000, user=True)
+    m.map(kern, 0x2000, user=False)
+    data = bytes(range(200))
+    m.write(kern, data)
+    r = m.call("copy_sum_held", user + 3, kern, 200, sum_at_entry=True)
+    assert r.ret == 0 and m.read(user + 3, 200) == data and r.sum_at_exit
+    # the destination's second page is gone: the copy stops at the boundary
+    m.unmap(user + 0x1000, 0x1000)
+    r = m.call("copy_sum_held", user + 0x1000 - 100, kern, 150, sum_at_entry=True)
+    assert r.faults and r.sum_at_exit
+    assert r.ret == 50 and m.read(user + 0x1000 - 100, 100) == data[:100]

@@ -1,0 +1,401 @@
+"""`copygen patch` on kernel trees made here (issue 19): a git tree with
+arch/riscv/lib/uaccess.S from tests/kernel_style/mainline_layout.S, another
+from layout_2021.S, scripts/ without checkpatch, an identity in the tree's
+own config (global and system git config are kept out).
+
+The patch applies with `git am` on a fresh copy of the tree, the patched
+file assembles with the shim, every line outside the replaced bodies is
+as it was, the patched routines prove, the message holds the table and
+the Signed-off-by; bad input leaves the tree untouched.  Proofs share one
+cache per module run, so each version of a file is proved once (the
+proof-heavy tests are marked slow; about four minutes in all).
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+
+from copygen.cli import main
+from copygen.emu.profile import load_profile
+from copygen.gen import toolchain
+from copygen.patch import kernelfile
+from tests.conftest import ROOT
+
+HERE = ROOT / "tests" / "kernel_style"
+UACCESS = kernelfile.UACCESS
+IDENTITY = ("Ada Tester", "ada@example.org")
+SMALL = """# A strategy quick to prove, for copygen's patch tests.
+target u74 {
+    xlen 64
+    misaligned slow
+}
+
+copy_user small for u74 {
+    small below 23
+    align dst
+    words unroll 2 schedule loads_first
+    shift unroll 1 schedule interleave
+    tail bytes
+    fault exact
+}
+
+clear_user small_clear for u74 {
+    small below 16
+    align dst
+    words unroll 2
+    tail bytes
+    fault exact
+}
+"""
+# fault block: a store fault inside a block of __clear_user counts the
+# words stored before it as not stored (C4/C6 violated)
+BLOCKY = """target u74 { xlen 64; misaligned slow }
+clear_user blocky for u74 { small below 40; align dst; words unroll 4; tail bytes; fault block }
+"""
+
+
+@pytest.fixture(autouse=True)
+def _own_git_config(monkeypatch, tmp_path_factory):
+    """Only the tree's own config: no user.name from the machine's."""
+    empty = tmp_path_factory.getbasetemp() / "gitconfig"
+    empty.touch()
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+
+def git(tree, *args, check=True) -> str:
+    return toolchain.run_git(list(args), tree, check=check).stdout
+
+
+def make_tree(path, fixture="mainline_layout.S", identity=True, text=None):
+    (path / "arch/riscv/lib").mkdir(parents=True)
+    (path / "scripts").mkdir()
+    (path / "scripts" / "README").write_text("scripts of the kernel build\n")
+    (path / UACCESS).write_text(text if text is not None else (HERE / fixture).read_text())
+    git(path, "init", "-q", "-b", "master")
+    if identity:
+        git(path, "config", "user.name", IDENTITY[0])
+        git(path, "config", "user.email", IDENTITY[1])
+    env = {"GIT_AUTHOR_NAME": "k", "GIT_AUTHOR_EMAIL": "k@k", "GIT_COMMITTER_NAME": "k",
+           "GIT_COMMITTER_EMAIL": "k@k"}
+    git(path, "add", "-A")
+    toolchain.run_git(["commit", "-q", "-m", "the tree as it was"], path, env=env)
+    return path
+
+
+def snapshot(tree):
+    """What a refused patch must leave as it was."""
+    return (git(tree, "status", "--porcelain"), git(tree, "rev-parse", "HEAD"),
+            git(tree, "branch", "--list"), (tree / UACCESS).read_bytes() if (tree / UACCESS).exists() else None)
+
+
+def patch(strategy, tree, out, cache, *extra):
+    args = ["patch", str(strategy), "--kernel-tree", str(tree), "-o", str(out),
+            "--proof-cache", str(cache), "--json", *extra]
+    r = CliRunner().invoke(main, args)
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    return r, json.loads(r.stdout) if r.stdout.strip() else None
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("proofs")
+
+
+@pytest.fixture
+def small(tmp_path):
+    p = tmp_path / "small.copy"
+    p.write_text(SMALL)
+    return p
+
+
+# --- bad input: refused with exit 2, the tree untouched ----------------------
+
+def _refused(strategy, tree, tmp_path, cache, words, *extra):
+    before = snapshot(tree)
+    r, out = patch(strategy, tree, tmp_path / "out", cache, *extra)
+    assert r.exit_code == 2, r.output
+    assert out["ok"] is False and re.search(words, out["error"]["message"]), out["error"]
+    assert snapshot(tree) == before
+    assert not (tmp_path / "out").exists()
+
+
+def test_not_a_git_tree_is_refused(small, tmp_path, cache):
+    tree = tmp_path / "linux"
+    (tree / "arch/riscv/lib").mkdir(parents=True)
+    (tree / UACCESS).write_text((HERE / "mainline_layout.S").read_text())
+    r, out = patch(small, tree, tmp_path / "out", cache)
+    assert r.exit_code == 2 and "not a git tree" in out["error"]["message"]
+    assert not (tree / ".git").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_dirty_tree_is_refused(small, tmp_path, cache):
+    tree = make_tree(tmp_path / "linux")
+    with (tree / UACCESS).open("a") as f:
+        f.write("/* local change */\n")
+    _refused(small, tree, tmp_path, cache, "changes not committed")
+
+
+def test_a_missing_file_is_refused(small, tmp_path, cache):
+    tree = make_tree(tmp_path / "linux")
+    git(tree, "rm", "-q", UACCESS)
+    git(tree, "commit", "-q", "-m", "no uaccess.S")
+    _refused(small, tree, tmp_path, cache, "missing")
+
+
+def test_a_routine_the_file_lacks_is_refused(small, tmp_path, cache):
+    text = (HERE / "mainline_layout.S").read_text()
+    start = text.index("SYM_FUNC_START(__clear_user)")
+    end = text.index("EXPORT_SYMBOL(__clear_user)") + len("EXPORT_SYMBOL(__clear_user)\n")
+    tree = make_tree(tmp_path / "linux", text=text[:start] + text[end:])
+    _refused(small, tree, tmp_path, cache, "no function __clear_user")
+
+
+def test_an_existing_branch_is_refused(small, tmp_path, cache):
+    tree = make_tree(tmp_path / "linux")
+    git(tree, "branch", "copygen/small")
+    _refused(small, tree, tmp_path, cache, "already exists")
+
+
+def test_no_git_identity_is_refused(small, tmp_path, cache):
+    tree = make_tree(tmp_path / "linux", identity=False)
+    _refused(small, tree, tmp_path, cache, "user.name")
+
+
+def test_series_needs_both_blocks(tmp_path, cache):
+    tree = make_tree(tmp_path / "linux")
+    blocky = tmp_path / "blocky.copy"
+    blocky.write_text(BLOCKY)
+    _refused(blocky, tree, tmp_path, cache, "--series", "--series")
+
+
+# --- a patch of the mainline layout ------------------------------------------
+
+@pytest.fixture(scope="module")
+def mainline(tmp_path_factory, cache):
+    base = tmp_path_factory.mktemp("mainline")
+    mp = pytest.MonkeyPatch()
+    empty = base / "gitconfig"
+    empty.touch()
+    mp.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    mp.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    strategy = base / "small.copy"
+    strategy.write_text(SMALL)
+    tree = make_tree(base / "linux")
+    before = snapshot(tree)
+    # copy_to_user: its entry points only (proving copy_from_user's too
+    # would double the module's time); the message says which were left out
+    r, out = patch(strategy, tree, base / "out", cache, "--routine", "copy_to_user",
+                   "--routine", "clear_user")
+    mp.undo()
+    assert r.exit_code == 0, r.output
+    return {"tree": tree, "out": out, "before": before, "base": base}
+
+
+def _outside_bodies(text: str, names) -> list[str]:
+    lines = text.splitlines()
+    fns = kernelfile.functions(lines, "uaccess.S")
+    drop = {i for n in names for i in range(fns[n].body_start, fns[n].body_end)}
+    return [line for i, line in enumerate(lines) if i not in drop]
+
+
+def _assembles(text: str, tmp_path) -> None:
+    src = tmp_path / "patched.S"
+    src.write_text(text)
+    toolchain.assemble(src, ROOT / "shim" / "include", tmp_path / "patched.o")
+
+
+@pytest.mark.slow
+def test_mainline_patch_leaves_the_checkout_and_makes_one_commit(mainline):
+    tree, out = mainline["tree"], mainline["out"]
+    status, head, branches, text = mainline["before"]
+    assert snapshot(tree) == (status, head, "  copygen/small\n" + branches, text)
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD").strip() == "master"
+    assert out["ok"] and out["layout"] == "mainline" and out["branch"] == "copygen/small"
+    assert git(tree, "rev-list", "--count", "master..copygen/small").strip() == "1"
+    assert len(out["patches"]) == 1 and out["checkpatch"] is None
+
+
+@pytest.mark.slow
+def test_mainline_patch_replaces_only_the_bodies(mainline, tmp_path):
+    tree = mainline["tree"]
+    old = (tree / UACCESS).read_text()
+    new = git(tree, "show", f"copygen/small:{UACCESS}")
+    names = ("fallback_scalar_usercopy_sum_enabled", "__clear_user")
+    assert _outside_bodies(old, names) == _outside_bodies(new, names)
+    assert "do not edit" not in new
+    _assembles(new, tmp_path)
+    # the scalar copy runs with SUM held by its callers: no SUM handling in it
+    body = new[new.index("SYM_FUNC_START(fallback_scalar_usercopy_sum_enabled)"):
+               new.index("SYM_FUNC_END(fallback_scalar_usercopy_sum_enabled)")]
+    assert "fixup " in body and "csrs" not in body and "csrc" not in body and "SR_SUM" not in body
+    clear = new[new.index("SYM_FUNC_START(__clear_user)"):new.index("SYM_FUNC_END(__clear_user)")]
+    assert "csrs\tCSR_STATUS" in clear and "csrc\tCSR_STATUS" in clear
+
+
+@pytest.mark.slow
+def test_mainline_patch_applies_with_git_am_on_a_fresh_tree(mainline, tmp_path):
+    fresh = make_tree(tmp_path / "fresh")
+    patch_file = mainline["out"]["patches"][0]
+    git(fresh, "am", "-q", patch_file)
+    assert (fresh / UACCESS).read_text() == git(mainline["tree"], "show", f"copygen/small:{UACCESS}")
+    assert git(fresh, "log", "-1", "--format=%an <%ae>").strip() == f"{IDENTITY[0]} <{IDENTITY[1]}>"
+
+
+@pytest.mark.slow
+def test_mainline_patch_message_holds_the_table_and_the_proofs(mainline):
+    commit = mainline["out"]["commits"][0]
+    msg = commit["message"]
+    subject = msg.splitlines()[0]
+    assert subject.startswith("riscv: lib: ") and len(subject) < 75
+    assert all(len(line) <= 75 for line in msg.splitlines()), max(msg.splitlines(), key=len)
+    assert msg.rstrip().endswith(f"Signed-off-by: {IDENTITY[0]} <{IDENTITY[1]}>")
+    u74 = load_profile("u74")
+    assert "cost profile u74" in msg and u74.calibration_error.split()[0] in msg
+    for routine in ("copy_to_user", "clear_user"):
+        assert routine in msg
+    for size in (8, 16, 32, 64, 128, 256, 1024, 4096, 8192):
+        assert re.search(rf"^\s+{size}\s+aligned\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+[-+][\d.]+%$", msg, re.M)
+        assert re.search(rf"^\s+{size}\s+misaligned\s", msg, re.M)
+    assert "bytes/cycle" in msg and "Clauses proved after it, for every n" in msg
+    for sym in ("__asm_copy_to_user", "__asm_copy_to_user_sum_enabled", "__clear_user"):
+        assert re.search(rf"^\s+{sym}\s+proved$", msg, re.M)
+    assert "copygen 0.1.0" in msg and "copy_user small for u74 {" in msg
+    assert "--routine copy_to_user" in msg and "--routine clear_user" in msg
+    assert re.search(r"Not proved here.*__asm_copy_from_user", msg, re.S)
+    assert len(commit["rows"]) == 2 * 9 * 2
+
+
+@pytest.mark.slow
+def test_mainline_patched_file_proves_with_verify(mainline, tmp_path, cache):
+    src = tmp_path / "uaccess.S"
+    src.write_text(git(mainline["tree"], "show", f"copygen/small:{UACCESS}"))
+    r = CliRunner().invoke(main, ["verify", str(src), "--workdir", str(tmp_path / "w"),
+                                  "--proof-cache", str(cache), "--routine", "copy_to_user",
+                                  "--routine", "clear_user"])
+    assert r.exit_code == 0, r.output
+    assert "copy_to_user_sum_enabled" in r.output
+
+
+# --- the 2021 layout, as a series --------------------------------------------
+
+@pytest.mark.slow
+def test_2021_layout_series_two_patches_and_a_cover_letter(small, tmp_path, cache):
+    tree = make_tree(tmp_path / "linux", "layout_2021.S")
+    before = snapshot(tree)
+    r, out = patch(small, tree, tmp_path / "out", cache, "--series")
+    assert r.exit_code == 0, r.output
+    assert snapshot(tree)[:2] == before[:2] and snapshot(tree)[3] == before[3]
+    assert out["layout"] == "2021"
+    cover, *patches = out["patches"]
+    assert "0000-cover-letter" in cover and len(patches) == 2
+    text = open(cover).read()
+    assert "*** SUBJECT HERE ***" not in text and "*** BLURB HERE ***" not in text
+    assert "copy_to_user" in text and "clear_user" in text and "bytes/cycle" in text
+    assert [c["routines"] for c in out["commits"]] == [["copy_user"], ["clear_user"]]
+    fresh = make_tree(tmp_path / "fresh", "layout_2021.S")
+    git(fresh, "am", "-q", *patches)
+    new = (fresh / UACCESS).read_text()
+    assert new == git(tree, "show", f"copygen/small:{UACCESS}")
+    _assembles(new, tmp_path)
+    # outside the two bodies only the .fixup code they alone reached is gone
+    old = (HERE / "layout_2021.S").read_text()
+    names = ("__asm_copy_to_user", "__clear_user")
+    kept_old = _outside_bodies(old[:old.index("\n\n\n\t/*\n\t * Fault code.")] + "\n", names)
+    assert _outside_bodies(new, names) == kept_old
+    body = new[new.index("ENTRY(__asm_copy_from_user)"):new.index("END(__asm_copy_to_user)")]
+    assert "csrs\tCSR_STATUS" in body and "csrc\tCSR_STATUS" in body
+    # the second patch proved __clear_user in the file as the series leaves it
+    src = tmp_path / "uaccess.S"
+    src.write_text(new)
+    v = CliRunner().invoke(main, ["verify", str(src), "--workdir", str(tmp_path / "w"),
+                                  "--proof-cache", str(cache), "--routine", "clear_user"])
+    assert v.exit_code == 0, v.output
+
+
+# --- an unproven candidate -----------------------------------------------------
+
+@pytest.mark.slow
+def test_an_unproven_candidate_is_refused_and_a_draft_says_so(tmp_path, cache):
+    tree = make_tree(tmp_path / "linux")
+    blocky = tmp_path / "blocky.copy"
+    blocky.write_text(BLOCKY)
+    before = snapshot(tree)
+    r, out = patch(blocky, tree, tmp_path / "out", cache)
+    assert r.exit_code == 3, r.output
+    assert "not proved" in out["error"]["message"] and "__clear_user" in out["error"]["message"]
+    assert re.search(r"__clear_user C[46]: violated", r.stderr)
+    assert snapshot(tree) == before and not (tmp_path / "out").exists()
+    # a draft is written when asked for, and says so first; the tree's
+    # checkpatch is run on it with --strict
+    checkpatch = tree / "scripts" / "checkpatch.pl"
+    checkpatch.write_text('print "checkpatch ran: @ARGV\\n"; print "total: 0 errors, 0 warnings\\n";\n')
+    git(tree, "add", "scripts/checkpatch.pl")
+    git(tree, "commit", "-q", "-m", "checkpatch")
+    r, out = patch(blocky, tree, tmp_path / "out", cache, "--allow-unproven")
+    assert r.exit_code == 0, r.output
+    assert out["commits"][0]["subject"].startswith("riscv: lib: uaccess: unproven draft")
+    assert "checkpatch ran: --strict" in out["checkpatch"]
+    assert git(tree, "rev-parse", "--abbrev-ref", "HEAD").strip() == "master"
+
+
+
+# --- the layer's parts, without proofs -----------------------------------------
+
+def _spliced(text, kinds, strategy=SMALL):
+    from copygen.gen.validate import load_text
+    from copygen.patch import bodies, splice
+    st = load_text(strategy, "small.copy")
+    lines = text.splitlines(keepends=True)
+    _, places = kernelfile.places(lines, "uaccess.S", kinds)
+    return splice.splice(text, bodies.bodies(st, lines, places), "uaccess.S")
+
+
+def test_2021_fault_code_goes_only_with_the_bodies_that_reached_it():
+    old = (HERE / "layout_2021.S").read_text()
+    copy_only = _spliced(old, ("copy_user",)).text
+    # __clear_user's exit (20:) stays in .fixup; the copy's pieces are gone
+    assert ".section .fixup" in copy_only and "\n20:\n" in copy_only
+    assert "\n10:\n" not in copy_only and ".Lcopy_tail" not in copy_only
+    both = _spliced(old, ("copy_user", "clear_user")).text
+    assert ".section .fixup" not in both and "Fault code" not in both
+    assert both.endswith("EXPORT_SYMBOL(__clear_user)\n")
+
+
+def test_generated_labels_avoid_the_files_own():
+    text = (HERE / "mainline_layout.S").read_text().replace(".Lclear_bytes", ".Lcopy_bytes")
+    new = _spliced(text, ("copy_user",)).text
+    assert ".Lcopy_user_bytes:" in new and new.count(".Lcopy_bytes:") == 1
+
+
+def test_a_kept_line_that_needs_a_replaced_label_is_refused():
+    from copygen.gen.errors import CopygenError
+    text = (HERE / "mainline_layout.S").read_text().replace(
+        "\tcall\tfallback_scalar_usercopy_sum_enabled\n",
+        "\tcall\tfallback_scalar_usercopy_sum_enabled\n\tj\t.Lbyte_tail\n")
+    with pytest.raises(CopygenError, match=".Lbyte_tail"):
+        _spliced(text, ("copy_user",))
+
+
+def test_subject_and_message_fit_and_say_a_draft_first():
+    from copygen.patch import message
+    from copygen.patch.evidence import Proof, Row
+    ok = {c: "proved" for c in ("C1", "C4", "C5", "S1")}
+    bad = {**ok, "C5": "violated"}
+    before = {"copy_user": [Proof("__asm_copy_to_user", "copy_user", "violated", bad,
+                                  {"C5": "returns n " * 30}, 1.0)],
+              "clear_user": [Proof("__clear_user", "clear_user", "proved", ok, {}, 1.0)]}
+    after = {k: [Proof(p.symbol, k, "proved", ok, {}, 1.0) for p in v] for k, v in before.items()}
+    rows = [Row("u74", "copy_user", 8, "aligned", 10.0, 9.0)]
+    ch = message.Change(("copy_user", "clear_user"), "mainline", before, after, rows,
+                        {"u74": "within 2 % " * 20})
+    subject = message.subject(ch)
+    assert subject == "riscv: lib: uaccess: fix the fault return of the scalar user copy"
+    msg = message.commit_message(ch, "0.1.0", "copygen patch x.copy " + "--profile u74 " * 9,
+                                 SMALL, "x.copy", "A <a@b>")
+    assert all(len(line) <= 75 for line in msg.splitlines())
+    draft = message.subject(message.Change(ch.kinds, "2021", before, before, rows, {}, draft=True))
+    assert draft.startswith("riscv: lib: uaccess: unproven draft:") and len(draft) < 75
