@@ -1,12 +1,17 @@
 """Shared fixtures: the examples, a built copy of each, the qemu harness."""
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
+# one proof cache for the whole run: tests that prove the same machine code
+# (a kernel layout fixture, then the same file as a patch's "before") prove
+# it once; the cache is keyed by the code and the prover's own sources
+SHARED_PROOFS = Path(tempfile.mkdtemp(prefix="copygen-test-proofs-"))
 
 
 @pytest.fixture(scope="session")

@@ -25,7 +25,7 @@ from copygen.emu.errors import ElfError
 from copygen.gen import toolchain
 from copygen.verify.inputs import routines
 from copygen.verify.program import Program
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_PROOFS
 
 HERE = ROOT / "tests" / "kernel_style"
 SHIM = ROOT / "shim"
@@ -50,7 +50,7 @@ def _link(src, tmp_path, name="f"):
 
 def _verify(tmp_path, *args):
     r = CliRunner().invoke(main, ["verify", *map(str, args), "--workdir", str(tmp_path / "w"),
-                                  "--proof-cache", str(tmp_path / "proofs")])
+                                  "--proof-cache", str(SHARED_PROOFS)])
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     return r
 

@@ -22,7 +22,7 @@ from copygen.cli import main
 from copygen.emu.profile import load_profile
 from copygen.gen import toolchain
 from copygen.patch import kernelfile
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SHARED_PROOFS
 
 HERE = ROOT / "tests" / "kernel_style"
 UACCESS = kernelfile.UACCESS
@@ -101,8 +101,8 @@ def patch(strategy, tree, out, cache, *extra):
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return tmp_path_factory.mktemp("proofs")
+def cache():
+    return SHARED_PROOFS
 
 
 @pytest.fixture
