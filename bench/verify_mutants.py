@@ -1,6 +1,6 @@
 """Kill rate of the verifier on mutants (issue 4, item 6).
 
-Applies the mutation kinds of verify.mutate to one routine of generated
+Applies the mutation kinds of mutate.edits to one routine of generated
 uaccess.S files, proves each mutant with the verifier, and counts it killed
 when one of the clauses the mutation is expected to break is reported
 violated.  Mutants equivalent by construction (no expected clause) and those

@@ -82,9 +82,9 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
     make_workload(workload, align_mix)                        # a bad workload fails here
-    p = plan(file, sweep, _profile_name(file, profile), workload, align_mix, available())
-    prof = _profile_name(file, profile, p.space.routine)
+    prof = _profile_name(file, sweep, profile)
     load_profile(prof)
+    p = plan(file, sweep, prof, workload, align_mix, available())
     db_path = Path(db) if db else _default_db(file)
     for label, why in p.space.pruned:
         click.echo(f"pruned: {label}: {why}", err=True)
@@ -111,7 +111,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
         if top:
             with progress() as bar:
                 task = bar.add_task("proving", total=None)
-                prove_top(store, p.run, p.space.kind, top, proof_cache, 2,
+                prove_top(store, p.run, p.space.kind, top, proof_cache, jobs,
                           lambda label: bar.update(task, description=f"proving {label}"))
         _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path))
     finally:
@@ -119,12 +119,17 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     return 0
 
 
-def _profile_name(file: str, given: str | None, routine: str | None = None) -> str:
+def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
+    """--profile, else the profile of the swept routine's target."""
     if given:
         return given
     st = load_file(file, available())
-    r = st.copy_user if st.copy_user and (routine in (None, st.copy_user.name)) else st.clear_user
-    return (r or st.copy_user).target.profile
+    chosen = [s for s in st.sweeps if sweep in (None, s.name)]
+    routine = chosen[0].routine if chosen else None
+    for r in (st.copy_user, st.clear_user):
+        if r is not None and r.name == routine:
+            return r.target.profile
+    return st.targets[0].profile
 
 
 def _open_store(path: Path) -> Store:
