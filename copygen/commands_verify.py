@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from copygen.gen.errors import CopygenError
-from copygen.output import EXIT_HELP, ROUTINE_HELP, command, envelope, select_routines, table_console
+from copygen.output import ROUTINE_HELP, command, envelope, select_routines, table_console
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, code_key
 from copygen.verify.clauses import CLAUSES, PROPERTIES, PROPERTY_BROKEN

@@ -11,7 +11,7 @@ Role: build + bench one point.  May import gen, emu, measure.
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from elftools.elf.elffile import ELFFile
@@ -72,7 +72,3 @@ def symbol_size(elf: str | Path, symbol: str) -> int:
             if sym.name == symbol:
                 return sym["st_size"]
     return 0
-
-
-def job_dict(job: Job) -> dict:
-    return asdict(job)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from copygen.verify.clauses import CLAUSES, PROPERTIES, required
+from copygen.verify.clauses import CLAUSES, required
 
 
 def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:
