@@ -35,9 +35,11 @@ SET_PARAMS = "void *s, int c, size_t count"
 
 # Statement order of a C block per schedule.  C names no registers, so a
 # software-pipelined loop (loads carried over to the next iteration) is left
-# to the compiler: `pipelined` is written loads first, like the 2021 code.
+# to the compiler: `pipelined` is written loads first, like the 2021 code;
+# `paired` (a shift copy's pairing of memory ops with shifts) is the
+# compiler's business too, and is written word by word.
 _C_ORDER = {"loads_first": "loads_first", "interleave": "interleave",
-            "pipelined": "loads_first"}
+            "pipelined": "loads_first", "paired": "interleave"}
 
 WORD_T = CTypedef("word_t", "A machine word that may alias any object, as the copies below need.",
                   "unsigned long __attribute__((__may_alias__))")

@@ -47,17 +47,25 @@ def sum_off() -> list[Insn]:
 
 
 def _loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
-          user: bool = True, retry: bool = False, shift: bool = False) -> list:
+          user: bool = True, retry: bool = False, shift: bool = False,
+          tested: bool = False) -> list:
     """A bottom-tested loop over whole blocks with an exact bound.
 
     It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
-    Blocks without lookahead are entered only when the threshold guarantees
-    one whole block, so they need no entry test.
+    Untested, it is entered only when the threshold guarantees one whole
+    block; `tested` (size classes) skips it when less than a block remains.
     """
     size = sum(s.offset for s in block.body if s.kind == "adv_dst")
     span = size * (1 + block.lookahead)
-    out: list = [Insn("addi", (LIMIT, END, units(-span)),
-                      note=f"last a0 from which {span} bytes remain")]
+    skip = f".L{pfx}_{name}_skip"
+    out: list = []
+    if tested:
+        out += [Insn("addi", (LIMIT, END, units(-size)),
+                     note=f"last a0 from which {size} bytes remain"),
+                Insn("bgtu", ("a0", LIMIT, skip), note="less than one block left")]
+    if not tested or block.lookahead:
+        out.append(Insn("addi", (LIMIT, END, units(-span)),
+                        note=f"last a0 from which {span} bytes remain"))
     out += attach(block.prologue, exits, policy, user, retry, 0, shift)
     ahead = lead(block.prologue)
     if block.lookahead:
@@ -68,6 +76,8 @@ def _loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
     if block.lookahead:
         out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
         out += attach(block.epilogue, exits, policy, user, retry, ahead, shift)
+    if tested:
+        out.append(Label(skip))
     return out
 
 
@@ -83,18 +93,23 @@ def _byte_loop(pfx: str, exits: FaultExits, op_load: bool, done: str) -> list:
     return out
 
 
-def _head(pfx: str, exits: FaultExits, copy: bool) -> Phase:
+def _head(pfx: str, exits: FaultExits, copy: bool, out_of_line: bool = False) -> Phase:
+    """Bytes until dst is aligned.  Out of line (size classes), the caller
+    has tested dst and branches here only when it is misaligned."""
     fix = exits.label(0)
     body: list = [Insn("addi", ("t1", "a0", "SZREG-1")),
-                  Insn("andi", ("t1", "t1", ALIGN_MASK), note="t1 = dst rounded up to SZREG"),
-                  Insn("beq", ("a0", "t1", f".L{pfx}_head_done")), Label("1")]
+                  Insn("andi", ("t1", "t1", ALIGN_MASK), note="t1 = dst rounded up to SZREG")]
+    if not out_of_line:
+        body.append(Insn("beq", ("a0", "t1", f".L{pfx}_head_done")))
+    body.append(Label("1"))
     if copy:
         body += [Insn("lbu", ("t0", "0(a1)"), fix), Insn("sb", ("t0", "0(a0)"), fix),
                  Insn("addi", ("a1", "a1", "1"))]
     else:
         body.append(Insn("sb", ("zero", "0(a0)"), fix))
-    body += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", "t1", "1b")),
-             Label(f".L{pfx}_head_done")]
+    body += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", "t1", "1b"))]
+    body.append(Insn("j", (f".L{pfx}_head_done",)) if out_of_line
+                else Label(f".L{pfx}_head_done"))
     regs = (("t1", "dst rounded up to SZREG"),) + ((("t0", "byte in flight"),) if copy else ())
     return Phase(f".L{pfx}_head", "Alignment head",
                  ("Copy single bytes until dst is SZREG-aligned, so that every word",
@@ -127,22 +142,42 @@ def _retry(ph: Phases) -> bool:
     return ph.fault == "exact"
 
 
-def _word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool) -> Phase:
-    block = S.word_copy(ph.word_unroll, ph.word_schedule, S.WORD_POOL)
-    size = ph.word_block
+def _word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
+                then: bool = False, tested: bool | None = None) -> Phase:
+    unroll, schedule = ((ph.then_unroll, ph.then_schedule) if then
+                        else (ph.word_unroll, ph.word_schedule))
+    block = S.word_copy(unroll, schedule, S.WORD_POOL)
+    size = unroll * S.SZREG
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
     regs += [(r, "word in flight") for r in _block_regs(block)]
-    why = [f"Copy {ph.word_unroll} word(s) per iteration, schedule {ph.word_schedule}."]
+    why = [f"Copy {unroll} word(s) per iteration, schedule {schedule}."]
+    if then:
+        why.append("The second size class: what the first loop left, or all of a short call.")
     why += (["The source may be misaligned: this core handles that in hardware."] if fast
             else ["Both pointers are SZREG-aligned here."])
-    return Phase(f".L{pfx}_words", "Word copy", tuple(why),
+    name = "words_then" if then else "words"
+    return Phase(f".L{pfx}_{name}", "Word copy" + (", second class" if then else ""),
+                 tuple(why),
                  (f"while (end - dst >= {size}) {{",
-                  f"\tcopy {ph.word_unroll} words; dst += {size}; src += {size};", "}"),
-                 tuple(regs), tuple(_loop(pfx, "words", block, exits, ph.fault, True, _retry(ph))))
+                  f"\tcopy {unroll} words; dst += {size}; src += {size};", "}"),
+                 tuple(regs), tuple(_loop(pfx, name, block, exits, ph.fault, True, _retry(ph),
+                                          tested=ph.tested if tested is None else tested)))
+
+
+def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
+    """One shift loop's block; `carry`: a later loop goes on from prev, so a
+    pipelined epilogue leaves the last word it loaded in prev."""
+    block = S.shift_copy(unroll, schedule, "a6", "a4", "a5", S.SHIFT_POOL)
+    if carry and block.lookahead:
+        last = [st for st in block.prologue if st.kind == "load"][-1].operands[0]
+        block = S.Block(block.prologue, block.body,
+                        block.epilogue + (S.alu("mv", "a6", last),), block.lookahead)
+    return block
 
 
 def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
-    block = S.shift_copy(ph.shift_unroll, ph.shift_schedule, "a6", "a4", "a5", S.SHIFT_POOL)
+    then = ph.then_shift_unroll
+    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(then))
     size = ph.shift_block
     setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
              Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
@@ -150,7 +185,12 @@ def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
              Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
              Insn("REG_L", ("a6", "0(a1)"),
                   exits.retry(0, 0, True) if _retry(ph) else exits.label(0))]
-    body = setup + _loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True)
+    body = setup + _loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
+                         tested=ph.tested)
+    if then:
+        second = _shift_block(then, ph.then_shift_schedule, False)
+        body += _loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
+                      tested=True)
     body += [Insn("srli", ("t0", "a4", "3")),
              Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
@@ -159,13 +199,15 @@ def _shift_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
             ("a1", "address of prev")]
     regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
     regs += [(r, "part of the destination word being built") for r in _temps(block)]
+    classes = (f"  Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},"
+               " for what is left." if then else "")
     return Phase(f".L{pfx}_shift", "Shift copy",
                  ("The source is misaligned against the destination.  Load only aligned",
                   "source words and build each destination word from two neighbours;",
                   "this never makes a misaligned access and only reads aligned words",
                   "that hold at least one byte of the source, so it cannot fault where",
                   f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
-                  f" schedule {ph.shift_schedule}."),
+                  f" schedule {ph.shift_schedule}." + classes),
                  ("prev = *(u64 *)(src & ~7);",
                   f"while (end - dst >= {size}) {{",
                   "\tnext = *(u64 *)((src & ~7) + 8);",
@@ -284,22 +326,30 @@ def _fault_phase(exits: FaultExits, sum_held: bool) -> Phase:
                  tuple(exit_code(exits, END, [] if sum_held else sum_off())))
 
 
+def _dispatch(pfx: str, ph: Phases) -> Phase:
+    miss = f".L{pfx}_shift" if ph.shift_unroll else f".L{pfx}_bytes"
+    return Phase(None, "Dispatch on source alignment",
+                 ("dst is aligned now; a misaligned source takes the "
+                  + ("shift copy." if ph.shift_unroll else "byte loop."),),
+                 (), (("t0", "src & (SZREG - 1)"),),
+                 (Insn("andi", ("t0", "a1", "SZREG-1")), Insn("bnez", ("t0", miss))))
+
+
 def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy") -> Function:
     ph, fast = cu.phases, cu.target.fast_misaligned
     pfx = prefix
     exits = FaultExits(pfx, f".L{pfx}_bytes")
+    if ph.tested:
+        phases = _class_layout(pfx, ph, fast, exits, sum_held)
+        return _copy_function(tuple(phases), exits, sum_held)
     phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(_head(pfx, exits, True))
     if not fast:
-        miss = f".L{pfx}_shift" if ph.shift_unroll else f".L{pfx}_bytes"
-        phases.append(Phase(None, "Dispatch on source alignment",
-                             ("dst is aligned now; a misaligned source takes the "
-                              + ("shift copy." if ph.shift_unroll else "byte loop."),),
-                             (), (("t0", "src & (SZREG - 1)"),),
-                             (Insn("andi", ("t0", "a1", "SZREG-1")),
-                              Insn("bnez", ("t0", miss)))))
+        phases.append(_dispatch(pfx, ph))
     phases.append(_word_phase(pfx, ph, exits, fast))
+    if ph.then_unroll:
+        phases.append(_word_phase(pfx, ph, exits, fast, then=True))
     tail = _tail_phase(pfx, ph, exits, True)
     if tail:
         phases.append(tail)
@@ -307,6 +357,10 @@ def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy
         phases[-1] = _with_jump(phases[-1], f".L{pfx}_bytes")
         phases.append(_shift_phase(pfx, ph, exits))
     phases += [_byte_phase(pfx, exits, True), _done_phase(pfx, sum_held)]
+    return _copy_function(tuple(phases), exits, sum_held)
+
+
+def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool) -> Function:
     summary = ("Copy n bytes between kernel and user memory.  Either side may be user",
                "memory: every load and store carries an exception-table entry.")
     if sum_held:
@@ -315,16 +369,57 @@ def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy
         "__asm_copy_to_user", ("__asm_copy_from_user",), summary,
         (("a0", "dst"), ("a1", "src"), ("a2", "n")),
         "a0: the number of bytes not copied (0 on success)",
-        tuple(phases), (_fault_phase(exits, sum_held),),
+        phases, (_fault_phase(exits, sum_held),),
         ("__asm_copy_to_user", "__asm_copy_from_user"))
 
 
-def _with_jump(phase: Phase, target: str) -> Phase:
+def _with_jump(phase: Phase, target: str, note: str = "tail bytes") -> Phase:
     body = phase.body
     if body and isinstance(body[-1], Insn) and body[-1].op == "j":
         return phase
     return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
-                 body + (Insn("j", (target,), note="tail bytes"),))
+                 body + (Insn("j", (target,), note=note),))
+
+
+def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
+                  sum_held: bool) -> list[Phase]:
+    """Size classes, laid out for static branch prediction (forward branches
+    not taken): the path of a short aligned copy falls through from entry to
+    return; the alignment head and the first word loop sit out of line, so
+    only calls that need them take a forward branch."""
+    big = ph.word_block
+    phases = [_entry(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
+    if ph.align != "none":
+        phases.append(Phase(None, "Alignment check",
+                            ("A misaligned dst takes the alignment head, out of line.",),
+                            ("if (dst & (SZREG - 1)) goto head;",), (("t1", "dst & (SZREG - 1)"),),
+                            (Insn("andi", ("t1", "a0", "SZREG-1")),
+                             Insn("bnez", ("t1", f".L{pfx}_head")),
+                             Label(f".L{pfx}_head_done"))))
+    if not fast:
+        phases.append(_dispatch(pfx, ph))
+    phases.append(Phase(None, "Size class",
+                        (f"Calls with a whole {big}-byte block left take the first word loop,",
+                         "out of line; shorter ones go straight to the second class."),
+                        (f"if (end - dst >= {big}) goto words;",), (("a2", f"end - {big}"),),
+                        (Insn("addi", (LIMIT, END, units(-big))),
+                         Insn("bleu", ("a0", LIMIT, f".L{pfx}_words")))))
+    phases.append(_word_phase(pfx, ph, exits, fast, then=True))
+    tail = _tail_phase(pfx, ph, exits, True)
+    if tail:
+        phases.append(tail)
+    phases.append(Phase(None, "Anything left", ("Bytes left over take the byte loop.",),
+                        ("if (dst != end) goto bytes;",), (),
+                        (Insn("bne", ("a0", END, f".L{pfx}_bytes")),)))
+    phases.append(_done_phase(pfx, sum_held))
+    if ph.shift_unroll and not fast:
+        phases.append(_with_jump(_shift_phase(pfx, ph, exits), f".L{pfx}_bytes", "bytes left"))
+    phases.append(_with_jump(_byte_phase(pfx, exits, True), f".L{pfx}_done", "all stored"))
+    if ph.align != "none":
+        phases.append(_head(pfx, exits, True, out_of_line=True))
+    phases.append(_with_jump(_word_phase(pfx, ph, exits, fast, tested=False),
+                             f".L{pfx}_words_then", "what is left: the second class"))
+    return phases
 
 
 def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
@@ -334,12 +429,16 @@ def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
     phases = [_entry(pfx, ph, "a1", f".L{pfx}_bytes", False)]
     if ph.align != "none":
         phases.append(_head(pfx, exits, False))
-    block = S.fill_words(ph.word_unroll)
-    phases.append(Phase(f".L{pfx}_words", "Word fill",
-                        (f"Store {ph.word_unroll} zero word(s) per iteration.",),
-                        (f"while (end - dst >= {ph.word_block}) store {ph.word_unroll} zero words;",),
-                        (("a2", f"loop limit: end - {ph.word_block}"),),
-                        tuple(_loop(pfx, "words", block, exits, ph.fault))))
+    for name, unroll in (("words", ph.word_unroll), ("words_then", ph.then_unroll)):
+        if not unroll:
+            continue
+        size = unroll * S.SZREG
+        phases.append(Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if name != "words" else ""),
+                            (f"Store {unroll} zero word(s) per iteration.",),
+                            (f"while (end - dst >= {size}) store {unroll} zero words;",),
+                            (("a2", f"loop limit: end - {size}"),),
+                            tuple(_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
+                                        tested=ph.tested))))
     tail = _tail_phase(pfx, ph, exits, False)
     if tail:
         phases.append(tail)

@@ -9,6 +9,10 @@ Schedules
                iteration earlier; each store is followed by the load of the
                same word of the next block, and the pointer increments are
                hoisted to where they issue beside memory operations
+  paired       (shift copy) the steps of neighbouring words interleaved so
+               that every load and store sits beside a shift or an `or`: on
+               a dual-issue core with one memory pipe each word then costs
+               its two memory slots plus half a slot, within one block
 
 A block is returned as `Block(prologue, body, epilogue, lookahead)`: body is
 the loop body without its branch; `lookahead` is how many blocks past the
@@ -141,6 +145,9 @@ def shift_copy(unroll: int, schedule: str, prev: str, shr: str, shl: str,
                      alu("sll", regs[0], prev, shl), alu("or", tmp, tmp, regs[0]),
                      store(tmp, i * SZREG)]
         return Block((), tuple(body + [adv_dst(size), adv_src(size)]), ())
+    if schedule == "paired":
+        return Block((), tuple(_paired(unroll, prev, shr, shl, pool) +
+                               [adv_dst(size), adv_src(size)]), ())
     if schedule == "loads_first":
         body = []
         for grp in _groups(unroll, len(regs)):
@@ -171,6 +178,27 @@ def shift_copy(unroll: int, schedule: str, prev: str, shr: str, shl: str,
     # SRC already points at the last loaded word: the source cursor is right.
     epilogue.append(adv_dst(size))
     return Block(tuple(prologue), tuple(body), tuple(epilogue), lookahead=1)
+
+
+def _paired(unroll: int, prev: str, shr: str, shl: str, pool: tuple[str, ...]) -> list[Step]:
+    """Word i: load next, shift prev right, shift next left, store word
+    i-1, or: no two neighbours depend on each other, so they pair.  The source words alternate between prev's register and pool[0], so
+    the block ends with prev holding its last word (one `mv` for odd unroll);
+    the built words alternate between pool[1] and pool[2]; pool[3] is the
+    left-shifted half."""
+    nxt, outs, half = (pool[0], prev), (pool[1], pool[2]), pool[3]
+    body: list[Step] = []
+    for i in range(unroll):
+        src, word, out = (prev if i == 0 else nxt[(i - 1) % 2]), nxt[i % 2], outs[i % 2]
+        body += [load(word, (i + 1) * SZREG), alu("srl", out, src, shr),
+                 alu("sll", half, word, shl)]
+        if i:
+            body.append(store(outs[(i - 1) % 2], (i - 1) * SZREG))
+        body.append(alu("or", out, out, half))
+    body.append(store(outs[(unroll - 1) % 2], (unroll - 1) * SZREG))
+    if unroll % 2:
+        body.append(alu("mv", prev, nxt[0]))
+    return body
 
 
 # ---------------------------------------------------------------- fill

@@ -12,7 +12,7 @@ from copygen.gen.errors import Loc, Warning_
 
 SZREG = 8            # bytes per register on RV64 (xlen 64 is all we emit)
 MAX_UNROLL = 16
-SCHEDULES = ("loads_first", "interleave", "pipelined")
+SCHEDULES = ("loads_first", "interleave", "pipelined", "paired")
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,11 @@ class Phases:
     align:       "dst" | "src" | "none": byte head until that pointer is aligned.
     word_unroll: words per block of the co-aligned word loop.
     shift_unroll: words per block of the shift copy; 0 = no shift copy.
+    then_unroll: words per block of the second word class (`then words`), a
+                 loop for what the first leaves; 0 = no second class.  With
+                 one, every loop tests its entry (`tested`), so `threshold`
+                 need only cover the alignment head.
+    then_shift_unroll: the same for the shift copy (`then shift`).
     tail:        "bytes" | "words" | "overlap".
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
@@ -52,10 +57,19 @@ class Phases:
     shift_schedule: str = "loads_first"
     tail: str = "bytes"
     fault: str = "exact"
+    then_unroll: int = 0
+    then_schedule: str = "loads_first"
+    then_shift_unroll: int = 0
+    then_shift_schedule: str = "loads_first"
 
     @property
     def word_block(self) -> int:
         return self.word_unroll * SZREG
+
+    @property
+    def tested(self) -> bool:
+        """Size classes: loops test their entry instead of relying on the threshold."""
+        return self.then_unroll > 0
 
     @property
     def shift_block(self) -> int:

@@ -11,7 +11,8 @@ from copygen.gen.parse import Item, Setting
 BLOCK_WORDS = {"copy_user": "copy_user", "clear_user": "clear_user", "string_block": "string",
                "sweep": "sweep"}
 SWEEP_WORDS = {"sweep_small": "small below", "sweep_words": "words unroll",
-               "sweep_shift": "shift unroll"}
+               "sweep_shift": "shift unroll", "sweep_then_words": "then words unroll",
+               "sweep_then_shift": "then shift unroll"}
 SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault"}
 
 
@@ -28,10 +29,11 @@ def setting_text(s: Setting) -> str:
         return f"{SWEEP_WORDS[s.key]} {_list(v[0])}" + (f" schedule {_list(v[1])}" if len(v) > 1 else "")
     if s.key == "small":
         return f"small below {v[0]}"
-    if s.key in ("words", "shift"):
+    if s.key in ("words", "shift", "then_words", "then_shift"):
+        word = s.key.replace("_", " ")
         if v[0] == "off":
-            return f"{s.key} off"
-        return f"{s.key} unroll {v[0]}" + (f" schedule {v[1]}" if len(v) > 1 else "")
+            return f"{word} off"
+        return f"{word} unroll {v[0]}" + (f" schedule {v[1]}" if len(v) > 1 else "")
     return f"{s.key} {' '.join(map(str, v))}"
 
 

@@ -133,6 +133,10 @@ def _phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
                            "traps them (misaligned slow)", s["tail"].loc,
                            hint="use `tail bytes` or `tail words`")
     limits = pipelined_limits()
+    if "words" in s and word_schedule == "paired":
+        raise CopygenError("schedule paired interleaves a shift copy's shifts with its loads "
+                           "and stores; a word loop has no shifts", s["words"].loc,
+                           hint="use loads_first, interleave or pipelined for `words`")
     if kind not in FILLS:
         if word_schedule == "pipelined" and word_unroll > limits["words"]:
             raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
@@ -144,14 +148,70 @@ def _phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
                                f"{shift_unroll} words live besides prev and two temporaries;"
                                f" only {limits['shift']} fit", s["shift"].loc,
                                hint=f"unroll at most {limits['shift']}")
-    threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings)
+    then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
+    threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
+                           tested=then[0] > 0)
     return Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
-                  shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact")
+                  shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
+                  *then)
 
 
-def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings) -> int:
+def _then_class(s: dict[str, Setting], key: str, first: int, what: str,
+                limit: int) -> tuple[int, str]:
+    """(unroll, schedule) of one `then` class; (0, loads_first) when absent."""
+    if key not in s:
+        return 0, "loads_first"
+    v, loc = s[key].values, s[key].loc
+    _check_unroll(v[0], loc, f"then {what}")
+    if v[0] >= first:
+        raise CopygenError(f"then {what} unroll {v[0]} is not smaller than the first "
+                           f"{what} loop's unroll {first}", loc,
+                           hint="the second class takes what the first leaves: "
+                                "give it a smaller block")
+    schedule = v[1] if len(v) > 1 else "loads_first"
+    if schedule == "paired" and what == "words":
+        raise CopygenError("schedule paired is for shift copies; a word loop has no shifts",
+                           loc, hint="use loads_first, interleave or pipelined")
+    if schedule == "pipelined" and v[0] > limit:
+        raise CopygenError(f"then {what} unroll {v[0]} schedule pipelined keeps too many "
+                           f"words live; only {limit} fit", loc,
+                           hint=f"unroll at most {limit}, or use loads_first")
+    return v[0], schedule
+
+
+def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unroll: int,
+                  limits: dict[str, int]) -> tuple[int, str, int, str]:
+    """The second size class of the word and shift loops (`then words`, `then shift`)."""
+    for key in ("then_words", "then_shift"):
+        if key in s and kind not in USER_ROUTINES:
+            raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user and "
+                               f"clear_user, not {kind}", s[key].loc,
+                               hint="string routines test their loops in C already")
+    if "then_shift" in s:
+        if kind in FILLS:
+            raise CopygenError(f"{kind} has no source: shift copy does not apply",
+                               s["then_shift"].loc, hint="remove the `then shift` line")
+        if not shift_unroll:
+            raise CopygenError("`then shift` without a shift copy", s["then_shift"].loc,
+                               hint="add `shift unroll N`, or remove this line")
+        if "then_words" not in s:
+            raise CopygenError("`then shift` needs size classes: a `then words` line",
+                               s["then_shift"].loc,
+                               hint="add e.g. `then words unroll 1` (loops then test their entry)")
+    words = _then_class(s, "then_words", word_unroll, "words",
+                        limits["words"] if kind not in FILLS else MAX_UNROLL)
+    shift = _then_class(s, "then_shift", shift_unroll, "shift", limits["shift"])
+    return (*words, *shift)
+
+
+def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
+               tested: bool = False) -> int:
     block = max(word_unroll, shift_unroll) * SZREG
     need = _min_threshold(kind, align, block, fast, tail)
+    if tested:
+        # loops test their entry: only the bottom-tested head must fit, and
+        # the shift copy's first aligned load needs one byte after it
+        need, block = (SZREG if align != "none" else 1), 0
     value = s["small"].values[0]
     if value == "auto":
         return need
@@ -159,10 +219,11 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings) 
         raise CopygenError(f"threshold {value} is larger than 1 MiB: every copy would take "
                            "the byte loop", s["small"].loc, hint="thresholds are bytes")
     if value < need:
+        why = (f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
+               "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
+               f"the alignment head of up to {SZREG - 1} bytes could run past the end")
         warnings.append(Warning_(
-            f"threshold raised from {value} to {need}: below it the first "
-            f"{block}-byte block after a head of up to {SZREG - 1} bytes could run past "
-            "both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)", s["small"].loc,
+            f"threshold raised from {value} to {need}: below it {why}", s["small"].loc,
             hint=f"write `small below {need}` (or `auto`) to silence this"))
         return need
     return value
@@ -191,7 +252,8 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 
 
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
-              "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault"}
+              "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
+              "sweep_then_words": "then_words", "sweep_then_shift": "then_shift"}
 # axes whose values are the phase setting's one value each
 SINGLE_VALUED = ("align", "tail", "fault")
 SWEEP_KINDS = ("copy_user", "clear_user")
@@ -219,7 +281,8 @@ def axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
 
 def describe_point(point: dict[str, tuple]) -> str:
     words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
-             "align": "align", "tail": "tail", "fault": "fault"}
+             "align": "align", "tail": "tail", "fault": "fault",
+             "then_words": "then words unroll", "then_shift": "then shift unroll"}
     parts = []
     for name, values in point.items():
         text = f"{words[name]} {values[0]}"
@@ -298,9 +361,13 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
             raise CopygenError(f"a `shift` axis for {base.kind} `{base.name}`: it has no "
                                "source, so shift copy does not apply", s.loc,
                                hint="remove the `shift` axis")
-        if name in ("words", "shift"):
+        if name == "then_shift" and base.kind in FILLS:
+            raise CopygenError(f"a `then shift` axis for {base.kind} `{base.name}`: it has no "
+                               "source, so shift copy does not apply", s.loc,
+                               hint="remove the axis")
+        if name in ("words", "shift", "then_words", "then_shift"):
             for u in s.values[0]:
-                _check_unroll(u, s.loc, name)
+                _check_unroll(u, s.loc, name.replace("_", " "))
         axes.append((name, tuple(s.values)))
     if not axes:
         raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,

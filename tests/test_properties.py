@@ -25,13 +25,20 @@ def strategies(draw):
     wsched = draw(hs.sampled_from(SCHEDULES))
     if wsched == "pipelined":
         words = min(words, 11)
-    shift = "off"
+    shift, k = "off", 0
     if not fast and draw(hs.booleans()):
         k = draw(hs.integers(1, 16))
-        ssched = draw(hs.sampled_from(SCHEDULES))
+        ssched = draw(hs.sampled_from(SCHEDULES + ["paired"]))
         if ssched == "pipelined":
             k = min(k, 6)
         shift = f"unroll {k} schedule {ssched}"
+    # size classes: a second, smaller loop per kind, every loop entry-tested
+    classes = ""
+    if words > 1 and draw(hs.booleans()):
+        classes = f"then words unroll {draw(hs.integers(1, min(words - 1, 11)))}"
+        if k > 1 and draw(hs.booleans()):
+            classes += (f"; then shift unroll {draw(hs.integers(1, min(k - 1, 6)))}"
+                        f" schedule {draw(hs.sampled_from(SCHEDULES + ['paired']))}")
     tails = ["bytes", "words"] + (["overlap"] if fast else [])
     tail = draw(hs.sampled_from(tails))
     align = draw(hs.sampled_from(["dst", "none"] if fast else ["dst"]))
@@ -44,9 +51,11 @@ copy_user cu for t {{
     small below {small}; align {align}
     words unroll {words} schedule {wsched}
     shift {shift}
+    {classes}
     tail {tail}; fault {fault}
 }}
-clear_user cl for t {{ small below {small}; align {align}; words unroll {cwords}; tail {tail}; fault {fault} }}
+clear_user cl for t {{ small below {small}; align {align}; words unroll {cwords}; tail {tail}; fault {fault}
+    {"then words unroll 1" if classes and cwords > 1 else ""} }}
 string lib for t {{
     memcpy {{ small below {small}; align {align}; words unroll {words} schedule {wsched}; shift {shift}; tail {tail} }}
     memmove {{ forward {draw(hs.sampled_from(['memcpy', 'bytes']))}; backward {draw(hs.sampled_from(['bytes', 'words']))} }}
@@ -81,7 +90,8 @@ def test_random_strategies_build_and_copy_correctly(tmp_path_factory, spec, seed
 
 SEED_TEXTS = [p.read_text() for p in EXAMPLES]
 TOKENS = ["{", "}", ";", "[", "]", ",", "0", "1", "7", "16", "17", "64", "0x40", "auto",
-          "off", "unroll", "schedule", "pipelined", "words", "shift", "tail", "small",
+          "off", "unroll", "schedule", "pipelined", "paired", "then", "words", "shift", "tail",
+          "small",
           "below", "fault", "exact", "block", "align", "dst", "none", "src", "target",
           "copy_user", "clear_user", "string", "memcpy", "memmove", "memset", "sweep",
           "for", "xlen", "32", "misaligned", "fast", "slow", "#", "\n", "$", "é", "\x00"]
