@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/tune_u74.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift unroll 1 schedule interleave; tail bytes; fault exact
+ *   small below 8; align dst; words unroll 16 schedule loads_first; shift unroll 8 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
  */
@@ -46,10 +46,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 71 bytes to the byte loop,
+	 * and send copies shorter than 8 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 71) goto bytes;
+	 *	if (n < 8) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -59,8 +59,192 @@ SYM_FUNC_START(__asm_copy_to_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
-	li	t0, 71				/* threshold from the strategy (`small below`) */
+	li	t0, 8				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
+
+	/*
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lcopy_head
+.Lcopy_head_done:
+
+	/*
+	 * Dispatch on source alignment.
+	 * dst is aligned now; a misaligned source takes the shift copy.
+	 *
+	 * Register roles:
+	 *	t0 - src & (SZREG - 1)
+	 */
+	andi	t0, a1, SZREG-1
+	bnez	t0, .Lcopy_shift
+
+	/*
+	 * Size class.
+	 * Calls with a whole 128-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 128) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 128
+	 */
+	addi	a2, a3, -16*SZREG
+	bleu	a0, a2, .Lcopy_words
+
+	/*
+	 * Word copy, second class.
+	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * The second size class: what the first loop left, or all of a short call.
+	 * Both pointers are SZREG-aligned here.
+	 *
+	 *	while (end - dst >= 16) {
+	 *		copy 2 words; dst += 16; src += 16;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 16
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 */
+.Lcopy_words_then:
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
+	bgtu	a0, a2, .Lcopy_words_then_skip	/* less than one block left */
+1:
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_S, a4, 0(a0), .Lcopy_bytes
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	addi	a0, a0, 2*SZREG
+	addi	a1, a1, 2*SZREG
+	bleu	a0, a2, 1b
+.Lcopy_words_then_skip:
+
+	/*
+	 * Tail.
+	 * Whole words that did not fill a block, one at a time.
+	 *
+	 *	while (end - dst >= 8) copy one word;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 *	t0 - word in flight
+	 */
+.Lcopy_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Lcopy_tail_words_done
+1:
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
+	addi	a1, a1, SZREG
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lcopy_tail_words_done:
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lcopy_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Shift copy.
+	 * The source is misaligned against the destination.  Load only aligned
+	 * source words and build each destination word from two neighbours;
+	 * this never makes a misaligned access and only reads aligned words
+	 * that hold at least one byte of the source, so it cannot fault where
+	 * a byte copy would not.  8 word(s) per iteration, schedule paired.  Then 1 word(s) per iteration, schedule paired, for what is left.
+	 *
+	 *	prev = *(u64 *)(src & ~7);
+	 *	while (end - dst >= 64) {
+	 *		next = *(u64 *)((src & ~7) + 8);
+	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
+	 *		prev = next; dst += 8; src += 8;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 64
+	 *	a4 - shr = 8 * (src & 7)
+	 *	a5 - shl = 64 - shr
+	 *	a6 - prev: the aligned source word being consumed
+	 *	a1 - address of prev
+	 *	a7 - next source word
+	 *	t0 - part of the destination word being built
+	 *	t2 - part of the destination word being built
+	 *	t1 - part of the destination word being built
+	 */
+.Lcopy_shift:
+	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
+	slli	a4, a4, 3			/* shr = 8 * off: bits, not SZREG units */
+	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
+	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
+	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
+	addi	a2, a3, -8*SZREG
+	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
+.Lcopy_shift_then:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lcopy_shift_then_skip	/* less than one block left */
+1:
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	or	t0, t0, t2
+	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
+	mv	a6, a7
+	addi	a0, a0, SZREG
+	addi	a1, a1, SZREG
+	bleu	a0, a2, 1b
+.Lcopy_shift_then_skip:
+	srli	t0, a4, 3
+	add	a1, a1, t0			/* back to the first source byte not copied */
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_bytes			/* bytes left */
+
+	/*
+	 * Byte copy.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = *src++;
+	 *
+	 * Register roles:
+	 *	t0 - byte in flight
+	 */
+.Lcopy_bytes:
+	bgeu	a0, a3, .Lcopy_bytes_done
+1:
+	fixup lbu, t0, 0(a1), .Lcopy_fault
+	fixup sb, t0, 0(a0), .Lcopy_fault
+	addi	a1, a1, 1
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Alignment head.
@@ -77,36 +261,25 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_head:
 	addi	t1, a0, SZREG-1
 	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lcopy_head_done
 1:
 	fixup lbu, t0, 0(a1), .Lcopy_fault
 	fixup sb, t0, 0(a0), .Lcopy_fault
 	addi	a1, a1, 1
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-.Lcopy_head_done:
-
-	/*
-	 * Dispatch on source alignment.
-	 * dst is aligned now; a misaligned source takes the shift copy.
-	 *
-	 * Register roles:
-	 *	t0 - src & (SZREG - 1)
-	 */
-	andi	t0, a1, SZREG-1
-	bnez	t0, .Lcopy_shift
+	j	.Lcopy_head_done
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule loads_first.
+	 * Copy 16 word(s) per iteration, schedule loads_first.
 	 * Both pointers are SZREG-aligned here.
 	 *
-	 *	while (end - dst >= 64) {
-	 *		copy 8 words; dst += 64; src += 64;
+	 *	while (end - dst >= 128) {
+	 *		copy 16 words; dst += 128; src += 128;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 64
+	 *	a2 - loop limit: end - 128
 	 *	a4 - word in flight
 	 *	a5 - word in flight
 	 *	a6 - word in flight
@@ -115,9 +288,12 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t1 - word in flight
 	 *	t2 - word in flight
 	 *	t3 - word in flight
+	 *	t4 - word in flight
+	 *	t5 - word in flight
+	 *	t6 - word in flight
 	 */
 .Lcopy_words:
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
+	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
@@ -127,6 +303,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t4, 8*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
 	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
 	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
@@ -135,81 +314,77 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
 	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
 	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
+	fixup REG_S, t4, 8*SZREG(a0), .Lcopy_retry_plus_64
+	fixup REG_S, t5, 9*SZREG(a0), .Lcopy_retry_plus_72
+	fixup REG_S, t6, 10*SZREG(a0), .Lcopy_retry_plus_80
+	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_plus_88
+	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_plus_96
+	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_plus_104
+	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_plus_112
+	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_plus_120
+	addi	a0, a0, 16*SZREG
+	addi	a1, a1, 16*SZREG
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_words_then		/* what is left: the second class */
+
+	/*
+	 * Shift copy, first class.
+	 * 8 word(s) per iteration, schedule paired.
+	 */
+.Lcopy_shift_blocks:
+	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
+1:
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	or	t0, t0, t2
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_shift
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
+	or	t1, t1, t2
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	or	t0, t0, t2
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	or	t1, t1, t2
+	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	or	t0, t0, t2
+	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
+	or	t1, t1, t2
+	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
+	or	t0, t0, t2
+	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
+	or	t1, t1, t2
+	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
 	addi	a0, a0, 8*SZREG
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
-	j	.Lcopy_bytes			/* tail bytes */
-
-	/*
-	 * Shift copy.
-	 * The source is misaligned against the destination.  Load only aligned
-	 * source words and build each destination word from two neighbours;
-	 * this never makes a misaligned access and only reads aligned words
-	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  1 word(s) per iteration, schedule interleave.
-	 *
-	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 8) {
-	 *		next = *(u64 *)((src & ~7) + 8);
-	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
-	 *		prev = next; dst += 8; src += 8;
-	 *	}
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 8
-	 *	a4 - shr = 8 * (src & 7)
-	 *	a5 - shl = 64 - shr
-	 *	a6 - prev: the aligned source word being consumed
-	 *	a1 - address of prev
-	 *	t6 - part of the destination word being built
-	 *	a7 - part of the destination word being built
-	 */
-.Lcopy_shift:
-	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
-	slli	a4, a4, 3			/* shr = 8 * off: bits, not SZREG units */
-	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
-	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
-	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
-	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
-1:
-	srl	t6, a6, a4
-	fixup REG_L, a6, SZREG(a1), .Lcopy_retry_shift
-	sll	a7, a6, a5
-	or	t6, t6, a7
-	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift
-	addi	a0, a0, SZREG
-	addi	a1, a1, SZREG
-	bleu	a0, a2, 1b
-	srli	t0, a4, 3
-	add	a1, a1, t0			/* back to the first source byte not copied */
-
-	/*
-	 * Byte copy.
-	 * Small sizes, and what is left after the word loops.
-	 *
-	 *	while (dst < end) *dst++ = *src++;
-	 *
-	 * Register roles:
-	 *	t0 - byte in flight
-	 */
-.Lcopy_bytes:
-	bgeu	a0, a3, .Lcopy_done
-1:
-	fixup lbu, t0, 0(a1), .Lcopy_fault
-	fixup sb, t0, 0(a0), .Lcopy_fault
-	addi	a1, a1, 1
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
-
-	/*
-	 * Done.
-	 * Every byte was stored: disable user access, return 0.
-	 */
-.Lcopy_done:
-	li	t6, SR_SUM
-	csrc	CSR_STATUS, t6			/* and never again after we return */
-	li	a0, 0
-	ret
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_shift_then
 
 	/*
 	 * Fault exits.
@@ -228,6 +403,30 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lcopy_retry_plus_120:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_112:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_104:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_96:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_88:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_80:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_72:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_64:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_56:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
@@ -250,6 +449,27 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
+.Lcopy_retry_shift_plus_56:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_48:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_40:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_32:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_24:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_16:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_8:
+	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
+	addi	a1, a1, 8			/* and its source byte */
 .Lcopy_retry_shift:
 	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
 	add	a1, a1, t0			/* a1 was rounded down: add off back */

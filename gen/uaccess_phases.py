@@ -1,0 +1,331 @@
+"""The phases of a user-access routine, each built from scheduled Steps.
+
+Each function returns one ir.Phase (or, for `block_loop`, the Insns of one
+loop): the entry with its threshold, the alignment head, the word loops, the
+shift copy, the tail, the byte loop, the return and the fault exits.  They
+keep the register contract of gen.lower_uaccess (a0 dst cursor, a1 src
+cursor, a3 dst end, a2 loop limit, t6 SR_SUM at entry and exit) and attach
+a fault exit to every user access (gen.fixups).  How the phases are laid
+out in a function is gen.lower_uaccess's business.
+
+Role: phase builders.  May import gen.ir, gen.schedule, gen.fixups,
+gen.strategy.
+"""
+from __future__ import annotations
+
+from copygen.gen import schedule as S
+from copygen.gen.schedule import units
+from copygen.gen.fixups import FaultExits, attach, exit_code, lead
+from copygen.gen.ir import Insn, Label, Phase
+from copygen.gen.strategy import Phases
+
+END, LIMIT = "a3", "a2"
+ALIGN_MASK = "-SZREG"
+
+
+def sum_on() -> list[Insn]:
+    return [Insn("li", ("t6", "SR_SUM")), Insn("csrs", ("CSR_STATUS", "t6"),
+            note="let S-mode touch user pages")]
+
+
+def sum_off() -> list[Insn]:
+    return [Insn("li", ("t6", "SR_SUM")), Insn("csrc", ("CSR_STATUS", "t6"),
+            note="and never again after we return")]
+
+
+def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
+          user: bool = True, retry: bool = False, shift: bool = False,
+          tested: bool = False) -> list:
+    """A bottom-tested loop over whole blocks with an exact bound.
+
+    It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
+    Untested, it is entered only when the threshold guarantees one whole
+    block; `tested` (size classes) skips it when less than a block remains.
+    """
+    size = sum(s.offset for s in block.body if s.kind == "adv_dst")
+    span = size * (1 + block.lookahead)
+    skip = f".L{pfx}_{name}_skip"
+    out: list = []
+    if tested:
+        out += [Insn("addi", (LIMIT, END, units(-size)),
+                     note=f"last a0 from which {size} bytes remain"),
+                Insn("bgtu", ("a0", LIMIT, skip), note="less than one block left")]
+    if not tested or block.lookahead:
+        out.append(Insn("addi", (LIMIT, END, units(-span)),
+                        note=f"last a0 from which {span} bytes remain"))
+    out += attach(block.prologue, exits, policy, user, retry, 0, shift)
+    ahead = lead(block.prologue)
+    if block.lookahead:
+        out.append(Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_last")))
+    out.append(Label("1"))
+    out += attach(block.body, exits, policy, user, retry, ahead, shift)
+    out.append(Insn("bleu", ("a0", LIMIT, "1b")))
+    if block.lookahead:
+        out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
+        out += attach(block.epilogue, exits, policy, user, retry, ahead, shift)
+    if tested:
+        out.append(Label(skip))
+    return out
+
+
+def _byte_loop(pfx: str, exits: FaultExits, op_load: bool, done: str) -> list:
+    fix = exits.label(0)
+    out: list = [Insn("bgeu", ("a0", END, done)), Label("1")]
+    if op_load:
+        out += [Insn("lbu", ("t0", "0(a1)"), fix), Insn("sb", ("t0", "0(a0)"), fix),
+                Insn("addi", ("a1", "a1", "1"))]
+    else:
+        out.append(Insn("sb", ("zero", "0(a0)"), fix))
+    out += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", END, "1b"))]
+    return out
+
+
+def head_phase(pfx: str, exits: FaultExits, copy: bool, out_of_line: bool = False) -> Phase:
+    """Bytes until dst is aligned.  Out of line (size classes), the caller
+    has tested dst and branches here only when it is misaligned."""
+    fix = exits.label(0)
+    body: list = [Insn("addi", ("t1", "a0", "SZREG-1")),
+                  Insn("andi", ("t1", "t1", ALIGN_MASK), note="t1 = dst rounded up to SZREG")]
+    if not out_of_line:
+        body.append(Insn("beq", ("a0", "t1", f".L{pfx}_head_done")))
+    body.append(Label("1"))
+    if copy:
+        body += [Insn("lbu", ("t0", "0(a1)"), fix), Insn("sb", ("t0", "0(a0)"), fix),
+                 Insn("addi", ("a1", "a1", "1"))]
+    else:
+        body.append(Insn("sb", ("zero", "0(a0)"), fix))
+    body += [Insn("addi", ("a0", "a0", "1")), Insn("bltu", ("a0", "t1", "1b"))]
+    body.append(Insn("j", (f".L{pfx}_head_done",)) if out_of_line
+                else Label(f".L{pfx}_head_done"))
+    regs = (("t1", "dst rounded up to SZREG"),) + ((("t0", "byte in flight"),) if copy else ())
+    return Phase(f".L{pfx}_head", "Alignment head",
+                 ("Copy single bytes until dst is SZREG-aligned, so that every word",
+                  "store below is aligned.  The threshold guarantees n > SZREG - 1."),
+                 ("while (dst & (SZREG - 1))", "\t*dst++ = " + ("*src++;" if copy else "0;")),
+                 regs, tuple(body))
+
+
+def _block_regs(block: S.Block, kinds=("load",)) -> list[str]:
+    """Registers a block loads into (or, for fills, stores from)."""
+    seen: list[str] = []
+    for st in block.prologue + block.body:
+        if st.kind in kinds and st.operands[0] not in seen + ["zero"]:
+            seen.append(st.operands[0])
+    return seen
+
+
+def _temps(block: S.Block) -> list[str]:
+    """Registers written by ALU steps that are not loaded words (shift temps)."""
+    loaded = set(_block_regs(block))
+    seen: list[str] = []
+    for st in block.body:
+        if st.kind == "alu" and st.op != "mv" and st.operands[0] not in loaded | set(seen):
+            seen.append(st.operands[0])
+    return seen
+
+
+def _retry(ph: Phases) -> bool:
+    """Copies under the exact policy resume the byte loop after a word fault."""
+    return ph.fault == "exact"
+
+
+def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
+                then: bool = False, tested: bool | None = None) -> Phase:
+    unroll, schedule = ((ph.then_unroll, ph.then_schedule) if then
+                        else (ph.word_unroll, ph.word_schedule))
+    block = S.word_copy(unroll, schedule, S.WORD_POOL)
+    size = unroll * S.SZREG
+    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
+    regs += [(r, "word in flight") for r in _block_regs(block)]
+    why = [f"Copy {unroll} word(s) per iteration, schedule {schedule}."]
+    if then:
+        why.append("The second size class: what the first loop left, or all of a short call.")
+    why += (["The source may be misaligned: this core handles that in hardware."] if fast
+            else ["Both pointers are SZREG-aligned here."])
+    name = "words_then" if then else "words"
+    return Phase(f".L{pfx}_{name}", "Word copy" + (", second class" if then else ""),
+                 tuple(why),
+                 (f"while (end - dst >= {size}) {{",
+                  f"\tcopy {unroll} words; dst += {size}; src += {size};", "}"),
+                 tuple(regs), tuple(block_loop(pfx, name, block, exits, ph.fault, True, _retry(ph),
+                                          tested=ph.tested if tested is None else tested)))
+
+
+def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
+    """One shift loop's block; `carry`: a later loop goes on from prev, so a
+    pipelined epilogue leaves the last word it loaded in prev."""
+    block = S.shift_copy(unroll, schedule, "a6", "a4", "a5", S.SHIFT_POOL)
+    if carry and block.lookahead:
+        last = [st for st in block.prologue if st.kind == "load"][-1].operands[0]
+        block = S.Block(block.prologue, block.body,
+                        block.epilogue + (S.alu("mv", "a6", last),), block.lookahead)
+    return block
+
+
+def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
+    """The first shift loop of a class layout, entered with a whole block left."""
+    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(ph.then_shift_unroll))
+    body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True)
+    body += [Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left"),
+             Insn("j", (f".L{pfx}_shift_then",))]
+    return Phase(f".L{pfx}_shift_blocks", "Shift copy, first class",
+                 (f"{ph.shift_unroll} word(s) per iteration, schedule {ph.shift_schedule}.",),
+                 (), (), tuple(body))
+
+
+def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False) -> Phase:
+    then = ph.then_shift_unroll
+    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(then))
+    size = ph.shift_block
+    setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
+             Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
+             Insn("neg", ("a5", "a4"), note="shl = 64 - shr (sll uses the low 6 bits)"),
+             Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
+             Insn("REG_L", ("a6", "0(a1)"),
+                  exits.retry(0, 0, True) if _retry(ph) else exits.label(0))]
+    if out_of_line:
+        body = setup + [Insn("addi", (LIMIT, END, units(-size))),
+                        Insn("bleu", ("a0", LIMIT, f".L{pfx}_shift_blocks"),
+                             note="a whole block left: the first class, out of line"),
+                        Label(f".L{pfx}_shift_then")]
+    else:
+        body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
+                             tested=ph.tested)
+    if then:
+        second = _shift_block(then, ph.then_shift_schedule, False)
+        body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
+                      tested=True)
+    body += [Insn("srli", ("t0", "a4", "3")),
+             Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
+    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
+            ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
+            ("a6", "prev: the aligned source word being consumed"),
+            ("a1", "address of prev")]
+    regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
+    regs += [(r, "part of the destination word being built") for r in _temps(block)]
+    classes = (f"  Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},"
+               " for what is left." if then else "")
+    return Phase(f".L{pfx}_shift", "Shift copy",
+                 ("The source is misaligned against the destination.  Load only aligned",
+                  "source words and build each destination word from two neighbours;",
+                  "this never makes a misaligned access and only reads aligned words",
+                  "that hold at least one byte of the source, so it cannot fault where",
+                  f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
+                  f" schedule {ph.shift_schedule}." + classes),
+                 ("prev = *(u64 *)(src & ~7);",
+                  f"while (end - dst >= {size}) {{",
+                  "\tnext = *(u64 *)((src & ~7) + 8);",
+                  "\t*(u64 *)dst = (prev >> shr) | (next << shl);",
+                  "\tprev = next; dst += 8; src += 8;", "}"),
+                 tuple(regs), tuple(body))
+
+
+def _tail_words(pfx: str, exits: FaultExits, copy: bool, retry: bool) -> list:
+    fix = exits.retry(0, 0) if retry else exits.label(0)
+    body: list = [Insn("addi", (LIMIT, END, "-SZREG")),
+                  Insn("bgtu", ("a0", LIMIT, f".L{pfx}_tail_words_done")), Label("1")]
+    if copy:
+        body += [Insn("REG_L", ("t0", "0(a1)"), fix), Insn("REG_S", ("t0", "0(a0)"), fix),
+                 Insn("addi", ("a1", "a1", "SZREG"))]
+    else:
+        body.append(Insn("REG_S", ("zero", "0(a0)"), fix))
+    body += [Insn("addi", ("a0", "a0", "SZREG")), Insn("bleu", ("a0", LIMIT, "1b")),
+             Label(f".L{pfx}_tail_words_done")]
+    return body
+
+
+def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str, retry: bool) -> list:
+    """One misaligned word ending exactly at the end (fast cores only).
+
+    a1 stays on the first byte not copied, so a fault can resume the byte loop.
+    """
+    fix = exits.retry(0, 0) if retry else exits.label(0)
+    body: list = [Insn("beq", ("a0", END, done))]
+    if copy:
+        body += [Insn("sub", ("t1", END, "a0"), note="bytes left, < SZREG"),
+                 Insn("add", ("t1", "a1", "t1"), note="src end"),
+                 Insn("REG_L", ("t0", "-SZREG(t1)"), fix),
+                 Insn("REG_S", ("t0", f"-SZREG({END})"), fix,
+                      note="rewrites some copied bytes with equal ones")]
+    else:
+        body.append(Insn("REG_S", ("zero", f"-SZREG({END})"), fix))
+    body.append(Insn("j", (done,)))
+    return body
+
+
+def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:
+    done = f".L{pfx}_done"
+    if ph.tail == "bytes":
+        return None
+    retry = copy and _retry(ph)
+    body = _tail_words(pfx, exits, copy, retry)
+    why = ["Whole words that did not fill a block, one at a time."]
+    if ph.tail == "overlap":
+        body += _tail_overlap(pfx, exits, copy, done, retry)
+        why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
+        why.append("already copied, which this core may load and store misaligned.")
+    return Phase(f".L{pfx}_tail", "Tail", tuple(why),
+                 ("while (end - dst >= 8) copy one word;",) +
+                 (("if (dst != end) copy the word ending at end;",) if ph.tail == "overlap" else ()),
+                 (("a2", "loop limit: end - 8"), ("t0", "word in flight")), tuple(body))
+
+
+def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:
+    body = [] if sum_held else sum_on()
+    body += [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
+    if ph.threshold > 0:
+        body += [Insn("li", ("t0", str(ph.threshold)),
+                      note="threshold from the strategy (`small below`)"),
+                 Insn("bltu", (n_reg, "t0", small_to))]
+    first = ("The caller holds sstatus.SUM.  Remember where dst ends," if sum_held
+             else "Enable user memory access (sstatus.SUM), remember where dst ends,")
+    regs = ((END, "end of dst"), ("t0", "threshold"))
+    return Phase(None, "Entry",
+                 (first,
+                  f"and send copies shorter than {ph.threshold} bytes to the byte loop,",
+                  "where the set-up below would cost more than it saves."),
+                 (f"if (n < {ph.threshold}) goto bytes;",),
+                 regs if sum_held else (("t6", "SR_SUM"),) + regs, tuple(body))
+
+
+def byte_phase(pfx: str, exits: FaultExits, copy: bool, done: str | None = None) -> Phase:
+    return Phase(f".L{pfx}_bytes", "Byte copy" if copy else "Byte fill",
+                 ("Small sizes, and what is left after the word loops.",),
+                 ("while (dst < end) *dst++ = " + ("*src++;" if copy else "0;"),),
+                 (("t0", "byte in flight"),) if copy else (),
+                 tuple(_byte_loop(pfx, exits, copy, done or f".L{pfx}_done")))
+
+
+def done_phase(pfx: str, sum_held: bool, label: str | None = None) -> Phase:
+    label = label or f".L{pfx}_done"
+    if sum_held:
+        return Phase(label, "Done",
+                     ("Every byte was stored: return 0 (SUM stays the caller's).",), (), (),
+                     (Insn("li", ("a0", "0")), Insn("ret")))
+    return Phase(label, "Done",
+                 ("Every byte was stored: disable user access, return 0.",), (), (),
+                 tuple(sum_off() + [Insn("li", ("a0", "0")), Insn("ret")]))
+
+
+def fault_phase(exits: FaultExits, sum_held: bool) -> Phase:
+    # with sum_held the caller set SUM and clears it after the call: the
+    # exits leave it alone
+    still_set = ("as it was, so SUM is still set, as the caller wants it." if sum_held else
+                 "as it was, so SUM is still set and must be cleared on this path too.")
+    why = ("A user access faulted; the trap handler resumed here with sstatus", still_set,
+           "a0 plus the label's offset is the first byte not stored: return",
+           "end - a0, exactly the bytes not copied.")
+    pseudo: tuple[str, ...] = ("return end - (dst + stored);",)
+    if exits.retries or exits.bytes_used:
+        why = ("A user access faulted; the trap handler resumed here with sstatus",
+               "as it was, so SUM is still set.  A word access that faulted may",
+               "have bytes before the fault that are still reachable: move a0",
+               "and a1 to the first byte not stored and let the byte loop copy",
+               "up to the exact fault.  The exits of one unrolled block form a",
+               "ladder: each steps a0 and a1 one word and falls into the next.",
+               "A byte access that faulted returns end - a0, exactly the bytes",
+               "not copied" + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
+        pseudo = ("word fault: dst += stored; src += stored; goto bytes;",
+                  "byte fault: return end - dst;")
+    return Phase(None, "Fault exits", why, pseudo, (("a0", "bytes not copied"),),
+                 tuple(exit_code(exits, END, [] if sum_held else sum_off())))
