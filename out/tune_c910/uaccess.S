@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/tune_c910.copy
  *
  * c910_tune_copy (target c910: xlen 64, misaligned fast):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail overlap; fault exact
+ *   small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail overlap; fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
  *   small below 39; align dst; words unroll 4 schedule loads_first; shift off; tail overlap; fault exact
  */
@@ -46,10 +46,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 71 bytes to the byte loop,
+	 * and send copies shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 71) goto bytes;
+	 *	if (n < 16) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -59,8 +59,138 @@ SYM_FUNC_START(__asm_copy_to_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
-	li	t0, 71				/* threshold from the strategy (`small below`) */
+	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
+
+	/*
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lcopy_head
+.Lcopy_head_done:
+
+	/*
+	 * Size class.
+	 * Calls with a whole 64-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 64) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 64
+	 */
+	addi	a2, a3, -8*SZREG
+	bleu	a0, a2, .Lcopy_words
+
+	/*
+	 * Word copy, second class.
+	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * The second size class: what the first loop left, or all of a short call.
+	 * The source may be misaligned: this core handles that in hardware.
+	 *
+	 *	while (end - dst >= 16) {
+	 *		copy 2 words; dst += 16; src += 16;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 16
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 */
+.Lcopy_words_then:
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
+	bgtu	a0, a2, .Lcopy_words_then_skip	/* less than one block left */
+1:
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_S, a4, 0(a0), .Lcopy_bytes
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	addi	a0, a0, 2*SZREG
+	addi	a1, a1, 2*SZREG
+	bleu	a0, a2, 1b
+.Lcopy_words_then_skip:
+
+	/*
+	 * Tail.
+	 * Whole words that did not fill a block, one at a time.
+	 * Then one word that ends at the end of the buffer; it overlaps bytes
+	 * already copied, which this core may load and store misaligned.
+	 *
+	 *	while (end - dst >= 8) copy one word;
+	 *	if (dst != end) copy the word ending at end;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 *	t0 - word in flight
+	 */
+.Lcopy_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Lcopy_tail_words_done
+1:
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
+	addi	a1, a1, SZREG
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lcopy_tail_words_done:
+	beq	a0, a3, .Lcopy_done
+	sub	t1, a3, a0			/* bytes left, < SZREG */
+	add	t1, a1, t1			/* src end */
+	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
+	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* rewrites some copied bytes with equal ones */
+	j	.Lcopy_done
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lcopy_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Byte copy.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = *src++;
+	 *
+	 * Register roles:
+	 *	t0 - byte in flight
+	 */
+.Lcopy_bytes:
+	bgeu	a0, a3, .Lcopy_bytes_done
+1:
+	fixup lbu, t0, 0(a1), .Lcopy_fault
+	fixup sb, t0, 0(a0), .Lcopy_fault
+	addi	a1, a1, 1
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Alignment head.
@@ -77,14 +207,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_head:
 	addi	t1, a0, SZREG-1
 	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lcopy_head_done
 1:
 	fixup lbu, t0, 0(a1), .Lcopy_fault
 	fixup sb, t0, 0(a0), .Lcopy_fault
 	addi	a1, a1, 1
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-.Lcopy_head_done:
+	j	.Lcopy_head_done
 
 	/*
 	 * Word copy.
@@ -128,64 +257,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8*SZREG
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
-
-	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
-	 * Then one word that ends at the end of the buffer; it overlaps bytes
-	 * already copied, which this core may load and store misaligned.
-	 *
-	 *	while (end - dst >= 8) copy one word;
-	 *	if (dst != end) copy the word ending at end;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 8
-	 *	t0 - word in flight
-	 */
-.Lcopy_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lcopy_tail_words_done
-1:
-	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
-	addi	a1, a1, SZREG
-	addi	a0, a0, SZREG
-	bleu	a0, a2, 1b
-.Lcopy_tail_words_done:
-	beq	a0, a3, .Lcopy_done
-	sub	t1, a3, a0			/* bytes left, < SZREG */
-	add	t1, a1, t1			/* src end */
-	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
-	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* rewrites some copied bytes with equal ones */
-	j	.Lcopy_done
-
-	/*
-	 * Byte copy.
-	 * Small sizes, and what is left after the word loops.
-	 *
-	 *	while (dst < end) *dst++ = *src++;
-	 *
-	 * Register roles:
-	 *	t0 - byte in flight
-	 */
-.Lcopy_bytes:
-	bgeu	a0, a3, .Lcopy_done
-1:
-	fixup lbu, t0, 0(a1), .Lcopy_fault
-	fixup sb, t0, 0(a0), .Lcopy_fault
-	addi	a1, a1, 1
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
-
-	/*
-	 * Done.
-	 * Every byte was stored: disable user access, return 0.
-	 */
-.Lcopy_done:
-	li	t6, SR_SUM
-	csrc	CSR_STATUS, t6			/* and never again after we return */
-	li	a0, 0
-	ret
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_words_then		/* what is left: the second class */
 
 	/*
 	 * Fault exits.
