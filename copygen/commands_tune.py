@@ -50,6 +50,20 @@ def _default_db(path: str) -> Path:
     return p.with_name(p.stem + ".tune.db")
 
 
+def _say_pruned(pruned, every: bool) -> None:
+    """Each pruned point with its reason (`every`), or one line per reason."""
+    if every:
+        for label, why in pruned:
+            click.echo(f"pruned: {label}: {why}", err=True)
+        return
+    by_reason: dict[str, list[str]] = {}
+    for label, why in pruned:
+        by_reason.setdefault(why, []).append(label)
+    for why, labels in by_reason.items():
+        click.echo(f"pruned {len(labels)} point(s): {why} (e.g. {labels[0]}; --dry-run lists them)",
+                   err=True)
+
+
 @tune.command("run", epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--sweep", default=None, help="The sweep to walk (default: the file's only sweep).")
@@ -70,7 +84,9 @@ def _default_db(path: str) -> Path:
               help="A .copy file whose routine of the same kind is shown beside the ranking; repeatable.")
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
               help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
-@click.option("--dry-run", is_flag=True, help="Say how many points and distinct routines there are, then stop.")
+@click.option("--dry-run", is_flag=True,
+              help="Say how many points and distinct routines there are, list every pruned point "
+                   "with its reason, then stop.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
 @click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False))
@@ -86,8 +102,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     load_profile(prof)
     p = plan(file, sweep, prof, workload, align_mix, available())
     db_path = Path(db) if db else _default_db(file)
-    for label, why in p.space.pruned:
-        click.echo(f"pruned: {label}: {why}", err=True)
+    _say_pruned(p.space.pruned, every=dry_run)
     click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
                f"{len(p.points)} points ({len(p.space.pruned)} pruned), {len(p.codes)} distinct routines",
                err=True)
