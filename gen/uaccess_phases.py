@@ -151,6 +151,12 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                                           tested=ph.tested if tested is None else tested)))
 
 
+def shift_tail(ph: Phases) -> bool:
+    """`tail words` under size classes: whole words the shift loops left go
+    one at a time, as after the word loops, not through the byte loop."""
+    return ph.tested and ph.tail == "words" and (ph.then_shift_unroll or ph.shift_unroll) > 1
+
+
 def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
     """One shift loop's block; `carry`: a later loop goes on from prev, so a
     pipelined epilogue leaves the last word it loaded in prev."""
@@ -164,7 +170,8 @@ def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
 
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     """The first shift loop of a class layout, entered with a whole block left."""
-    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(ph.then_shift_unroll))
+    block = _shift_block(ph.shift_unroll, ph.shift_schedule,
+                         bool(ph.then_shift_unroll) or shift_tail(ph))
     body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True)
     body += [Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left"),
              Insn("j", (f".L{pfx}_shift_then",))]
@@ -175,7 +182,7 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
 
 def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False) -> Phase:
     then = ph.then_shift_unroll
-    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(then))
+    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(then) or shift_tail(ph))
     size = ph.shift_block
     setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
              Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
@@ -192,9 +199,13 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
                              tested=ph.tested)
     if then:
-        second = _shift_block(then, ph.then_shift_schedule, False)
+        second = _shift_block(then, ph.then_shift_schedule, shift_tail(ph))
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
-                      tested=True)
+                           tested=True)
+    if shift_tail(ph):
+        one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
+        body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, _retry(ph), True,
+                           tested=True)
     body += [Insn("srli", ("t0", "a4", "3")),
              Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
@@ -205,6 +216,7 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
     regs += [(r, "part of the destination word being built") for r in _temps(block)]
     classes = (f"  Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},"
                " for what is left." if then else "")
+    classes += "  Then single words." if shift_tail(ph) else ""
     return Phase(f".L{pfx}_shift", "Shift copy",
                  ("The source is misaligned against the destination.  Load only aligned",
                   "source words and build each destination word from two neighbours;",

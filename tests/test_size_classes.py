@@ -21,7 +21,7 @@ copy_user cu for u74 {
     words unroll 8 schedule loads_first
     then words unroll 2
     shift unroll 4 schedule paired
-    then shift unroll 1 schedule paired
+    then shift unroll 2 schedule paired
     tail words
     fault exact
 }
@@ -62,10 +62,10 @@ def test_classes_lower_the_threshold_to_the_head_only():
     st = load_text(CLASSES, "c.copy")
     ph = st.copy_user.phases
     assert ph.tested and ph.threshold == 8 and ph.then_unroll == 2
-    assert ph.then_shift_unroll == 1 and ph.shift_schedule == "paired"
+    assert ph.then_shift_unroll == 2 and ph.shift_schedule == "paired"
     # without classes, the same threshold is raised to head + one block
     plain = load_text(CLASSES.replace("    then words unroll 2\n", "").replace(
-        "    then shift unroll 1 schedule paired\n", ""), "c.copy")
+        "    then shift unroll 2 schedule paired\n", ""), "c.copy")
     assert plain.copy_user.phases.threshold == 7 + 64
     assert any("raised from 8 to 71" in w.message for w in plain.warnings)
 
@@ -84,6 +84,8 @@ def test_class_layout_puts_head_and_first_loop_out_of_line(tmp_path):
     assert body.index(".Lcopy_done:") < body.index(".Lcopy_head:")
     assert body.index(".Lcopy_head:") < body.index(".Lcopy_words:")
     assert "j\t.Lcopy_words_then" in body
+    # `tail words` gives the shift copy a one-word loop after its classes
+    assert body.index(".Lcopy_shift_then_skip:") < body.index(".Lcopy_shift_tail_skip:")
 
 
 @pytest.fixture(scope="module")
