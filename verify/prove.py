@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
-from copygen.verify.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.coverage import cover_goals
 from copygen.verify.dataproof import TIMEOUT_MS
+from copygen.verify.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
