@@ -16,24 +16,27 @@ from copygen.output import ROUTINE_HELP, command, envelope, select_routines, tab
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, code_key
 from copygen.verify.clauses import CLAUSES, PROPERTIES, PROPERTY_BROKEN
+from copygen.verify.early import NOT_CHECKED
 from copygen.verify.inputs import linked_elf, routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
 from copygen.verify.verdict import EXIT, verdict, worst
 
-MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]"}
+MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
+        NOT_CHECKED: f"[dim]{NOT_CHECKED}[/]"}
 VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: proved or holding "
                "for every n <= N, said in the first line); 2 bad input, or nothing could be "
                "analysed (the reason is shown); 3 a clause is violated (a replayed "
                "counterexample is shown); 4 a clause stays unknown; 1 an external tool failed.")
 
 
-def _prove(elf, sym, kind, bounded, jobs, stage):
+def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,
-                        memmove_bound=0 if bounded else MEMMOVE_BOUND, stage=stage)
+                        memmove_bound=0 if bounded else MEMMOVE_BOUND, stage=stage,
+                        all_clauses=all_clauses)
     if bounded:
         apply_bounded(str(elf), rep, bounded, jobs)
     return rep
@@ -111,7 +114,7 @@ def _plan(files, only, workdir):
     return out
 
 
-def _run(plan, bounded, jobs, cache):
+def _run(plan, bounded, jobs, cache, all_clauses):
     """Prove every routine of the plan (from the cache where it has the same
     code): {file: [RoutineReport]}."""
     from rich.console import Console
@@ -123,12 +126,12 @@ def _run(plan, bounded, jobs, cache):
             reports[f] = []
             for sym, kind in todo:
                 done = bar.tasks[0].completed
-                key = code_key(elf, sym, kind, bounded) if cache else None
+                key = code_key(elf, sym, kind, bounded, all_clauses) if cache else None
                 rep = cache.get(key) if cache else None
                 if rep is None:
                     def stage(name, sym=sym, base=done):
                         bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
-                    rep = _prove(elf, sym, kind, bounded, jobs, stage)
+                    rep = _prove(elf, sym, kind, bounded, jobs, stage, all_clauses)
                     if cache:
                         cache.put(key, rep)
                 reports[f].append(rep)
@@ -145,6 +148,9 @@ def _run(plan, bounded, jobs, cache):
                    "proof leaves unknown is run for n <= 64 without this).")
 @click.option("--require", "require", multiple=True, type=click.Choice(sorted(PROPERTIES)),
               help="Make a property part of the verdict (B2s: no load outside [src, src+n)).")
+@click.option("--all-clauses", is_flag=True,
+              help="Prove every clause even when a sample run already shows one violated "
+                   "(by default the proof stops there: the others are 'not checked').")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
@@ -156,7 +162,7 @@ def _run(plan, bounded, jobs, cache):
 @click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False),
               help="Where a .copy or .S input is built into the ELF that is proved.")
 @command("verify")
-def verify(files, only, bounded, require, jobs, as_json, junit, proof_cache, no_cache, workdir) -> int:
+def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, proof_cache, no_cache, workdir) -> int:
     """Prove the copy routines of FILES correct with Z3, for every n.
 
     Each FILE is a .copy strategy, a kernel-style uaccess.S (assembled
@@ -164,13 +170,15 @@ def verify(files, only, bounded, require, jobs, as_json, junit, proof_cache, no_
     of the user-copy contract is reported on its own: proved (for every n),
     violated (with a counterexample replayed in the emulator), unknown (the
     solver or the inferred loop invariants were not strong enough) or, with
-    --bounded N, holding for every n <= N.  B2s (no load outside [src,
+    --bounded N, holding for every n <= N.  A sample run that already
+    breaks a clause ends the proof: the clauses no concrete run breaks are
+    then "not checked" (--all-clauses proves them).  B2s (no load outside [src,
     src+n)) is a property, shown but not required, unless --require B2s.
     memmove is proved for every overlap of its buffers, in both directions.
     """
     plan = _plan(files, only, workdir)
     cache = None if no_cache else ProofCache(proof_cache)
-    reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache)
+    reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses)
     verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
     overall = worst([v for vs in verdicts.values() for v in vs])
     if junit:

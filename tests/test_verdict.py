@@ -5,6 +5,7 @@ unless required; many files, the proof cache and the JUnit report."""
 from __future__ import annotations
 
 import json
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -13,6 +14,7 @@ from click.testing import CliRunner
 from copygen import commands_verify
 from copygen.cli import main
 from copygen.mutate import edits
+from copygen.verify.early import NOT_CHECKED
 from copygen.verify.prove import RoutineReport
 from copygen.verify.verdict import verdict
 from tests.conftest import ROOT
@@ -150,3 +152,33 @@ def test_a_wrong_fixup_in_the_pipelined_copy_is_found_by_a_faulting_run(
     ex = rep["counterexamples"]["C3"]
     assert (ex["n"], ex["returned"]) == (n, returned), ex
     assert ex["fault_offset"] == fault_at, ex
+
+
+def test_a_fault_exit_that_returns_at_once_is_violated_in_seconds(tmp_path):
+    """The pipelined copy's retry ladder ending in `ret` instead of `j
+    .Lcopy_bytes`: a word fault returns with SUM set and a0 a pointer.
+    Sample runs show it, so the proof stops before Houdini (no verdict in
+    900 s through it): S1 and C2 violated with the run, the clauses no run
+    breaks not checked, JUnit skips them."""
+    lines = PIPELINED.read_text().splitlines(keepends=True)
+    at = lines.index(".Lcopy_retry_minus_8:\n")
+    (site,) = [i for i in range(at, at + 5) if lines[i].split() == ["j", ".Lcopy_bytes"]]
+    lines[site] = "\tret\n"
+    src = tmp_path / "edited.S"
+    src.write_text("".join(lines))
+    junit = tmp_path / "v.xml"
+    t0 = time.time()
+    r = _verify(tmp_path, src, "--routine", "copy_to_user", "--json", "--junit", junit)
+    assert r.exit_code == 3, r.output
+    assert time.time() - t0 < 30
+    (rep,) = json.loads(r.stdout)["files"][0]["reports"]
+    assert rep["verdict"] == "violated"
+    violated = {c for c, st in rep["status"].items() if st == "violated"}
+    assert {"S1", "C2"} <= violated <= {"S1", "C2", "B2s"}, rep["status"]
+    assert {st for c, st in rep["status"].items() if c not in violated} == {NOT_CHECKED}
+    s1, c2 = rep["counterexamples"]["S1"], rep["counterexamples"]["C2"]
+    assert s1["sum_at_exit"] is True and s1["fault_offset"] is not None
+    assert c2["returned"] > c2["n"] and c2["fault_offset"] is not None
+    assert "SUM at exit set" in rep["detail"]["S1"] and "inaccessible" in rep["detail"]["C2"]
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert int(suite.get("skipped")) == len(rep["status"]) - len(violated)

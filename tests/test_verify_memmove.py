@@ -157,7 +157,8 @@ def test_generated_memmove_is_proved_for_every_n(string2021):
 
 
 def test_forward_only_memmove_is_violated_and_replayed(tmp_path):
-    rep = prove_routine(_forward_only(tmp_path), "memmove", "memmove", memmove_bound=0)
+    rep = prove_routine(_forward_only(tmp_path), "memmove", "memmove", memmove_bound=0,
+                        all_clauses=True)
     assert rep.status["C1"] == "violated"
     assert "already overwrote" in rep.detail["C1"]
     assert "differ from the expected" in rep.detail["C1"]     # the emulator's run

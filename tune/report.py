@@ -23,7 +23,10 @@ def status_text(row: dict) -> str:
         return "not proved (below the top K)" if row.get("expected") is not None else "not evaluated"
     if v == "proved":
         return "proved"
-    bad = [c for c, s in (row.get("status") or {}).items() if s != "proved" and c != "B2s"]
+    status = row.get("status") or {}
+    # the violated ones first: after one, the proof leaves the rest not checked
+    bad = sorted((c for c, s in status.items() if s != "proved" and c != "B2s"),
+                 key=lambda c: status[c] != "violated")
     return f"DISQUALIFIED: {', '.join(bad[:SHOWN_CLAUSES])} {v}"
 
 

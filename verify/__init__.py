@@ -12,7 +12,8 @@ Its modules, along the seams of a proof:
 * checks: prove (every clause for one routine), memcheck, dataproof,
   coverage (what memory holds), parallel (queries over processes);
 * counterexamples and bounded runs: replay (shrunk, replayed in the
-  emulator), bounded (every n <= N).
+  emulator), bounded (every n <= N), early (a sample run that breaks a
+  clause decides the verdict before the proof).
 
 Imports emu (decoder, semantics, machine; never the cost model), gen
 (build, toolchain, errors: to turn a .copy or .S into the ELF it proves) and

@@ -8,7 +8,7 @@ It cross-checks the unbounded proof: a clause the proof left unknown that
 holds in every run is reported "holds for n <= N"; a run that breaks a
 clause makes it violated with that run as the counterexample.
 Role: concrete enumeration.  May import emu, verify.concrete, verify.samples,
-verify.parallel, verify.replay.
+verify.parallel, verify.replay, verify.early.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import random
 from copygen.emu.elf import read_elf
 from copygen.verify.clauses import BY_KIND, STRING_KINDS
 from copygen.verify.concrete import Scenario, run, verdicts
+from copygen.verify.early import NOT_CHECKED
 from copygen.verify.samples import scenario
 from copygen.verify.parallel import fork_map
 from copygen.verify.replay import describe
@@ -95,8 +96,8 @@ def check(elf: str, symbol: str, kind: str, limit: int, jobs: int = 1) -> dict[s
 
 def apply_bounded(elf: str, rep, limit: int, jobs: int = 1) -> None:
     """Fold the exhaustive runs into a report: a clause some run breaks is
-    violated (with that run); an unknown one that every run keeps holds
-    for n <= limit."""
+    violated (with that run); an unknown or not checked one that every run
+    keeps holds for n <= limit."""
     bad = check(elf, rep.symbol, rep.kind, limit, jobs)
     # what a run does not observe: SUM at each access (loads are recorded)
     unobserved = ("S2",)
@@ -104,6 +105,8 @@ def apply_bounded(elf: str, rep, limit: int, jobs: int = 1) -> None:
         if clause in bad:
             rep.status[clause] = "violated"
             rep.detail[clause] = f"exhaustive run n <= {limit}: {bad[clause]}"
-        elif st == "unknown" and clause not in unobserved:
+        elif st in ("unknown", NOT_CHECKED) and clause not in unobserved:
             rep.status[clause] = f"holds for n <= {limit}"
-            rep.detail[clause] += f"; every n <= {limit} checked exhaustively"
+            rep.detail[clause] = (f"every n <= {limit} checked exhaustively; not proved: the "
+                                  "proof stopped at a violation" if st == NOT_CHECKED else
+                                  rep.detail[clause] + f"; every n <= {limit} checked exhaustively")

@@ -3,8 +3,8 @@
 The key covers everything a proof reads: the loaded segments (the routine,
 whatever it calls or falls into, its data), the `__ex_table`, the symbol
 and its address, the routine kind, the options that change a report
-(--bounded), and the prover itself (a hash of the verify and emu sources:
-a changed prover never reuses an old verdict).  The same code is never proven twice;
+(--bounded, --all-clauses), and the prover itself (a hash of the verify
+and emu sources: a changed prover never reuses an old verdict).  The same code is never proven twice;
 the tuner and `copygen verify` share one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
@@ -37,9 +37,11 @@ def prover_fingerprint() -> str:
     return h.hexdigest()
 
 
-def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0) -> str:
+def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0,
+             all_clauses: bool = False) -> str:
     image = read_elf(elf)
-    h = hashlib.sha256(f"{prover_fingerprint()}\0{symbol}\0{kind}\0{bounded}\0".encode())
+    h = hashlib.sha256(f"{prover_fingerprint()}\0{symbol}\0{kind}\0{bounded}\0"
+                       f"{'all' if all_clauses else ''}\0".encode())
     h.update(image.address_of(symbol).to_bytes(8, "little"))
     for seg in sorted(image.segments, key=lambda s: s.vaddr):
         h.update(seg.vaddr.to_bytes(8, "little"))

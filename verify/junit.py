@@ -1,16 +1,18 @@
 """JUnit XML of verification reports, so a CI system shows a kernel tree's
 proofs like its other tests: one test suite per input file, one test case
 per routine and clause.  A violated required clause is a failure, an unknown
-one an error; a property not required (verify.clauses.PROPERTIES) always
+one an error, one not checked (verify.early: a violation decided first)
+skipped; a property not required (verify.clauses.PROPERTIES) always
 passes and says what it found in its output.
 
-Role: rendering only.  May import verify.clauses, the standard library.
+Role: rendering only.  May import verify.clauses, verify.early, the standard library.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
 from copygen.verify.clauses import CLAUSES, required
+from copygen.verify.early import NOT_CHECKED
 
 
 def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:
@@ -20,7 +22,7 @@ def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:
         cases = [(r, c) for r in reps for c in r.status]
         suite = ET.SubElement(root, "testsuite", name=str(f), tests=str(len(cases)),
                               time=f"{sum(r.seconds for r in reps):.2f}")
-        fails = errors = 0
+        fails = errors = skipped = 0
         for r, c in cases:
             st, detail = r.status[c], r.detail.get(c, "")
             tc = ET.SubElement(suite, "testcase", classname=f"{f}.{r.symbol}", name=f"{c}: {CLAUSES[c]}")
@@ -29,6 +31,9 @@ def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:
             elif st == "violated":
                 fails += 1
                 ET.SubElement(tc, "failure", message=f"{c} violated", type="violated").text = detail
+            elif st == NOT_CHECKED:
+                skipped += 1
+                ET.SubElement(tc, "skipped", message=f"{c} {st}").text = detail
             elif st != "proved" and not st.startswith("holds for n <="):
                 errors += 1
                 ET.SubElement(tc, "error", message=f"{c} {st}", type="unknown").text = detail
@@ -36,5 +41,6 @@ def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:
                 ET.SubElement(tc, "system-out").text = f"{st}: {detail}"
         suite.set("failures", str(fails))
         suite.set("errors", str(errors))
+        suite.set("skipped", str(skipped))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"

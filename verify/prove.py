@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
-from copygen.verify.concrete import STEPS_BASE, STEPS_PER_BYTE, step_bound
 from copygen.verify.coverage import cover_goals
 from copygen.verify.dataproof import TIMEOUT_MS
+from copygen.verify.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
@@ -308,7 +308,8 @@ STAGES = ("sample runs", "guessing invariants", "induction (Houdini)", "clause c
 
 def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
                   jobs: int | None = None, memmove_bound: int = MEMMOVE_BOUND,
-                  stage: Callable[[str], None] | None = None) -> RoutineReport:
+                  stage: Callable[[str], None] | None = None,
+                  all_clauses: bool = False) -> RoutineReport:
     """Every clause for one routine, its queries spread over `jobs` processes
     (default: verify.parallel.default_jobs()).  Code the prover cannot model
     (an instruction or jump it does not handle) leaves every clause unknown,
@@ -317,11 +318,15 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     unknown is run for every n <= memmove_bound and every overlap
     (verify.bounded), and reported "holds for n <= N" if every run keeps
     it, in those words.  `stage` is told the name of each of STAGES as the
-    proof enters it (a progress bar advances on it)."""
+    proof enters it (a progress bar advances on it).  A sample run that
+    breaks a required clause ends the proof there (verify.early: the
+    verdict is violated, the clauses no concrete run breaks are not
+    checked) unless `all_clauses` asks for every clause's proof."""
     t0 = time.time()
     jobs = jobs or default_jobs()
     try:
-        rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None))
+        rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
+                     all_clauses)
     except (ProgramError, EmuError) as err:
         rep = RoutineReport(symbol, kind)
         for clause in BY_KIND[kind]:
@@ -330,25 +335,6 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
         from copygen.verify.bounded import apply_bounded     # it imports verify.replay
         apply_bounded(elf, rep, memmove_bound, jobs)
-    rep.seconds = time.time() - t0
-    return rep
-
-
-def _does_not_terminate(prog, symbol: str, kind: str, stuck: list, t0: float) -> RoutineReport:
-    """A sample run that outlived T1's bound: T1 is violated, shown with the
-    smallest n that hangs and the pc it was stuck at.  Nothing else is
-    claimed: a routine that does not return proves nothing vacuously."""
-    from copygen.verify.replay import describe, example
-    from copygen.verify.samples import smallest_hang
-    sc, out = smallest_hang(prog.image, symbol, *min(stuck, key=lambda s: s[0].N))
-    rep = RoutineReport(symbol, kind)
-    for clause in BY_KIND[kind]:
-        rep.status[clause] = "unknown"
-        rep.detail[clause] = "not proved: the routine does not terminate (T1)"
-    rep.status["T1"] = "violated"
-    rep.detail["T1"] = (f"no return within {step_bound(sc.N)} instructions "
-                        f"({STEPS_BASE} + {STEPS_PER_BYTE} per byte): {describe(sc, out, 'T1')}")
-    rep.examples["T1"] = example(sc, out, "T1")
     rep.seconds = time.time() - t0
     return rep
 
@@ -362,14 +348,17 @@ def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> 
 
 
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
-           stage: Callable[[str], None]) -> RoutineReport:
+           stage: Callable[[str], None], all_clauses: bool) -> RoutineReport:
     prog = Program.load(elf)
     routine = prog.routine(prog.image.address_of(symbol))
     stage(STAGES[0])
     stuck: list = []
-    snaps = collect(prog.image, symbol, kind, routine.cut_points, stuck)
+    broken: dict = {}
+    snaps = collect(prog.image, symbol, kind, routine.cut_points, stuck, broken)
     if stuck:
-        return _does_not_terminate(prog, symbol, kind, stuck, t0)
+        return does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
+    if not all_clauses and decides(kind, broken):
+        return violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
     stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)

@@ -291,23 +291,32 @@ class SmallSearch:
 
     def first_failing(self, clause: str, faulting: bool = True):
         if self.first is None:
-            self.first = {}
-            for sc in self._scenarios():
-                out = run(self.image, self.symbol, sc)
-                for c, ok in verdicts(sc, out, self.string).items():
-                    if not ok:
-                        self.first.setdefault(c, (sc, out))
+            self.first = self._first_breaking(self._scenarios())
         found = self.first.get(clause)
-        if found is None and clause in VARIANT_CLAUSES and self.kind in ("to", "from", "clear") \
+        if found is None and clause in VARIANT_CLAUSES and self.kind in USER_KINDS \
                 and faulting:
             if self.faulting is None:
-                self.faulting = {}
-                for sc in self._fault_scenarios():
-                    out = run(self.image, self.symbol, sc)
-                    for c, ok in verdicts(sc, out, self.string).items():
-                        if not ok:
-                            self.faulting.setdefault(c, (sc, out))
+                self.faulting = self._first_breaking(self._fault_scenarios())
             found = self.faulting.get(clause)
+        return found
+
+    def failing(self) -> dict:
+        """Every clause some run of the whole search breaks (the faulting
+        runs too): clause -> (scenario, outcome), the first run that
+        breaks it, the small calls before the faulting ones."""
+        if self.first is None:
+            self.first = self._first_breaking(self._scenarios())
+        if self.faulting is None and self.kind in USER_KINDS:
+            self.faulting = self._first_breaking(self._fault_scenarios())
+        return {**(self.faulting or {}), **self.first}
+
+    def _first_breaking(self, scenarios) -> dict:
+        found: dict = {}
+        for sc in scenarios:
+            out = run(self.image, self.symbol, sc)
+            for c, ok in verdicts(sc, out, self.string).items():
+                if not ok:
+                    found.setdefault(c, (sc, out))
         return found
 
     def _fault_scenarios(self):

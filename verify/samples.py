@@ -3,7 +3,7 @@ alignments, overlaps, fault points) a routine kind is run on, and the
 loop-head states the emulator records in them.
 
 Role: `samples`, `scenario`, `collect`, `smallest_hang`.  May import
-verify.concrete, emu.
+verify.concrete, verify.clauses, emu.
 """
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import random
 from collections import defaultdict
 from dataclasses import replace
 
-from copygen.verify.concrete import PAGE, Scenario, run
+from copygen.verify.clauses import STRING_KINDS
+from copygen.verify.concrete import PAGE, Scenario, run, verdicts
 
 SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
                               129, 135, 136, 143, 150, 191, 192, 200, 255, 256, 257, 300,
@@ -106,19 +107,27 @@ def with_fault(sc: Scenario, k: int) -> Scenario:
 ENDS_KEPT = 16
 
 
-def collect(image, symbol: str, kind: str, cuts, stuck: list | None = None) -> dict[int, list]:
+def collect(image, symbol: str, kind: str, cuts, stuck: list | None = None,
+            broken: dict | None = None) -> dict[int, list]:
     """Loop-head states: pc -> [(regs, sstatus, dst bytes, scenario, entry
     regs)], the first and last ENDS_KEPT of each run at each head.  (A
     state left out only lets a guess through that Houdini then refutes:
     none is trusted.)  Runs that did not return within T1's step bound
     end the sampling: the first is appended to `stuck` as (scenario,
-    outcome)."""
+    outcome).  `broken`, when given, gets for each clause some run breaks
+    (verify.concrete.verdicts; loads are not recorded, so not B2) the
+    smallest such run, as (scenario, outcome)."""
     snaps: dict[int, list] = defaultdict(list)
+    string = kind in STRING_KINDS
     for sc in samples(kind):
         out = run(image, symbol, sc, trace_pcs=cuts, record_loads=False)
         if out.error_kind == "StepLimit" and stuck is not None:
             stuck.append((sc, out))
             break       # the proof stops here: T1 is violated
+        if broken is not None:
+            for clause, ok in verdicts(sc, out, string).items():
+                if not ok and (clause not in broken or sc.N < broken[clause][0].N):
+                    broken[clause] = (sc, out)
         if out.error:
             continue
         visits: dict[int, list] = defaultdict(list)
