@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/tune_u74.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 8; align dst; words unroll 16 schedule loads_first; shift unroll 8 schedule paired; tail words; fault exact
+ *   small below 8; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
  */
@@ -171,17 +171,17 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  8 word(s) per iteration, schedule paired.  Then 1 word(s) per iteration, schedule paired, for what is left.
+	 * a byte copy would not.  16 word(s) per iteration, schedule paired.  Then 1 word(s) per iteration, schedule interleave, for what is left.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 64) {
+	 *	while (end - dst >= 128) {
 	 *		next = *(u64 *)((src & ~7) + 8);
 	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
 	 *		prev = next; dst += 8; src += 8;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 64
+	 *	a2 - loop limit: end - 128
 	 *	a4 - shr = 8 * (src & 7)
 	 *	a5 - shl = 64 - shr
 	 *	a6 - prev: the aligned source word being consumed
@@ -197,18 +197,17 @@ SYM_FUNC_START(__asm_copy_to_user)
 	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
 	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
-	addi	a2, a3, -8*SZREG
+	addi	a2, a3, -16*SZREG
 	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
 .Lcopy_shift_then:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
 	bgtu	a0, a2, .Lcopy_shift_then_skip	/* less than one block left */
 1:
-	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	or	t0, t0, t2
-	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
-	mv	a6, a7
+	srl	t6, a6, a4
+	fixup REG_L, a6, SZREG(a1), .Lcopy_retry_shift
+	sll	a7, a6, a5
+	or	t6, t6, a7
+	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift
 	addi	a0, a0, SZREG
 	addi	a1, a1, SZREG
 	bleu	a0, a2, 1b
@@ -335,10 +334,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Shift copy, first class.
-	 * 8 word(s) per iteration, schedule paired.
+	 * 16 word(s) per iteration, schedule paired.
 	 */
 .Lcopy_shift_blocks:
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
+	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
@@ -379,9 +378,49 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sll	t2, a6, a5
 	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
 	or	t1, t1, t2
+	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
+	srl	t0, a6, a4
+	sll	t2, a7, a5
 	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
-	addi	a0, a0, 8*SZREG
-	addi	a1, a1, 8*SZREG
+	or	t0, t0, t2
+	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
+	or	t1, t1, t2
+	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
+	or	t0, t0, t2
+	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
+	or	t1, t1, t2
+	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
+	or	t0, t0, t2
+	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
+	or	t1, t1, t2
+	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
+	or	t0, t0, t2
+	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
+	or	t1, t1, t2
+	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
+	addi	a0, a0, 16*SZREG
+	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lcopy_done		/* nothing left */
 	j	.Lcopy_shift_then
@@ -449,6 +488,30 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
+.Lcopy_retry_shift_plus_120:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_112:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_104:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_96:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_88:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_80:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_72:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_64:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_shift_plus_56:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */

@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 135; align dst; words unroll 16 schedule loads_first; shift unroll 4 schedule pipelined; tail words; fault exact
+ *   small below 16; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
  */
@@ -46,10 +46,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 135 bytes to the byte loop,
+	 * and send copies shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 135) goto bytes;
+	 *	if (n < 16) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -59,8 +59,224 @@ SYM_FUNC_START(__asm_copy_to_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
-	li	t0, 135				/* threshold from the strategy (`small below`) */
+	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
+
+	/*
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lcopy_head
+.Lcopy_head_done:
+
+	/*
+	 * Dispatch on source alignment.
+	 * dst is aligned now; a misaligned source takes the shift copy.
+	 *
+	 * Register roles:
+	 *	t0 - src & (SZREG - 1)
+	 */
+	andi	t0, a1, SZREG-1
+	bnez	t0, .Lcopy_shift
+
+	/*
+	 * Size class.
+	 * Calls with a whole 128-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 128) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 128
+	 */
+	addi	a2, a3, -16*SZREG
+	bleu	a0, a2, .Lcopy_words
+
+	/*
+	 * Word copy, second class.
+	 * Copy 4 word(s) per iteration, schedule loads_first.
+	 * The second size class: what the first loop left, or all of a short call.
+	 * Both pointers are SZREG-aligned here.
+	 *
+	 *	while (end - dst >= 32) {
+	 *		copy 4 words; dst += 32; src += 32;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 32
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 *	a6 - word in flight
+	 *	a7 - word in flight
+	 */
+.Lcopy_words_then:
+	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	bgtu	a0, a2, .Lcopy_words_then_skip	/* less than one block left */
+1:
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
+	fixup REG_S, a4, 0(a0), .Lcopy_bytes
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
+	addi	a0, a0, 4*SZREG
+	addi	a1, a1, 4*SZREG
+	bleu	a0, a2, 1b
+.Lcopy_words_then_skip:
+
+	/*
+	 * Tail.
+	 * Whole words that did not fill a block, one at a time.
+	 *
+	 *	while (end - dst >= 8) copy one word;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 *	t0 - word in flight
+	 */
+.Lcopy_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Lcopy_tail_words_done
+1:
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
+	addi	a1, a1, SZREG
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lcopy_tail_words_done:
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lcopy_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Shift copy.
+	 * The source is misaligned against the destination.  Load only aligned
+	 * source words and build each destination word from two neighbours;
+	 * this never makes a misaligned access and only reads aligned words
+	 * that hold at least one byte of the source, so it cannot fault where
+	 * a byte copy would not.  16 word(s) per iteration, schedule paired.  Then 4 word(s) per iteration, schedule paired, for what is left.  Then single words.
+	 *
+	 *	prev = *(u64 *)(src & ~7);
+	 *	while (end - dst >= 128) {
+	 *		next = *(u64 *)((src & ~7) + 8);
+	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
+	 *		prev = next; dst += 8; src += 8;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 128
+	 *	a4 - shr = 8 * (src & 7)
+	 *	a5 - shl = 64 - shr
+	 *	a6 - prev: the aligned source word being consumed
+	 *	a1 - address of prev
+	 *	a7 - next source word
+	 *	t0 - part of the destination word being built
+	 *	t2 - part of the destination word being built
+	 *	t1 - part of the destination word being built
+	 */
+.Lcopy_shift:
+	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
+	slli	a4, a4, 3			/* shr = 8 * off: bits, not SZREG units */
+	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
+	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
+	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
+	addi	a2, a3, -16*SZREG
+	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
+.Lcopy_shift_then:
+	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	bgtu	a0, a2, .Lcopy_shift_then_skip	/* less than one block left */
+1:
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	or	t0, t0, t2
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_shift
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
+	or	t1, t1, t2
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	or	t0, t0, t2
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	or	t1, t1, t2
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	addi	a0, a0, 4*SZREG
+	addi	a1, a1, 4*SZREG
+	bleu	a0, a2, 1b
+.Lcopy_shift_then_skip:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lcopy_shift_tail_skip	/* less than one block left */
+1:
+	srl	t6, a6, a4
+	fixup REG_L, a6, SZREG(a1), .Lcopy_retry_shift
+	sll	a7, a6, a5
+	or	t6, t6, a7
+	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift
+	addi	a0, a0, SZREG
+	addi	a1, a1, SZREG
+	bleu	a0, a2, 1b
+.Lcopy_shift_tail_skip:
+	srli	t0, a4, 3
+	add	a1, a1, t0			/* back to the first source byte not copied */
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_bytes			/* bytes left */
+
+	/*
+	 * Byte copy.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = *src++;
+	 *
+	 * Register roles:
+	 *	t0 - byte in flight
+	 */
+.Lcopy_bytes:
+	bgeu	a0, a3, .Lcopy_bytes_done
+1:
+	fixup lbu, t0, 0(a1), .Lcopy_fault
+	fixup sb, t0, 0(a0), .Lcopy_fault
+	addi	a1, a1, 1
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Alignment head.
@@ -77,24 +293,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_head:
 	addi	t1, a0, SZREG-1
 	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lcopy_head_done
 1:
 	fixup lbu, t0, 0(a1), .Lcopy_fault
 	fixup sb, t0, 0(a0), .Lcopy_fault
 	addi	a1, a1, 1
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-.Lcopy_head_done:
-
-	/*
-	 * Dispatch on source alignment.
-	 * dst is aligned now; a misaligned source takes the shift copy.
-	 *
-	 * Register roles:
-	 *	t0 - src & (SZREG - 1)
-	 */
-	andi	t0, a1, SZREG-1
-	bnez	t0, .Lcopy_shift
+	j	.Lcopy_head_done
 
 	/*
 	 * Word copy.
@@ -157,143 +362,101 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 16*SZREG
 	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_words_then		/* what is left: the second class */
 
 	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
-	 *
-	 *	while (end - dst >= 8) copy one word;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 8
-	 *	t0 - word in flight
+	 * Shift copy, first class.
+	 * 16 word(s) per iteration, schedule paired.
 	 */
-.Lcopy_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lcopy_tail_words_done
+.Lcopy_shift_blocks:
+	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
-	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
-	addi	a1, a1, SZREG
-	addi	a0, a0, SZREG
-	bleu	a0, a2, 1b
-.Lcopy_tail_words_done:
-	j	.Lcopy_bytes			/* tail bytes */
-
-	/*
-	 * Shift copy.
-	 * The source is misaligned against the destination.  Load only aligned
-	 * source words and build each destination word from two neighbours;
-	 * this never makes a misaligned access and only reads aligned words
-	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  4 word(s) per iteration, schedule pipelined.
-	 *
-	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 32) {
-	 *		next = *(u64 *)((src & ~7) + 8);
-	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
-	 *		prev = next; dst += 8; src += 8;
-	 *	}
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 64
-	 *	a4 - shr = 8 * (src & 7)
-	 *	a5 - shl = 64 - shr
-	 *	a6 - prev: the aligned source word being consumed
-	 *	a1 - address of prev
-	 *	a7 - next source word
-	 *	t0 - next source word
-	 *	t1 - next source word
-	 *	t2 - next source word
-	 *	t6 - part of the destination word being built
-	 *	t5 - part of the destination word being built
-	 */
-.Lcopy_shift:
-	andi	a4, a1, SZREG-1			/* off = src & (SZREG - 1) */
-	slli	a4, a4, 3			/* shr = 8 * off: bits, not SZREG units */
-	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
-	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
-	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
-	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift
-	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_retry_shift
-	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_retry_shift
-	addi	a1, a1, 4*SZREG
-	bgtu	a0, a2, .Lcopy_shift_last
-1:
-	addi	a0, a0, 4*SZREG
-	srl	t6, a6, a4
-	sll	t5, a7, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, -4*SZREG(a0), .Lcopy_retry_shift_minus_32
-	srl	t6, a7, a4
-	sll	t5, t0, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, -3*SZREG(a0), .Lcopy_retry_shift_minus_24
-	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift_minus_16
-	srl	t6, t0, a4
-	sll	t5, t1, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, -2*SZREG(a0), .Lcopy_retry_shift_minus_16
-	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift_minus_8
-	srl	t6, t1, a4
-	sll	t5, t2, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, -SZREG(a0), .Lcopy_retry_shift_minus_8
-	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_retry_shift
-	mv	a6, t2
-	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_retry_shift
-	addi	a1, a1, 4*SZREG
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	or	t0, t0, t2
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_shift
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
+	or	t1, t1, t2
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	or	t0, t0, t2
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	or	t1, t1, t2
+	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	or	t0, t0, t2
+	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
+	or	t1, t1, t2
+	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
+	or	t0, t0, t2
+	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
+	or	t1, t1, t2
+	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
+	or	t0, t0, t2
+	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
+	or	t1, t1, t2
+	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
+	or	t0, t0, t2
+	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
+	or	t1, t1, t2
+	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
+	or	t0, t0, t2
+	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
+	or	t1, t1, t2
+	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
+	or	t0, t0, t2
+	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
+	or	t1, t1, t2
+	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
+	addi	a0, a0, 16*SZREG
+	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
-.Lcopy_shift_last:				/* the block already in registers */
-	srl	t6, a6, a4
-	sll	t5, a7, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift_src_minus_32
-	srl	t6, a7, a4
-	sll	t5, t0, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, SZREG(a0), .Lcopy_retry_shift_dst_plus_8_src_minus_24
-	srl	t6, t0, a4
-	sll	t5, t1, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, 2*SZREG(a0), .Lcopy_retry_shift_dst_plus_16_src_minus_16
-	srl	t6, t1, a4
-	sll	t5, t2, a5
-	or	t6, t6, t5
-	fixup REG_S, t6, 3*SZREG(a0), .Lcopy_retry_shift_dst_plus_24_src_minus_8
-	addi	a0, a0, 4*SZREG
-	srli	t0, a4, 3
-	add	a1, a1, t0			/* back to the first source byte not copied */
-
-	/*
-	 * Byte copy.
-	 * Small sizes, and what is left after the word loops.
-	 *
-	 *	while (dst < end) *dst++ = *src++;
-	 *
-	 * Register roles:
-	 *	t0 - byte in flight
-	 */
-.Lcopy_bytes:
-	bgeu	a0, a3, .Lcopy_done
-1:
-	fixup lbu, t0, 0(a1), .Lcopy_fault
-	fixup sb, t0, 0(a0), .Lcopy_fault
-	addi	a1, a1, 1
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
-
-	/*
-	 * Done.
-	 * Every byte was stored: disable user access, return 0.
-	 */
-.Lcopy_done:
-	li	t6, SR_SUM
-	csrc	CSR_STATUS, t6			/* and never again after we return */
-	li	a0, 0
-	ret
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_shift_then
 
 	/*
 	 * Fault exits.
@@ -358,30 +521,51 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_shift_minus_32:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_24:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_16:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_8:
-	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
-	addi	a1, a1, -8			/* and its source byte */
-	j	.Lcopy_retry_shift
-.Lcopy_retry_shift_dst_plus_24_src_minus_8:
+.Lcopy_retry_shift_plus_120:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_dst_plus_16_src_minus_16:
+.Lcopy_retry_shift_plus_112:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_dst_plus_8_src_minus_24:
+.Lcopy_retry_shift_plus_104:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_src_minus_32:
-	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
+.Lcopy_retry_shift_plus_96:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_88:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_80:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_72:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_64:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_56:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_48:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_40:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_32:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_24:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_16:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_8:
+	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
+	addi	a1, a1, 8			/* and its source byte */
 .Lcopy_retry_shift:
 	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
 	add	a1, a1, t0			/* a1 was rounded down: add off back */
