@@ -197,15 +197,37 @@ class Cache:
         return self.store_miss if store else self.load_miss
 
 
+class ScheduleTable:
+    """Interned issue states and the memo of `schedule`, shared by every
+    machine with the same profile: state ids mean the same thing on all of
+    them, so translated blocks can share their (entry state, taken) memo."""
+
+    def __init__(self) -> None:
+        self.states: list[tuple] = []
+        self.state_ids: dict[tuple, int] = {}
+        self.memo: dict[tuple[int, int, bool], tuple[int, int]] = {}
+
+
+_TABLES: dict[Profile, ScheduleTable] = {}
+
+
+def schedule_table(p: Profile) -> ScheduleTable:
+    table = _TABLES.get(p)
+    if table is None:
+        table = _TABLES[p] = ScheduleTable()
+    return table
+
+
 class CostModel:
     """Cycle accounting for one machine: issue state, cache, stall counters."""
+
+    kind = "inorder"
 
     def __init__(self, p: Profile) -> None:
         self.profile = p
         self.cache = Cache(p)
-        self.states: list[tuple] = []
-        self.state_ids: dict[tuple, int] = {}
-        self._memo: dict[tuple[int, int, bool], tuple[int, int]] = {}
+        table = schedule_table(p)
+        self.states, self.state_ids, self._memo = table.states, table.state_ids, table.memo
         self.reset()
 
     def reset(self) -> None:

@@ -90,10 +90,17 @@ def load_profile(name_or_path: str | Path) -> Profile:
         if not path.exists():
             raise ProfileError(f"unknown cost profile {name_or_path!r}; available: {', '.join(available())}")
     try:
-        data = tomllib.loads(path.read_text())
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _LOADED:
+            _LOADED[key] = parse_profile(tomllib.loads(path.read_text()), str(path))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ProfileError(f"{path}: cannot read profile: {e}") from None
-    return parse_profile(data, str(path))
+    return _LOADED[key]
+
+
+# (resolved path, mtime, size) -> Profile: a Machine per sweep point must not re-parse TOML
+_LOADED: dict[tuple[str, int, int], Profile] = {}
 
 
 def parse_profile(data: dict, where: str = "<profile>") -> Profile:

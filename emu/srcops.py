@@ -164,6 +164,8 @@ class BlockState:
         self.cond: Any = None          # branch condition, None if unconditional
         self.branch_target: int | None = None
         self.line_shift, self.set_mask = line_shift, set_mask
+        self.direct: str | None = None  # set by the translator: the next access is this
+        #                                  element of a page view already checked
         self._n = 0
 
     def _tmp(self, prefix: str) -> str:
@@ -203,6 +205,11 @@ class BlockState:
                 f"            C.stall_cycles += TOUCH({ln}, {store})"]
 
     def load(self, addr, size: int):
+        if self.direct is not None:  # one of a run of accesses checked together
+            v = self._tmp("v")
+            self.lines.append(f"{v} = {self.direct}")
+            self.direct = None
+            return v
         a, v = self._address(addr), self._tmp("v")
         view, shift = VIEW_INDEX[(size, False)], size.bit_length() - 1
         index = f"({a} & 4095) >> {shift}" if shift else f"{a} & 4095"
@@ -211,6 +218,11 @@ class BlockState:
         return v
 
     def store(self, addr, size: int, value) -> None:
+        if self.direct is not None:
+            data = value if size == 8 else SRC_OPS.zext(value, 8 * size)
+            self.lines.append(f"{self.direct} = {data}")
+            self.direct = None
+            return
         a = self._address(addr)
         view, shift = VIEW_INDEX[(size, False)], size.bit_length() - 1
         index = f"({a} & 4095) >> {shift}" if shift else f"{a} & 4095"
