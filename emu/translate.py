@@ -29,20 +29,22 @@ access (KeyError from the page table, MemFault from the misaligned helper)
 and undecodable code are replayed by `Hart.step`, after the block has written
 back its registers and accounted for the instructions before the one that
 stopped it.  tests/emu/test_emu_fastpath.py checks equality with the reference.
-Imports: emu.machine, emu.memory, emu.cost, emu.decode, emu.semantics, emu.srcops, emu.errors.
+Imports: emu.machine, emu.memory, emu.cost, emu.ooo, emu.runs, emu.decode, emu.srcops, emu.errors.
 """
 
 from __future__ import annotations
 
+import bisect
 from typing import Callable
 
 from copygen.emu.cost import insn_class
 from copygen.emu.decode import Insn
 from copygen.emu.errors import EmuError, StepLimit
 from copygen.emu.machine import Hart
-from copygen.emu.memory import VIEW_INDEX, MemFault
-from copygen.emu.semantics import SEMANTICS
-from copygen.emu.srcops import HELPERS, M, SRC_OPS, BlockState
+from copygen.emu.ooo import CODE_BITS, MISPREDICT, TAKEN
+from copygen.emu.memory import MemFault
+from copygen.emu.runs import access_runs, emit_insn, emit_run
+from copygen.emu.srcops import HELPERS, BlockState
 
 MAX_BLOCK = 64
 _UNTRANSLATED = {"serial"}  # csr, fence, ecall, ebreak, wfi: reference step
@@ -68,6 +70,7 @@ _CODE: dict[tuple, tuple[str, list[int], int, object]] = {}
 # (profile, code key) -> that block's memo (state ids are per profile: emu.cost.ScheduleTable)
 _TRANS: dict[tuple, dict] = {}
 _CACHE_LIMIT = 20_000  # blocks; both caches start again beyond it
+SID_MASK = (1 << 38) - 1  # state ids in an out-of-order memo key (bits 2..39)
 
 
 class Translator:
@@ -109,7 +112,7 @@ class Translator:
         block = Block(pc, insns)
         cost = self.hart.cost
         key = (pc, tuple((a, i.raw) for a, i in insns),
-               (cost.cache.line_shift, cost.cache.set_mask) if cost else None)
+               (cost.cache.line_shift, cost.cache.set_mask, cost.kind) if cost else None)
         hit = _CODE.get(key)
         if hit is None:
             if len(_CODE) > _CACHE_LIMIT:
@@ -145,25 +148,37 @@ class Translator:
         cost = self.hart.cost
         st = BlockState(cost.cache.line_shift if cost else None, cost.cache.set_mask if cost else 0)
         body: list[str] = []
+        ooo = cost is not None and cost.kind == "ooo"
+        if ooo:  # each iteration's accesses start a new signature
+            body.append("sg = 0")
+            block.line_insn.append(0)
         runs = access_runs(block.insns, 1 << st.line_shift if cost else 4096)
-        k = 0
+        k = j = 0  # j: index of the next access in the block (its place in `sg`)
         while k < len(block.insns):
             if k in runs:
-                k = _emit_run(block, st, k, runs[k], body)
+                n = runs[k]
+                emit_run(block, st, k, n, body, j if ooo else None)
+                k, j = k + n, j + n
                 continue
-            _emit_insn(block, st, k, body, "")
+            if ooo and insn_class(block.insns[k][1].name) in ("load", "store"):
+                st.sig_shift, j = CODE_BITS * j, j + 1
+            emit_insn(block, st, k, body, "")
+            st.sig_shift = None
             k += 1
         last_pc, last = block.insns[-1]
         fall = last_pc + last.length
         loop = st.branch_target == block.start or (st.cond is None and st.exit_pc == block.start)
-        return _Source(block, st, body, fall, loop, cost is not None).render()
+        mode = None if cost is None else cost.kind
+        return _Source(block, st, body, fall, loop, mode).render()
 
     def _compile(self, block: Block, code) -> Callable:
         hart, cost = self.hart, self.hart.cost
-        env = dict(HELPERS, MemFault=MemFault, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
+        env = dict(HELPERS, MemFault=MemFault, FIRST_AT=bisect.bisect_left, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
                    SCHED=self._sched_fn(block), MISL=self._misaligned_load, MISS=self._misaligned_store)
         if cost is not None:
             env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch, SETS=cost.cache.sets, TICK=cost.cache.tick)
+        if cost is not None and cost.kind == "ooo":
+            env.update(PRED=cost.mispredicted, SCHED=self._ooo_sched_fn(block))
         exec(code, env)
         return env["block"]
 
@@ -172,11 +187,13 @@ class Translator:
         leave pc at instruction k for the reference step."""
         hart = self.hart
 
-        def bail(lineno: int) -> bool:
+        def bail(lineno: int, sig: int = 0) -> bool:
             k = block.line_insn[lineno - block.body_line]
             cost = hart.cost
-            for _, insn in block.insns[:k]:
-                if cost is not None:
+            if cost is not None and cost.kind == "ooo":
+                cost.fold([insn for _, insn in block.insns[:k]], sig)
+            elif cost is not None:
+                for _, insn in block.insns[:k]:
                     cost.on_insn(insn, False)
             hart.instret += k
             hart.pc = block.insns[k][0]
@@ -191,6 +208,27 @@ class Translator:
             last = len(block.insns) - 1
             for k, (_, insn) in enumerate(block.insns):
                 adv, sid = cost.step(sid, insn, taken and k == last)
+                total += adv
+            block.trans[key] = (total, sid)
+            return total, sid
+        return sched
+
+    def _ooo_sched_fn(self, block: Block) -> Callable[[int], tuple[int, int]]:
+        """The out-of-order engine's block memo: key = sid*4 + mispredicted*2 +
+        taken + (access signature << 40), as `_Source._account` computes it."""
+        cost = self.hart.cost
+        mem = [insn_class(i.name) in ("load", "store") for _, i in block.insns]
+        last = len(block.insns) - 1
+
+        def sched(key: int) -> tuple[int, int]:
+            sid, sig, total, j = (key >> 2) & SID_MASK, key >> 40, 0, 0
+            for k, (_, insn) in enumerate(block.insns):
+                code = 0
+                if mem[k]:
+                    code, j = (sig >> (CODE_BITS * j)) & 15, j + 1
+                if k == last:
+                    code |= TAKEN * (key & 1) | MISPREDICT * ((key >> 1) & 1)
+                adv, sid = cost.step(sid, insn, code)
                 total += adv
             block.trans[key] = (total, sid)
             return total, sid
@@ -211,88 +249,14 @@ class Translator:
         hart.mem.put(addr, size, value)
 
 
-def access_runs(insns: list[tuple[int, Insn]], line: int) -> dict[int, int]:
-    """first index -> length of each run of two or more consecutive loads (or
-    stores) of one kind through one unchanged base register, at increasing
-    offsets that are multiples of the size and span at most one cache line.
-    Such a run is checked once (alignment, page, cache lines) and then reads
-    or writes one page view directly."""
-    runs: dict[int, int] = {}
-    k = 0
-    while k < len(insns):
-        first = insns[k][1]
-        end = k + 1
-        if insn_class(first.name) in ("load", "store") and first.rs1:
-            size = _SIZE[first.name]
-            while end < len(insns):
-                i = insns[end][1]
-                prev = insns[end - 1][1]
-                if (i.name != first.name or i.rs1 != first.rs1 or i.imm <= prev.imm
-                        or i.imm - first.imm + size > line):
-                    break
-                end += 1
-            ok = all(i.imm % size == 0 and not (insn_class(i.name) == "load" and i.rd == first.rs1)
-                     for _, i in insns[k:end])
-            if end - k >= 2 and ok:
-                runs[k] = end - k
-        k = end
-    return runs
-
-
-_SIZE = {"lb": 1, "lbu": 1, "sb": 1, "lh": 2, "lhu": 2, "sh": 2, "lw": 4, "lwu": 4, "sw": 4, "ld": 8, "sd": 8}
-
-
-def _emit_insn(block: Block, st: BlockState, k: int, body: list[str], ind: str) -> None:
-    pc, insn = block.insns[k]
-    st.pc, st.lines = pc, []
-    SEMANTICS[insn.name](insn, SRC_OPS, st)
-    body.extend(ind + line for line in st.lines)
-    block.line_insn.extend([k] * len(st.lines))
-
-
-def _emit_run(block: Block, st: BlockState, k: int, n: int, body: list[str]) -> int:
-    """A run found by `access_runs`: if its first address is aligned and the
-    run stays in one page, index one page view (fetched once: a refused page
-    raises here, before any access of the run) and touch its one or two cache
-    lines once each, in order; the later accesses to a line just touched are
-    MRU hits, which change nothing.  Otherwise run the accesses one by one."""
-    first = block.insns[k][1]
-    size, store = _SIZE[first.name], insn_class(first.name) == "store"
-    span = block.insns[k + n - 1][1].imm - first.imm + size
-    g, p, i = st._tmp("g"), st._tmp("p"), st._tmp("i")
-    base = f"x{first.rs1}" if not first.imm else f"((x{first.rs1} + {first.imm}) & {M})"
-    st.used.add(first.rs1)
-    shift = size.bit_length() - 1
-    head = [f"{g} = {base}",
-            f"if (not {g} & {size - 1}) and ({g} & 4095) <= {4096 - span}:" if size > 1 else
-            f"if ({g} & 4095) <= {4096 - span}:",
-            f"    {p} = {'W' if store else 'R'}[{g} >> 12][{VIEW_INDEX[(size, False)]}]",
-            f"    {i} = ({g} & 4095) >> {shift}" if shift else f"    {i} = {g} & 4095"]
-    head += st._cache_lines(g, int(store))
-    if span > size:
-        e = st._tmp("e")
-        head += [f"    {e} = {g} + {span - size}"] + st._cache_lines(e, int(store))
-    body.extend(head)
-    block.line_insn.extend([k] * len(head))
-    for j in range(k, k + n):
-        step = (block.insns[j][1].imm - first.imm) >> shift
-        st.direct = f"{p}[{i} + {step}]" if step else f"{p}[{i}]"
-        _emit_insn(block, st, j, body, "    ")
-    body.append("else:")
-    block.line_insn.append(k)
-    for j in range(k, k + n):
-        _emit_insn(block, st, j, body, "    ")
-    return k + n
-
-
 class _Source:
     """Renders one block function; records where the body starts so `bail`
     can map a traceback line number back to an instruction."""
 
     def __init__(self, block: Block, st: BlockState, body: list[str], fall: int, loop: bool,
-                 with_cost: bool) -> None:
+                 mode: str | None) -> None:
         self.block, self.st, self.body, self.fall = block, st, body, fall
-        self.loop, self.cost = loop, with_cost
+        self.loop, self.cost, self.ooo = loop, mode is not None, mode == "ooo"
         self.n = len(block.insns)
 
     def render(self) -> str:
@@ -312,7 +276,7 @@ class _Source:
         lines += ["    except (KeyError, MemFault) as e:",
                   *("        " + s for s in store + self._flush_cost()),
                   "        H.instret += n",
-                  "        return BAIL(e.__traceback__.tb_lineno)"]
+                  f"        return BAIL(e.__traceback__.tb_lineno{', sg' if self.ooo else ''})"]
         lines += ["    " + s for s in store + self._flush_cost()]
         lines += ["    H.instret += n", "    H.pc = npc", "    return False"]
         self.block.body_line = first  # bail() maps line numbers back with it
@@ -321,9 +285,14 @@ class _Source:
     def _flush_cost(self) -> list[str]:
         return ["C.state = sid", "C.issue_cycles += cyc"] if self.cost else []
 
-    def _account(self, taken: int) -> list[str]:
+    def _account(self, taken: int, cond: bool = False) -> list[str]:
         out = [f"n += {self.n}"]
-        if self.cost:
+        if self.ooo:  # see Translator._ooo_sched_fn
+            pc, last = self.block.insns[-1]
+            mp = f"PRED({pc}, {last.imm < 0}, {taken}) * 2" if cond else "0"
+            out += [f"k = sid * 4 + {mp} + {taken} + (sg << 40)",
+                    "t = TRANS.get(k) or SCHED(k)", "cyc += t[0]", "sid = t[1]"]
+        elif self.cost:
             out += [f"t = TRANS.get(sid * 2 + {taken}) or SCHED(sid * 2 + {taken})",
                     "cyc += t[0]", "sid = t[1]"]
         return out
@@ -331,13 +300,13 @@ class _Source:
     def _exits(self, ind: str) -> list[str]:
         st = self.st
         if st.cond is not None:  # conditional branch: taken / fall through
-            taken_lines = self._account(1)
+            taken_lines = self._account(1, True)
             if self.loop:
                 taken_lines += [f"if n + {self.n} > budget:", f"    npc = {self.block.start}", "    break",
                                 "continue"]
             else:
                 taken_lines += [f"npc = {st.branch_target}"]
-            fall_lines = self._account(0) + [f"npc = {self.fall}"] + (["break"] if self.loop else [])
+            fall_lines = self._account(0, True) + [f"npc = {self.fall}"] + (["break"] if self.loop else [])
             return [f"if {st.cond}:", *("    " + s for s in taken_lines),
                     "else:", *("    " + s for s in fall_lines)]
         if st.exit_pc is not None:  # jal / jalr
