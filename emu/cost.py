@@ -235,11 +235,15 @@ class ScheduleTable:
 
 
 _TABLES: dict[Profile, ScheduleTable] = {}
+_STATE_LIMIT = 200_000  # states per table; a new Machine then starts a fresh one
 
 
 def schedule_table(p: Profile) -> ScheduleTable:
+    """The profile's table for a new Machine.  A long sweep of an out-of-order
+    profile can intern many states: past the limit new Machines get a fresh
+    table, and the old one lives as long as the Machines that hold it."""
     table = _TABLES.get(p)
-    if table is None:
+    if table is None or len(table.states) > _STATE_LIMIT:
         table = _TABLES[p] = ScheduleTable()
     return table
 

@@ -13,6 +13,11 @@ issue state at entry and the branch outcome, so each block memoises
 (entry state, taken) -> (cycles, exit state) from `CostModel.step` — the same
 function the reference step folds one instruction at a time.  Cache and
 misaligned stalls are charged inline by the same rules as `CostModel.access`.
+With an out-of-order profile (emu.ooo) a block's cycles also depend on where
+each access's line came from and on the prediction of its branch: each
+access's level code is or-ed into a signature `sg`, the predictor is asked
+at the branch, and the memo key is (entry state, signature, prediction,
+outcome).
 
 A run of loads (or stores) through one unchanged base register at increasing
 offsets within one cache line (an unrolled copy's block; `access_runs`) is
@@ -35,6 +40,7 @@ Imports: emu.machine, emu.memory, emu.cost, emu.ooo, emu.runs, emu.decode, emu.s
 from __future__ import annotations
 
 import bisect
+import weakref
 from typing import Callable
 
 from copygen.emu.cost import insn_class
@@ -67,8 +73,9 @@ class Block:
 # builds a new Machine per point, and compiling is most of a first call's cost.
 # key: (start pc, ((pc, raw), ...), cache geometry or None) -> (source, line_insn, body_line, code)
 _CODE: dict[tuple, tuple[str, list[int], int, object]] = {}
-# (profile, code key) -> that block's memo (state ids are per profile: emu.cost.ScheduleTable)
-_TRANS: dict[tuple, dict] = {}
+# schedule table -> code key -> that block's memo (state ids belong to one emu.cost.ScheduleTable;
+# a table's memos go when the last Machine using it does)
+_TRANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _CACHE_LIMIT = 20_000  # blocks; both caches start again beyond it
 SID_MASK = (1 << 38) - 1  # state ids in an out-of-order memo key (bits 2..39)
 
@@ -123,7 +130,7 @@ class Translator:
                                 compile(source, f"<block {pc:#x}>", "exec"))
         block.source, block.line_insn, block.body_line, code = hit
         if cost is not None:
-            block.trans = _TRANS.setdefault((cost.profile, key), {})
+            block.trans = _TRANS.setdefault(cost.table, {}).setdefault(key, {})
         block.fn = self._compile(block, code)
         return block
 
