@@ -1,17 +1,20 @@
-"""Emulator speed: emulated instructions per second with the u74 cost model on,
-against Unicorn running the same machine code with a Python per-instruction
-hook doing the same accounting (issue #3, item 8).
+"""Emulator speed: emulated instructions per second with a cost model on, per
+profile, against two Unicorn baselines running the same machine code: one
+with a Python hook that only counts instructions, one with hooks that run our
+cost model (issue #3 item 8, issue #20 item 4).
 
 Run from the repository root:
 
-    python bench/emu_speed.py [--seconds 2] [--profile u74] [--json bench/results/emu_speed.json]
+    python bench/emu_speed.py [--seconds 2] [--profiles u74,x60,c910,c920,p550]
+                              [--json bench/results/emu_speed.json]
 
 Workloads call `copy_words` (tests/emu/fixtures/copy_words.S, a 2021-shaped
 copy_to_user) on 8 KiB co-aligned, 8 KiB misaligned (shift copy), and a mix
-of small copies (0..128 bytes, random alignments).  The Unicorn run uses the
-same `emu.cost.CostModel` (schedule of each instruction from a code hook,
-cache/misalignment from a memory hook), so its cycle total is also a check of
-ours.  Needs the riscv64-linux-gnu toolchain and the `unicorn` package.
+of small copies (0..128 bytes, random alignments).  The Unicorn run with the
+cost model feeds the profile's engine (emu.cost.CostModel or
+emu.ooo.OooCostModel) from a code hook and a memory hook, so its cycle total
+is also a check of ours.  Needs the riscv64-linux-gnu toolchain and the
+`unicorn` package (pip install copygen[bench]).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "emu")]
 
 from copygen import emu  # noqa: E402
-from copygen.emu.cost import CostModel  # noqa: E402
+from copygen.emu.api import _cost_model  # noqa: E402
 from copygen.emu.decode import decode  # noqa: E402
 from emu_build import build_elf  # noqa: E402
 
@@ -50,22 +53,24 @@ def run_ours(elf: Path, profile: str, calls, seconds: float) -> dict:
     m.write(KERN, random.Random(0).randbytes(PAGES * 4096))
     for dst, src, n in calls:  # warm up: translation, cost memo, cache
         m.call("copy_words", dst, src, n)
-    instret = cycles = reps = 0
+    instret = reps = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
+        cycles = 0  # of the last repetition: a predictor may still be learning in the first
         for dst, src, n in calls:
             r = m.call("copy_words", dst, src, n)
             instret += r.instret
             cycles += r.cycles
         reps += 1
     dt = time.perf_counter() - t0
-    return {"instructions": instret, "seconds": dt, "mips": instret / dt / 1e6, "cycles_per_rep": cycles // reps}
+    return {"instructions": instret, "seconds": dt, "mips": instret / dt / 1e6, "cycles_per_rep": cycles}
 
 
 class UnicornRun:
-    """The same code under Unicorn, accounting through Python hooks."""
+    """The same code under Unicorn, accounting through Python hooks
+    (`profile` None: a hook that only counts instructions)."""
 
-    def __init__(self, elf: Path, profile: str) -> None:
+    def __init__(self, elf: Path, profile: str | None) -> None:
         import unicorn
         from unicorn import riscv_const as rc
 
@@ -83,13 +88,21 @@ class UnicornRun:
         uc.mem_map(emu.STACK_TOP - 16384, 16384)
         uc.mem_map(emu.RETURN_SENTINEL, 4096)  # Unicorn fetches at `until` before stopping
         self.entry = image.symbols["copy_words"]
-        self.cost = CostModel(emu.load_profile(profile))
+        self.cost = _cost_model(emu.load_profile(profile)) if profile else None
+        if self.cost is not None and self.cost.kind == "ooo":
+            self.cost.hart = self  # the predictor reads `pc`: the previous instruction's
         self.decoded: dict[int, object] = {}
         self.prev = None
-        self.prev_next = 0
+        self.prev_next = self.pc = 0
         self.instret = 0
+        if self.cost is None:
+            uc.hook_add(unicorn.UC_HOOK_CODE, self._count)
+            return
         uc.hook_add(unicorn.UC_HOOK_CODE, self._on_code)
         uc.hook_add(unicorn.UC_HOOK_MEM_READ | unicorn.UC_HOOK_MEM_WRITE, self._on_mem)
+
+    def _count(self, uc, addr, size, _):
+        self.instret += 1
 
     def _on_code(self, uc, addr, size, _):
         if self.prev is not None:
@@ -97,7 +110,7 @@ class UnicornRun:
         insn = self.decoded.get(addr)
         if insn is None:
             insn = self.decoded[addr] = decode(int.from_bytes(uc.mem_read(addr, size), "little"), addr)
-        self.prev, self.prev_next = insn, addr + size
+        self.prev, self.prev_next, self.pc = insn, addr + size, addr
         self.instret += 1
 
     def _on_mem(self, uc, access, addr, size, value, _):
@@ -108,53 +121,66 @@ class UnicornRun:
         for reg, v in ((rc.UC_RISCV_REG_A0, dst), (rc.UC_RISCV_REG_A1, src), (rc.UC_RISCV_REG_A2, n),
                        (rc.UC_RISCV_REG_RA, emu.RETURN_SENTINEL), (rc.UC_RISCV_REG_SP, emu.STACK_TOP)):
             uc.reg_write(reg, v)
-        self.cost.reset()
         self.prev, start = None, self.instret
+        if self.cost is None:
+            uc.emu_start(self.entry, emu.RETURN_SENTINEL)
+            return self.instret - start, 0
+        self.cost.reset()
         uc.emu_start(self.entry, emu.RETURN_SENTINEL)
         self.cost.on_insn(self.prev, True)  # the final ret
         return self.instret - start, self.cost.cycles
 
 
-def run_unicorn(elf: Path, profile: str, calls, seconds: float) -> dict:
+def run_unicorn(elf: Path, profile: str | None, calls, seconds: float) -> dict:
     u = UnicornRun(elf, profile)
     for call in calls:
         u.call(*call)
-    instret = cycles = reps = 0
+    instret = reps = 0
     t0 = time.perf_counter()
     while time.perf_counter() - t0 < seconds:
+        cycles = 0
         for call in calls:
             n, c = u.call(*call)
             instret += n
             cycles += c
         reps += 1
     dt = time.perf_counter() - t0
-    return {"instructions": instret, "seconds": dt, "mips": instret / dt / 1e6, "cycles_per_rep": cycles // reps}
+    return {"instructions": instret, "seconds": dt, "mips": instret / dt / 1e6, "cycles_per_rep": cycles}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=2.0, help="time per workload and engine")
-    ap.add_argument("--profile", default="u74")
+    ap.add_argument("--profiles", default="u74,x60,c910,c920,p550")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "emu_speed.json"))
     args = ap.parse_args(argv)
+    profiles = args.profiles.split(",")
     with tempfile.TemporaryDirectory() as tmp:
         elf = build_elf(Path(tmp), ["copy_words.S"], name="copy_words.elf")
         rows = []
         for name, calls in workloads(random.Random(42)).items():
-            ours = run_ours(elf, args.profile, calls, args.seconds)
-            uni = run_unicorn(elf, args.profile, calls, args.seconds)
-            rows.append({"workload": name, "emu": ours, "unicorn_hook": uni,
-                         "speedup": ours["mips"] / uni["mips"],
-                         "cycles_agree": ours["cycles_per_rep"] == uni["cycles_per_rep"]})
-            print(f"{name:22s} emu {ours['mips']:6.2f} M insn/s   unicorn+hook {uni['mips']:5.2f} M insn/s   "
-                  f"x{rows[-1]['speedup']:5.1f}   cycles/rep {ours['cycles_per_rep']} vs {uni['cycles_per_rep']}")
+            count = run_unicorn(elf, None, calls, args.seconds)
+            print(f"{name:22s} unicorn, counting hook only: {count['mips']:6.2f} M insn/s")
+            for profile in profiles:
+                rows.append(_row(elf, name, calls, profile, count, args.seconds))
     result = {"command": "python bench/emu_speed.py " + " ".join(argv or sys.argv[1:]),
-              "profile": args.profile, "python": platform.python_version(), "machine": platform.machine(),
+              "profiles": profiles, "python": platform.python_version(), "machine": platform.machine(),
               "rows": rows}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
+
+
+def _row(elf: Path, name: str, calls, profile: str, count: dict, seconds: float) -> dict:
+    ours = run_ours(elf, profile, calls, seconds)
+    uni = run_unicorn(elf, profile, calls, seconds)
+    row = {"workload": name, "profile": profile, "emu": ours, "unicorn_hook": uni,
+           "unicorn_count_only": count, "speedup": ours["mips"] / uni["mips"],
+           "cycles_agree": ours["cycles_per_rep"] == uni["cycles_per_rep"]}
+    print(f"{name:22s} {profile:5s} emu {ours['mips']:6.2f} M insn/s   unicorn+cost {uni['mips']:5.2f}   "
+          f"x{row['speedup']:5.1f}   cycles/rep {ours['cycles_per_rep']} vs {uni['cycles_per_rep']}")
+    return row
 
 
 if __name__ == "__main__":

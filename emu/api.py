@@ -19,6 +19,7 @@ from copygen.emu.elf import ElfImage, load_into, read_elf
 from copygen.emu.errors import MapError
 from copygen.emu.machine import SR_SUM, SSTATUS, Fault, Hart
 from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
+from copygen.emu.ooo import OooCostModel
 from copygen.emu.profile import Profile, load_profile
 from copygen.emu.values import MASK
 
@@ -46,6 +47,13 @@ class CallResult:
         return self.ret - (1 << 64) if self.ret >> 63 else self.ret
 
 
+def _cost_model(profile: Profile | None):
+    """The profile's engine: in-order issue (emu.cost) or out of order (emu.ooo)."""
+    if profile is None:
+        return None
+    return OooCostModel(profile) if profile.engine == "ooo" else CostModel(profile)
+
+
 class Machine:
     """An S-mode RV64 machine with an optional cycle cost profile."""
 
@@ -56,8 +64,10 @@ class Machine:
         if isinstance(profile, str):
             profile = load_profile(profile)
         self.profile = profile
-        self.cost = CostModel(profile) if profile is not None else None
+        self.cost = _cost_model(profile)
         self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost)
+        if isinstance(self.cost, OooCostModel):
+            self.cost.hart = self.hart  # the predictor indexes by the branch's pc
         if image is not None:
             load_into(image, self.memory)
         self.stack_size = stack_size
@@ -102,7 +112,8 @@ class Machine:
         self.hart.observer = watchers[0] if len(watchers) == 1 else Fanout(*watchers)
 
     def reset_cache(self) -> None:
-        """Empty the modelled L1 D-cache (it persists across calls otherwise)."""
+        """Empty the modelled caches (they persist across calls otherwise; so
+        does an out-of-order profile's branch predictor, which this keeps)."""
         if self.cost is not None:
             self.cost.cache.reset()
 

@@ -1,7 +1,9 @@
 """Cycle cost engine: an in-order issue model plus an L1 D-cache, driven by a profile.
 
-Role: turns the instruction stream into cycles, apart from the semantics.
-Two parts:
+Role: turns the instruction stream into cycles, apart from the semantics, for
+profiles with `[engine] kind = "inorder"` (the default; u74, x60).  Out-of-order
+profiles use emu.ooo, which shares this module's instruction classes, `uop`,
+`Cache` and the per-profile `ScheduleTable`.  Two parts:
 
 * Static schedule.  `schedule(state, uop, taken)` is a *pure* function: the
   issue state (slots and memory slots used in the current cycle, cycles until
@@ -12,7 +14,7 @@ Two parts:
   path gets.  Register 32 is a pseudo-register for an unpipelined divider.
 * Dynamic costs, added as stall cycles that freeze the whole pipeline (so they
   do not change the issue state): L1 D-cache misses (LRU sets, write-allocate),
-  misaligned accesses (firmware trap on u74, a small penalty on c910), and
+  misaligned accesses (firmware trap on u74, a small penalty on x60), and
   taken `__ex_table` faults (trap entry, table search, return).
 
 Profiles are TOML data (`emu/profiles/*.toml`, see `emu.profile`).
@@ -184,28 +186,78 @@ class Cache:
 
     def touch(self, line: int, store: int) -> int:
         """Access one line; returns the stall cycles (0 on a hit)."""
+        if self.lookup(line):
+            return 0
+        return self.store_miss if store else self.load_miss
+
+    def lookup(self, line: int) -> bool:
+        """Access one line, filling it on a miss (LRU victim); True on a hit."""
         idx = line & self.set_mask
         lines = self.sets[idx]
         self.mru[idx] = line
         if line in lines:
             lines[line] = next(self.tick)
-            return 0
+            return True
         if len(lines) >= self.ways:
             del lines[min(lines, key=lines.__getitem__)]
         lines[line] = next(self.tick)
         self.misses += 1
-        return self.store_miss if store else self.load_miss
+        return False
+
+
+class ScheduleTable:
+    """Interned issue states and the memo of `schedule`, shared by every
+    machine with the same profile: state ids mean the same thing on all of
+    them, so translated blocks can share their (entry state, taken) memo."""
+
+    def __init__(self) -> None:
+        self.states: list[tuple] = []
+        self.state_ids: dict[tuple, int] = {}
+        self.memo: dict[tuple, tuple[int, int]] = {}
+
+    def intern(self, state: tuple) -> int:
+        sid = self.state_ids.get(state)
+        if sid is None:
+            sid = self.state_ids[state] = len(self.states)
+            self.states.append(state)
+        return sid
+
+    def step(self, sid: int, insn: Insn, dyn: int, advance) -> tuple[int, int]:
+        """(cycles, next state id) for one instruction from state `sid` with its
+        dynamic outcome `dyn` (memoised; `raw` determines the instruction);
+        `advance(state, insn, dyn)` is the engine's step on a miss."""
+        key = (sid, insn.raw, dyn)
+        hit = self.memo.get(key)
+        if hit is None:
+            adv, nxt = advance(self.states[sid], insn, dyn)
+            hit = self.memo[key] = (adv, self.intern(nxt))
+        return hit
+
+
+_TABLES: dict[Profile, ScheduleTable] = {}
+_STATE_LIMIT = 200_000  # states per table; a new Machine then starts a fresh one
+
+
+def schedule_table(p: Profile) -> ScheduleTable:
+    """The profile's table for a new Machine.  A long sweep of an out-of-order
+    profile can intern many states: past the limit new Machines get a fresh
+    table, and the old one lives as long as the Machines that hold it."""
+    table = _TABLES.get(p)
+    if table is None or len(table.states) > _STATE_LIMIT:
+        table = _TABLES[p] = ScheduleTable()
+    return table
 
 
 class CostModel:
     """Cycle accounting for one machine: issue state, cache, stall counters."""
 
+    kind = "inorder"
+
     def __init__(self, p: Profile) -> None:
         self.profile = p
         self.cache = Cache(p)
-        self.states: list[tuple] = []
-        self.state_ids: dict[tuple, int] = {}
-        self._memo: dict[tuple[int, int, bool], tuple[int, int]] = {}
+        self.table = schedule_table(p)
+        self.states = self.table.states
         self.reset()
 
     def reset(self) -> None:
@@ -219,21 +271,14 @@ class CostModel:
         return self.issue_cycles + self.stall_cycles + 1
 
     def intern(self, state: tuple) -> int:
-        sid = self.state_ids.get(state)
-        if sid is None:
-            sid = self.state_ids[state] = len(self.states)
-            self.states.append(state)
-        return sid
+        return self.table.intern(state)
 
     def step(self, sid: int, insn: Insn, taken: bool) -> tuple[int, int]:
-        """(cycles, next state id) for one instruction from state `sid` (memoised;
-        `raw` determines the instruction)."""
-        key = (sid, insn.raw, taken)
-        hit = self._memo.get(key)
-        if hit is None:
-            adv, nxt = schedule(self.states[sid], uop(insn, self.profile), taken, self.profile)
-            hit = self._memo[key] = (adv, self.intern(nxt))
-        return hit
+        """(cycles, next state id) for one instruction from state `sid` (memoised)."""
+        return self.table.step(sid, insn, taken, self._schedule)
+
+    def _schedule(self, state: tuple, insn: Insn, taken: bool) -> tuple[int, tuple]:
+        return schedule(state, uop(insn, self.profile), taken, self.profile)
 
     def on_insn(self, insn: Insn, taken: bool) -> None:
         adv, self.state = self.step(self.state, insn, taken)

@@ -3,8 +3,8 @@
 The hart calls its observer for every memory access it performs (after the
 permission check passed), for every instruction it retires (with whether a
 branch or jump was taken) and for every fault an `__ex_table` fixup handles.
-The cycle cost model (emu.cost.CostModel) is one observer; the verifier's
-load recorder is another.  An observer must not change machine state.
+The cycle cost model (emu.cost.CostModel, or emu.ooo.OooCostModel for an
+out-of-order profile) is one observer; the verifier's load recorder is another.  An observer must not change machine state.
 
 The block translator (emu.translate) inlines the cost model's own hooks for
 speed, so a Machine with any other observer attached runs on the reference

@@ -76,6 +76,80 @@ class Profile:
     miss_store: int
     calibrated_against: str
     calibration_error: str
+    engine: str = "inorder"          # [engine] kind: "inorder" (emu.cost) or "ooo" (emu.ooo)
+    ooo: OooConfig | None = None     # the out-of-order engine's tables, when engine is "ooo"
+
+
+@dataclass(frozen=True, slots=True)
+class OooConfig:
+    """What the out-of-order engine (emu.ooo) and its memory hierarchy
+    (emu.memhier) and predictor (emu.predictor) read; see docs/calibration.md."""
+
+    rob: int                  # [window] rob: instructions in flight
+    issue_queue: int          # [window] issue_queue: dispatched, not yet issued
+    retire_width: int         # [window] retire_width
+    ports: tuple[tuple[str, int], ...]  # [ports] class -> pipes (0: shares the alu pipes)
+    store_buffer: int         # [store_buffer] entries: stores dispatched, not yet drained
+    store_drain: int          # [store_buffer] drain: cycles per store written to L1
+    taken_ends_group: bool    # [window] taken_ends_group: no dispatch past a taken branch
+    predictor: str            # [predictor] kind: static | bimodal | gshare
+    predictor_entries: int
+    predictor_history: int
+    l2_size: int              # [l2] size, ways, latency (load to use), line_cycles (occupancy)
+    l2_ways: int
+    l2_latency: int
+    l2_line_cycles: int
+    dram_latency: int         # [dram] latency, line_cycles
+    dram_line_cycles: int
+    prefetch: str             # [prefetch] kind: none | next_line | stride
+    prefetch_degree: int
+    prefetch_buffer: int
+
+
+# (table, key) -> (OooConfig field, default or None when required)
+_OOO_KEYS = {
+    ("window", "rob"): ("rob", None), ("window", "issue_queue"): ("issue_queue", 0),
+    ("window", "retire_width"): ("retire_width", None),
+    ("window", "taken_ends_group"): ("taken_ends_group", True),
+    ("store_buffer", "entries"): ("store_buffer", None), ("store_buffer", "drain"): ("store_drain", 1),
+    ("predictor", "kind"): ("predictor", None), ("predictor", "entries"): ("predictor_entries", 1024),
+    ("predictor", "history"): ("predictor_history", 0),
+    ("l2", "size"): ("l2_size", None), ("l2", "ways"): ("l2_ways", None),
+    ("l2", "latency"): ("l2_latency", None), ("l2", "line_cycles"): ("l2_line_cycles", None),
+    ("dram", "latency"): ("dram_latency", None), ("dram", "line_cycles"): ("dram_line_cycles", None),
+    ("prefetch", "kind"): ("prefetch", "none"), ("prefetch", "degree"): ("prefetch_degree", 2),
+    ("prefetch", "buffer"): ("prefetch_buffer", 16),
+}
+_PORT_CLASSES = ("alu", "load", "store", "branch", "mul", "div")
+_CHOICES = {"predictor": ("static", "bimodal", "gshare"), "prefetch": ("none", "next_line", "stride")}
+
+
+def _parse_ooo(data: dict, where: str) -> OooConfig:
+    values: dict[str, object] = {}
+    for (table, key), (field, default) in _OOO_KEYS.items():
+        value = data.get(table, {}).get(key, default)
+        if value is None:
+            raise ProfileError(f"{where}: missing [{table}] {key} (needed by the ooo engine)")
+        want = type(default) if default is not None else (str if field in _CHOICES else int)
+        if type(value) is not want or (want is int and value < 0):
+            raise ProfileError(f"{where}: [{table}] {key} must be a {want.__name__}, got {value!r}")
+        if field in _CHOICES and value not in _CHOICES[field]:
+            raise ProfileError(f"{where}: [{table}] {key} must be one of {', '.join(_CHOICES[field])}")
+        values[field] = value
+    ports = data.get("ports", {})
+    unknown = set(ports) - set(_PORT_CLASSES)
+    if unknown or any(type(ports.get(c, 0)) is not int or ports.get(c, 0) < 0 for c in _PORT_CLASSES):
+        raise ProfileError(f"{where}: [ports] takes non-negative ints for {', '.join(_PORT_CLASSES)}")
+    if not all(ports.get(c, 0) for c in ("alu", "load", "store")):
+        raise ProfileError(f"{where}: [ports] alu, load and store need at least one pipe each")
+    values["ports"] = tuple((c, ports.get(c, 0)) for c in _PORT_CLASSES)
+    cfg = OooConfig(**values)
+    if cfg.rob < 1 or cfg.retire_width < 1 or cfg.store_buffer < 1 or cfg.l2_ways < 1:
+        raise ProfileError(f"{where}: [window] rob, retire_width, [store_buffer] entries, [l2] ways must be >= 1")
+    entries = cfg.predictor_entries
+    if entries < 1 or entries & (entries - 1):
+        raise ProfileError(f"{where}: [predictor] entries must be a power of two")
+    return cfg
 
 
 def available() -> list[str]:
@@ -90,18 +164,32 @@ def load_profile(name_or_path: str | Path) -> Profile:
         if not path.exists():
             raise ProfileError(f"unknown cost profile {name_or_path!r}; available: {', '.join(available())}")
     try:
-        data = tomllib.loads(path.read_text())
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size)
+        if key not in _LOADED:
+            _LOADED[key] = parse_profile(tomllib.loads(path.read_text()), str(path))
     except (OSError, tomllib.TOMLDecodeError) as e:
         raise ProfileError(f"{path}: cannot read profile: {e}") from None
-    return parse_profile(data, str(path))
+    return _LOADED[key]
+
+
+# (resolved path, mtime, size) -> Profile: a Machine per sweep point must not re-parse TOML
+_LOADED: dict[tuple[str, int, int], Profile] = {}
 
 
 def parse_profile(data: dict, where: str = "<profile>") -> Profile:
+    engine = data.get("engine", {}).get("kind", "inorder")
+    if engine not in ("inorder", "ooo"):
+        raise ProfileError(f"{where}: [engine] kind must be \"inorder\" or \"ooo\", got {engine!r}")
     values: dict[str, object] = {}
     for (table, key), field in _KEYS.items():
         try:
             value = data[table][key]
         except (KeyError, TypeError):
+            ooo_default = engine == "ooo" and table == "cache" and key in ("miss_load", "miss_store")
+            if ooo_default:  # the ooo engine times misses through [l2] and [dram]
+                values[field] = 0
+                continue
             if (table, key) not in _OPTIONAL:
                 raise ProfileError(f"{where}: missing [{table}] {key}") from None
             values[field] = _OPTIONAL[table, key]
@@ -118,7 +206,8 @@ def parse_profile(data: dict, where: str = "<profile>") -> Profile:
     if values["load_to_store"] == -1:
         values["load_to_store"] = max(values["lat_load"] - values["store_data_late"], 0)
     p = Profile(name=str(data.get("name", Path(where).stem)), description=str(data.get("description", "")),
-                calibrated_against=cal["against"], calibration_error=cal["error"], **values)
+                calibrated_against=cal["against"], calibration_error=cal["error"], engine=engine,
+                ooo=_parse_ooo(data, where) if engine == "ooo" else None, **values)
     _check_geometry(p, where)
     return p
 

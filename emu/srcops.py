@@ -10,6 +10,8 @@ Generated code conventions (names bound by `emu.translate`):
 registers live in locals `x1`..`x31`; `R`/`W` are the current SUM mode's
 read/write page tables (`emu.memory`); `MRU`, `TOUCH`, `C` the cache and cost
 model (`SETS`, `TICK`: see `emu.cost.Cache`); `MISL`/`MISS` handle misaligned accesses; `_mulh` etc. the M helpers.
+With the out-of-order engine a miss is not a stall: its level code is or-ed
+into the block's access signature `sg` (emu.ooo) at the access's place.
 A refused access raises KeyError (table miss) or MemFault (misaligned helper);
 the translator maps the line back to the instruction and replays it on the
 reference step.
@@ -164,6 +166,10 @@ class BlockState:
         self.cond: Any = None          # branch condition, None if unconditional
         self.branch_target: int | None = None
         self.line_shift, self.set_mask = line_shift, set_mask
+        self.sig_shift: int | None = None  # out-of-order engine: where this access's level
+        #                                     code goes in the block's signature `sg`
+        self.direct: str | None = None  # set by the translator: the next access is this
+        #                                  element of a page view already checked
         self._n = 0
 
     def _tmp(self, prefix: str) -> str:
@@ -200,9 +206,20 @@ class BlockState:
                 f"            {lines}[{ln}] = next(TICK)",
                 f"            MRU[{ln} & {self.set_mask}] = {ln}",
                 "        else:",
-                f"            C.stall_cycles += TOUCH({ln}, {store})"]
+                f"            {self._charge(f'TOUCH({ln}, {store})')}"]
+
+    def _charge(self, cost: str) -> str:
+        """In-order engine: a miss stalls; out-of-order: its level code is recorded."""
+        if self.sig_shift is None:
+            return f"C.stall_cycles += {cost}"
+        return f"sg |= {cost} << {self.sig_shift}"
 
     def load(self, addr, size: int):
+        if self.direct is not None:  # one of a run of accesses checked together
+            v = self._tmp("v")
+            self.lines.append(f"{v} = {self.direct}")
+            self.direct = None
+            return v
         a, v = self._address(addr), self._tmp("v")
         view, shift = VIEW_INDEX[(size, False)], size.bit_length() - 1
         index = f"({a} & 4095) >> {shift}" if shift else f"{a} & 4095"
@@ -211,6 +228,11 @@ class BlockState:
         return v
 
     def store(self, addr, size: int, value) -> None:
+        if self.direct is not None:
+            data = value if size == 8 else SRC_OPS.zext(value, 8 * size)
+            self.lines.append(f"{self.direct} = {data}")
+            self.direct = None
+            return
         a = self._address(addr)
         view, shift = VIEW_INDEX[(size, False)], size.bit_length() - 1
         index = f"({a} & 4095) >> {shift}" if shift else f"{a} & 4095"
@@ -224,6 +246,8 @@ class BlockState:
             return
         self.lines.append(f"if {a} & {size - 1}:")
         self.lines.append(f"    {slow}")
+        if self.sig_shift is not None:
+            self.lines.append(f"    {self._charge('C.code')}")
         self.lines.append("else:")
         self.lines.extend(fast)
 

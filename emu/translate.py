@@ -13,27 +13,44 @@ issue state at entry and the branch outcome, so each block memoises
 (entry state, taken) -> (cycles, exit state) from `CostModel.step` — the same
 function the reference step folds one instruction at a time.  Cache and
 misaligned stalls are charged inline by the same rules as `CostModel.access`.
+With an out-of-order profile (emu.ooo) a block's cycles also depend on where
+each access's line came from and on the prediction of its branch: each
+access's level code is or-ed into a signature `sg`, the predictor is asked
+at the branch, and the memo key is (entry state, signature, prediction,
+outcome).
+
+A run of loads (or stores) through one unchanged base register at increasing
+offsets within one cache line (an unrolled copy's block; `access_runs`) is
+checked once: if its first address is aligned and the run stays in one page,
+its accesses index one page view directly and its one or two cache lines are
+touched once each, which is what the per-access MRU test would have done.
+
+Compiled code is shared by every machine (keyed by the block's pcs and
+encodings and the cache geometry), and so is each block's schedule memo per
+profile (emu.cost.ScheduleTable): a new Machine on a known ELF starts warm.
 
 Anything unusual leaves the fast path: CSR/system instructions, a refused
 access (KeyError from the page table, MemFault from the misaligned helper)
 and undecodable code are replayed by `Hart.step`, after the block has written
 back its registers and accounted for the instructions before the one that
 stopped it.  tests/emu/test_emu_fastpath.py checks equality with the reference.
-Imports: emu.machine, emu.memory, emu.cost, emu.decode, emu.semantics, emu.srcops, emu.errors.
+Imports: emu.machine, emu.memory, emu.cost, emu.ooo, emu.runs, emu.decode, emu.srcops, emu.errors.
 """
 
 from __future__ import annotations
 
 import bisect
+import weakref
 from typing import Callable
 
 from copygen.emu.cost import insn_class
 from copygen.emu.decode import Insn
 from copygen.emu.errors import EmuError, StepLimit
 from copygen.emu.machine import Hart
+from copygen.emu.ooo import CODE_BITS, MISPREDICT, TAKEN
 from copygen.emu.memory import MemFault
-from copygen.emu.semantics import SEMANTICS
-from copygen.emu.srcops import HELPERS, SRC_OPS, BlockState
+from copygen.emu.runs import access_runs, emit_insn, emit_run
+from copygen.emu.srcops import HELPERS, BlockState
 
 MAX_BLOCK = 64
 _UNTRANSLATED = {"serial"}  # csr, fence, ecall, ebreak, wfi: reference step
@@ -47,9 +64,20 @@ class Block:
         self.insns = insns
         self.fn: Callable[[int, dict, dict], bool] | None = None
         self.trans: dict[int, tuple[int, int]] = {}  # sid*2+taken -> (cycles, sid)
-        self.line_starts: list[int] = []              # first body line of insn k
+        self.line_insn: list[int] = []                # body line -> its instruction's index
         self.body_line = 0                            # source line of body line 0
         self.source = ""
+
+
+# Compiled blocks and their schedule memos, shared by every machine: a sweep
+# builds a new Machine per point, and compiling is most of a first call's cost.
+# key: (start pc, ((pc, raw), ...), cache geometry or None) -> (source, line_insn, body_line, code)
+_CODE: dict[tuple, tuple[str, list[int], int, object]] = {}
+# schedule table -> code key -> that block's memo (state ids belong to one emu.cost.ScheduleTable;
+# a table's memos go when the last Machine using it does)
+_TRANS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHE_LIMIT = 20_000  # blocks; both caches start again beyond it
+SID_MASK = (1 << 38) - 1  # state ids in an out-of-order memo key (bits 2..39)
 
 
 class Translator:
@@ -89,8 +117,21 @@ class Translator:
         if not insns:
             return None
         block = Block(pc, insns)
-        block.source = self._generate(block)
-        block.fn = self._compile(block)
+        cost = self.hart.cost
+        key = (pc, tuple((a, i.raw) for a, i in insns),
+               (cost.cache.line_shift, cost.cache.set_mask, cost.kind) if cost else None)
+        hit = _CODE.get(key)
+        if hit is None:
+            if len(_CODE) > _CACHE_LIMIT:
+                _CODE.clear()
+                _TRANS.clear()
+            source = self._generate(block)
+            hit = _CODE[key] = (source, block.line_insn, block.body_line,
+                                compile(source, f"<block {pc:#x}>", "exec"))
+        block.source, block.line_insn, block.body_line, code = hit
+        if cost is not None:
+            block.trans = _TRANS.setdefault(cost.table, {}).setdefault(key, {})
+        block.fn = self._compile(block, code)
         return block
 
     def _collect(self, pc: int) -> list[tuple[int, Insn]]:
@@ -114,23 +155,37 @@ class Translator:
         cost = self.hart.cost
         st = BlockState(cost.cache.line_shift if cost else None, cost.cache.set_mask if cost else 0)
         body: list[str] = []
-        for pc, insn in block.insns:
-            st.pc, st.lines = pc, []
-            SEMANTICS[insn.name](insn, SRC_OPS, st)
-            block.line_starts.append(len(body))
-            body.extend(st.lines)
+        ooo = cost is not None and cost.kind == "ooo"
+        if ooo:  # each iteration's accesses start a new signature
+            body.append("sg = 0")
+            block.line_insn.append(0)
+        runs = access_runs(block.insns, 1 << st.line_shift if cost else 4096)
+        k = j = 0  # j: index of the next access in the block (its place in `sg`)
+        while k < len(block.insns):
+            if k in runs:
+                n = runs[k]
+                emit_run(block, st, k, n, body, j if ooo else None)
+                k, j = k + n, j + n
+                continue
+            if ooo and insn_class(block.insns[k][1].name) in ("load", "store"):
+                st.sig_shift, j = CODE_BITS * j, j + 1
+            emit_insn(block, st, k, body, "")
+            st.sig_shift = None
+            k += 1
         last_pc, last = block.insns[-1]
         fall = last_pc + last.length
         loop = st.branch_target == block.start or (st.cond is None and st.exit_pc == block.start)
-        return _Source(block, st, body, fall, loop, cost is not None).render()
+        mode = None if cost is None else cost.kind
+        return _Source(block, st, body, fall, loop, mode).render()
 
-    def _compile(self, block: Block) -> Callable:
+    def _compile(self, block: Block, code) -> Callable:
         hart, cost = self.hart, self.hart.cost
-        env = dict(HELPERS, MemFault=MemFault, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
+        env = dict(HELPERS, MemFault=MemFault, FIRST_AT=bisect.bisect_left, X=hart.x, H=hart, C=cost, BAIL=self._bail_fn(block), TRANS=block.trans,
                    SCHED=self._sched_fn(block), MISL=self._misaligned_load, MISS=self._misaligned_store)
         if cost is not None:
             env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch, SETS=cost.cache.sets, TICK=cost.cache.tick)
-        code = compile(block.source, f"<block {block.start:#x}>", "exec")
+        if cost is not None and cost.kind == "ooo":
+            env.update(PRED=cost.mispredicted, SCHED=self._ooo_sched_fn(block))
         exec(code, env)
         return env["block"]
 
@@ -139,11 +194,13 @@ class Translator:
         leave pc at instruction k for the reference step."""
         hart = self.hart
 
-        def bail(lineno: int) -> bool:
-            k = bisect.bisect_right(block.line_starts, lineno - block.body_line) - 1
+        def bail(lineno: int, sig: int = 0) -> bool:
+            k = block.line_insn[lineno - block.body_line]
             cost = hart.cost
-            for _, insn in block.insns[:k]:
-                if cost is not None:
+            if cost is not None and cost.kind == "ooo":
+                cost.fold([insn for _, insn in block.insns[:k]], sig)
+            elif cost is not None:
+                for _, insn in block.insns[:k]:
                     cost.on_insn(insn, False)
             hart.instret += k
             hart.pc = block.insns[k][0]
@@ -158,6 +215,27 @@ class Translator:
             last = len(block.insns) - 1
             for k, (_, insn) in enumerate(block.insns):
                 adv, sid = cost.step(sid, insn, taken and k == last)
+                total += adv
+            block.trans[key] = (total, sid)
+            return total, sid
+        return sched
+
+    def _ooo_sched_fn(self, block: Block) -> Callable[[int], tuple[int, int]]:
+        """The out-of-order engine's block memo: key = sid*4 + mispredicted*2 +
+        taken + (access signature << 40), as `_Source._account` computes it."""
+        cost = self.hart.cost
+        mem = [insn_class(i.name) in ("load", "store") for _, i in block.insns]
+        last = len(block.insns) - 1
+
+        def sched(key: int) -> tuple[int, int]:
+            sid, sig, total, j = (key >> 2) & SID_MASK, key >> 40, 0, 0
+            for k, (_, insn) in enumerate(block.insns):
+                code = 0
+                if mem[k]:
+                    code, j = (sig >> (CODE_BITS * j)) & 15, j + 1
+                if k == last:
+                    code |= TAKEN * (key & 1) | MISPREDICT * ((key >> 1) & 1)
+                adv, sid = cost.step(sid, insn, code)
                 total += adv
             block.trans[key] = (total, sid)
             return total, sid
@@ -183,9 +261,9 @@ class _Source:
     can map a traceback line number back to an instruction."""
 
     def __init__(self, block: Block, st: BlockState, body: list[str], fall: int, loop: bool,
-                 with_cost: bool) -> None:
+                 mode: str | None) -> None:
         self.block, self.st, self.body, self.fall = block, st, body, fall
-        self.loop, self.cost = loop, with_cost
+        self.loop, self.cost, self.ooo = loop, mode is not None, mode == "ooo"
         self.n = len(block.insns)
 
     def render(self) -> str:
@@ -205,7 +283,7 @@ class _Source:
         lines += ["    except (KeyError, MemFault) as e:",
                   *("        " + s for s in store + self._flush_cost()),
                   "        H.instret += n",
-                  "        return BAIL(e.__traceback__.tb_lineno)"]
+                  f"        return BAIL(e.__traceback__.tb_lineno{', sg' if self.ooo else ''})"]
         lines += ["    " + s for s in store + self._flush_cost()]
         lines += ["    H.instret += n", "    H.pc = npc", "    return False"]
         self.block.body_line = first  # bail() maps line numbers back with it
@@ -214,9 +292,14 @@ class _Source:
     def _flush_cost(self) -> list[str]:
         return ["C.state = sid", "C.issue_cycles += cyc"] if self.cost else []
 
-    def _account(self, taken: int) -> list[str]:
+    def _account(self, taken: int, cond: bool = False) -> list[str]:
         out = [f"n += {self.n}"]
-        if self.cost:
+        if self.ooo:  # see Translator._ooo_sched_fn
+            pc, last = self.block.insns[-1]
+            mp = f"PRED({pc}, {last.imm < 0}, {taken}) * 2" if cond else "0"
+            out += [f"k = sid * 4 + {mp} + {taken} + (sg << 40)",
+                    "t = TRANS.get(k) or SCHED(k)", "cyc += t[0]", "sid = t[1]"]
+        elif self.cost:
             out += [f"t = TRANS.get(sid * 2 + {taken}) or SCHED(sid * 2 + {taken})",
                     "cyc += t[0]", "sid = t[1]"]
         return out
@@ -224,13 +307,13 @@ class _Source:
     def _exits(self, ind: str) -> list[str]:
         st = self.st
         if st.cond is not None:  # conditional branch: taken / fall through
-            taken_lines = self._account(1)
+            taken_lines = self._account(1, True)
             if self.loop:
                 taken_lines += [f"if n + {self.n} > budget:", f"    npc = {self.block.start}", "    break",
                                 "continue"]
             else:
                 taken_lines += [f"npc = {st.branch_target}"]
-            fall_lines = self._account(0) + [f"npc = {self.fall}"] + (["break"] if self.loop else [])
+            fall_lines = self._account(0, True) + [f"npc = {self.fall}"] + (["break"] if self.loop else [])
             return [f"if {st.cond}:", *("    " + s for s in taken_lines),
                     "else:", *("    " + s for s in fall_lines)]
         if st.exit_pc is not None:  # jal / jalr

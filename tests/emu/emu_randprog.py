@@ -100,7 +100,26 @@ def _memory(rng: random.Random) -> Item:
     return Item(op, dict(rs1=base, imm=off, **f), memory=True)
 
 
-def random_program(rng: random.Random, body: int = 24, iterations: int | None = None) -> list[Item]:
+def _run(rng: random.Random) -> list[Item]:
+    """Consecutive same-kind accesses through one base at increasing offsets
+    (what the translator checks as one group), near a page boundary, mostly
+    aligned, sometimes straddling it or a cache line."""
+    op = rng.choice(["ld", "sd", "lw", "sw", "lhu", "sh", "lb", "sb"])
+    size = {"ld": 8, "sd": 8, "lw": 4, "sw": 4, "lhu": 2, "sh": 2, "lb": 1, "sb": 1}[op]
+    base = rng.choice((8, 9))
+    off = rng.randrange(-96, 64) & ~(size - 1)
+    if rng.random() < 0.2:
+        off += rng.randrange(1, size) if size > 1 else 0
+    items = []
+    for _ in range(rng.randrange(2, 9)):
+        f = dict(rd=rng.choice(DATA)) if op[0] == "l" else dict(rs2=rng.choice(DATA))
+        items.append(Item(op, dict(rs1=base, imm=off, **f), memory=True))
+        off += size * rng.choice((1, 1, 1, 2))
+    return items
+
+
+def random_program(rng: random.Random, body: int = 24, iterations: int | None = None,
+                   runs: bool = False) -> list[Item]:
     items: list[Item] = []
     for r in DATA:
         items += _li(rng, r)
@@ -109,6 +128,9 @@ def random_program(rng: random.Random, body: int = 24, iterations: int | None = 
     items.append(Item("addi", dict(rd=COUNTER, rs1=0, imm=iterations or rng.randrange(1, 20))))
     loop = len(items)
     for _ in range(body):
+        if runs and rng.random() < 0.2:
+            items += _run(rng)
+            continue
         items.append(_memory(rng) if rng.random() < 0.35 else _alu(rng))
         if rng.random() < 0.12:
             items.append(Item(rng.choice(BRANCHES), dict(rs1=rng.choice(DATA), rs2=rng.choice(DATA))))

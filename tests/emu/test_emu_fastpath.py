@@ -47,6 +47,21 @@ def test_random_programs_equal_reference(seed):
     assert results[0] == results[1]
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_runs_of_accesses_equal_reference(seed):
+    """Runs of loads or stores through one base (checked once by the
+    translator): misaligned bases, page and line crossings, faults inside."""
+    rng = random.Random(1000 + seed)
+    code, extable = assemble(random_program(rng, body=rng.randrange(4, 30), runs=True))
+    profile = ("u74", None, "c910")[seed % 3]
+    results = []
+    for fast in (False, True):
+        m = _machine(code, extable, profile, seed)
+        r = m.call(CODE, step_limit=100_000, sum_at_entry=bool(seed & 2), fast=fast)
+        results.append(_outcome(m, r))
+    assert results[0] == results[1]
+
+
 def test_step_limit_inside_a_translated_loop():
     items = random_program(random.Random(7), body=5, iterations=2000)
     code, extable = assemble(items)
