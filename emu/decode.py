@@ -123,7 +123,6 @@ _BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu"}
 
 def disassemble(i: Insn, pc: int | None = None) -> str:
     """A readable, objdump-like rendering (base form; compressed marked `c.`)."""
-    r = ABI
     text = _render(i, pc)
     return f"{text}  [{i.asm}]" if i.length == 2 else text
 

@@ -10,7 +10,6 @@ gen.lower_uaccess, gen.lower_string.
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 
 import jinja2
 
