@@ -19,7 +19,7 @@ from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import EXIT_HELP, command, envelope, plain_tables, print_tables, progress, table_console
 from copygen.tune import report
 from copygen.tune.evaluate import Job, evaluate
-from copygen.tune.run import code_key, evaluate_all, plan, prove_top, winner
+from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, winner
 from copygen.tune.store import Store
 
 
@@ -82,6 +82,10 @@ def _say_pruned(pruned, every: bool) -> None:
               help="Rows of the ranked table.")
 @click.option("--baseline", "baselines", multiple=True, type=click.Path(dir_okay=False),
               help="A .copy file whose routine of the same kind is shown beside the ranking; repeatable.")
+@click.option("--guard", "guards", multiple=True, type=click.Path(dir_okay=False),
+              help="A .copy file the winner must not be slower than in any cell of the size x "
+                   "alignment grid; points that are rank after those that are not.  Shown as a "
+                   "baseline too; repeatable.")
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
               help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
 @click.option("--dry-run", is_flag=True,
@@ -93,7 +97,7 @@ def _say_pruned(pruned, every: bool) -> None:
 @click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False))
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
-            report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
+            guards, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
     """Walk FILE's sweep (see `copygen tune --help`)."""
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
@@ -111,11 +115,11 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
             envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
                      pruned=[{"point": label, "reason": why} for label, why in p.space.pruned])
         return 0
-    base_names = [_baseline_check(b, p.space.kind) for b in baselines]
+    base_names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in baselines + guards))
     store = _open_store(db_path)
     try:
         store.add_run(p.run, file, p.space.sweep, p.space.routine, p.space.kind, prof, workload,
-                      {"align_mix": align_mix, "baselines": base_names})
+                      {"align_mix": align_mix, "baselines": base_names, "guards": list(guards)})
         store.add_points(p.run, p.points)
         with progress() as bar:
             task = bar.add_task(f"tune {p.space.sweep}", total=len(p.codes))
@@ -127,8 +131,9 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
             with progress() as bar:
                 task = bar.add_task("proving", total=None)
                 prove_top(store, p.run, p.space.kind, top, proof_cache, jobs,
-                          lambda label: bar.update(task, description=f"proving {label}"))
-        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path))
+                          lambda label: bar.update(task, description=f"proving {label}"),
+                          {g: base[g] for g in guards})
+        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path), guards)
     finally:
         store.close()
     return 0
@@ -177,8 +182,9 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, workload
     return out
 
 
-def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str) -> None:
-    rows = store.results(run)
+def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str,
+            guards=()) -> None:
+    rows = ranked(store.results(run), {g: base[g] for g in guards if g in base})
     meta = next(r for r in store.runs() if r["run"] == run)
     win = winner(rows)
     table = report.table_rows(rows, base, shown)
@@ -200,6 +206,9 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
     console = table_console()
     if win:
         console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
+    elif guards:
+        console.print(f"no winner: no proved point is as fast as {', '.join(guards)} in every cell "
+                      "(the proof column says how many cells are slower)")
     else:
         console.print("no winner: no evaluated point is proved yet")
 
@@ -229,7 +238,8 @@ def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
             row = store.eval_of(key, meta["profile"], meta["workload"]) if key else None
             if row:
                 base[name] = row
-        _render(store, meta["run"], base, shown, report_dir, as_json, as_csv, db)
+        _render(store, meta["run"], base, shown, report_dir, as_json, as_csv, db,
+                args.get("guards", []))
     finally:
         store.close()
     return 0

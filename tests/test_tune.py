@@ -180,3 +180,42 @@ def test_points_invalid_in_combination_are_pruned_with_the_reason(tmp_path):
     (pruned,) = out["pruned"]
     assert pruned["point"] == "words unroll 16 schedule pipelined" and "registers" in pruned["reason"]
     assert "pruned: words unroll 16 schedule pipelined" in r.stderr
+
+
+GUARDED = HEAD + "sweep s for k { small below [71, 1000] }\n"
+
+
+def test_a_guard_ranks_a_point_slower_in_some_cell_after_the_rest(tmp_path):
+    """udp sizes (6500 B, 50000 B) cost both thresholds the same, and the label
+    puts 1000 first; a guard at threshold 71 (the routine itself) pushes the
+    point that is slower at 72-999 B below it, here and in `tune show`."""
+    src, guard = _file(tmp_path, GUARDED), _file(tmp_path, HEAD, "guard.copy")
+    plain = _rows(_tune(tmp_path, src, "--db", tmp_path / "p.db", "--top", "0", "--workload",
+                        "udp", "--json"))
+    assert [p for _, p, _ in plain] == ["small below 1000", "small below 71"]
+    assert plain[0][2] == plain[1][2]
+    r = _tune(tmp_path, src, "--db", tmp_path / "g.db", "--top", "0", "--workload", "udp",
+              "--guard", guard, "--json")
+    rows = json.loads(r.stdout)["rows"]
+    assert [row["point"] for row in rows] == ["small below 71", "small below 1000"]
+    assert "cells slower than" in rows[1]["proof"] and "slower" not in rows[0]["proof"]
+    assert f"vs {guard}" in rows[0]                       # a guard is shown as a baseline
+    shown = CliRunner().invoke(main, ["tune", "show", str(tmp_path / "g.db"), "--json"])
+    again = json.loads(shown.stdout)["rows"]
+    assert [row["point"] for row in again] == ["small below 71", "small below 1000"]
+
+
+def test_the_winner_is_proved_and_nowhere_slower_than_a_guard():
+    from copygen.tune.run import ranked, winner
+    grid = {"aligned": {"8": 10.0, "16": 20.0}}
+    rows = [{"label": "fast but slower at 16", "expected": 1.0, "verdict": "proved",
+             "grid": {"aligned": {"8": 5.0, "16": 21.0}}},
+            {"label": "unproved", "expected": 2.0, "verdict": None,
+             "grid": {"aligned": {"8": 9.0, "16": 19.0}}},
+            {"label": "guarded", "expected": 3.0, "verdict": "proved",
+             "grid": {"aligned": {"8": 10.0, "16": 20.0}}}]
+    out = ranked([dict(r) for r in rows], {"g": {"grid": grid}})
+    assert [r["label"] for r in out] == ["unproved", "guarded", "fast but slower at 16"]
+    assert out[2]["guard"] == {"g": 1}
+    assert winner(out)["label"] == "guarded"
+    assert winner(ranked([dict(r) for r in rows]))["label"] == "fast but slower at 16"

@@ -17,7 +17,14 @@ SHOWN_CLAUSES = 3
 
 
 def status_text(row: dict) -> str:
-    """The proof column: proved, disqualified with the clause, or not proved."""
+    """The proof column: proved, disqualified with the clause, or not proved;
+    then any guard the point fails."""
+    slower = [f"{n} cells slower than {g}" for g, n in row.get("guard", {}).items() if n]
+    text = _proof_text(row)
+    return f"{text}; {', '.join(slower)}" if slower else text
+
+
+def _proof_text(row: dict) -> str:
     v = row.get("verdict")
     if v is None:
         return "not proved (below the top K)" if row.get("expected") is not None else "not evaluated"
@@ -93,13 +100,18 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
           f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
           f"{len({r['code'] for r in rows})} distinct routines.  Cycles are modelled by "
           f"copygen's `{run['profile']}` cost profile (docs/calibration.md gives its error).", ""]
+    guards = json.loads(run.get("args") or "{}").get("guards", [])
+    guarded = (f"; nowhere slower than {', '.join(guards)} on the size x alignment grid"
+               if guards else "")
     if win:
-        md += [f"**Winner** (best proved): {win['label']}, {win['expected']:.1f} expected cycles per "
-               "call; every contract clause proved for every n.  It is `winner.copy`.", ""]
+        md += [f"**Winner** (best proved{guarded}): {win['label']}, {win['expected']:.1f} "
+               "expected cycles per call; every contract clause proved for every n.  It is "
+               "`winner.copy`.", ""]
         (outdir / "winner.copy").write_text(win["text"])
         made.append(outdir / "winner.copy")
     else:
-        md += ["**No winner**: no evaluated point is proved.", ""]
+        md += ["**No winner**: no evaluated point is proved" +
+               (f" and nowhere slower than {', '.join(guards)}." if guards else "."), ""]
     md += ["| " + " | ".join(shown[0]) + " |", "|" + "---|" * len(shown[0])] if shown else []
     md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in shown]
     md.append("")

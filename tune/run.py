@@ -107,14 +107,35 @@ def _on_dask(store: Store, todo: list[Job], address: str, advance) -> None:
         client.close()
 
 
+def slower_cells(grid: dict, base: dict) -> int:
+    """How many (class, size) cells of `grid` take more cycles than `base`'s."""
+    return sum(1 for cls, row in grid.items() for n, c in row.items()
+               if n in base.get(cls, {}) and c > base[cls][n] + 1e-9)
+
+
+def ranked(rows: list[dict], guards: dict[str, dict] | None = None) -> list[dict]:
+    """The store's rows (best expected cycles first) with each guard applied:
+    a point slower than a guard baseline in any cell of the size x
+    alignment grid ranks after every point that is not (`guard` on each row
+    counts its slower cells per guard)."""
+    if not guards:
+        return rows
+    for r in rows:
+        r["guard"] = ({g: slower_cells(r["grid"], base["grid"]) for g, base in guards.items()}
+                      if r.get("grid") else {})
+    return sorted(rows, key=lambda r: (r["expected"] is None, any(r["guard"].values())))
+
+
 def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
-              advance: Callable[[str], None] = lambda label: None) -> None:
-    """Prove the `top` best evaluated codes of the run (in rank order), and
-    keep going down the ranking until one is proved or 3 x top are tried."""
+              advance: Callable[[str], None] = lambda label: None,
+              guards: dict[str, dict] | None = None) -> None:
+    """Prove the `top` best evaluated codes of the run (in rank order, after
+    the guards), and keep going down the ranking until one is proved or 3 x
+    top are tried."""
     from copygen.verify.cache import ProofCache
     tried, proved = 0, 0
     seen: set[str] = set()
-    for row in store.results(run):
+    for row in ranked(store.results(run), guards):
         if row["expected"] is None or row["code"] in seen:
             continue
         seen.add(row["code"])
@@ -147,5 +168,7 @@ def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
 
 
 def winner(rows: list[dict]) -> dict | None:
-    """The best-ranked point whose code is proved."""
-    return next((r for r in rows if r["verdict"] == "proved"), None)
+    """The best-ranked point whose code is proved (and, when the rows carry
+    guards, that is nowhere slower than a guard)."""
+    return next((r for r in rows if r["verdict"] == "proved"
+                 and not any(r.get("guard", {}).values())), None)

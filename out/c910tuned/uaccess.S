@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910_tune_copy (target c910: xlen 64, misaligned fast):
- *   small below 128; align none; words unroll 16 schedule loads_first; shift off; tail overlap; fault exact
+ *   small below 16; align dst; words unroll 4 schedule pipelined; shift off; tail words; fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
  *   small below 39; align dst; words unroll 4 schedule loads_first; shift off; tail overlap; fault exact
  */
@@ -46,10 +46,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 128 bytes to the byte loop,
+	 * and send copies shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 128) goto bytes;
+	 *	if (n < 16) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -59,79 +59,68 @@ SYM_FUNC_START(__asm_copy_to_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
-	li	t0, 128				/* threshold from the strategy (`small below`) */
+	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
 
 	/*
-	 * Word copy.
-	 * Copy 16 word(s) per iteration, schedule loads_first.
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lcopy_head
+.Lcopy_head_done:
+
+	/*
+	 * Size class.
+	 * Calls with a whole 32-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 32) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 32
+	 */
+	addi	a2, a3, -4*SZREG
+	bleu	a0, a2, .Lcopy_words
+
+	/*
+	 * Word copy, second class.
+	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * The second size class: what the first loop left, or all of a short call.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
-	 *	while (end - dst >= 128) {
-	 *		copy 16 words; dst += 128; src += 128;
+	 *	while (end - dst >= 16) {
+	 *		copy 2 words; dst += 16; src += 16;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 128
+	 *	a2 - loop limit: end - 16
 	 *	a4 - word in flight
 	 *	a5 - word in flight
-	 *	a6 - word in flight
-	 *	a7 - word in flight
-	 *	t0 - word in flight
-	 *	t1 - word in flight
-	 *	t2 - word in flight
-	 *	t3 - word in flight
-	 *	t4 - word in flight
-	 *	t5 - word in flight
-	 *	t6 - word in flight
 	 */
-.Lcopy_words:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
+.Lcopy_words_then:
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
+	bgtu	a0, a2, .Lcopy_words_then_skip	/* less than one block left */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t4, 8*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
 	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
-	fixup REG_S, t4, 8*SZREG(a0), .Lcopy_retry_plus_64
-	fixup REG_S, t5, 9*SZREG(a0), .Lcopy_retry_plus_72
-	fixup REG_S, t6, 10*SZREG(a0), .Lcopy_retry_plus_80
-	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_plus_88
-	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_plus_96
-	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_plus_104
-	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_plus_112
-	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_plus_120
-	addi	a0, a0, 16*SZREG
-	addi	a1, a1, 16*SZREG
+	addi	a0, a0, 2*SZREG
+	addi	a1, a1, 2*SZREG
 	bleu	a0, a2, 1b
+.Lcopy_words_then_skip:
 
 	/*
 	 * Tail.
 	 * Whole words that did not fill a block, one at a time.
-	 * Then one word that ends at the end of the buffer; it overlaps bytes
-	 * already copied, which this core may load and store misaligned.
 	 *
 	 *	while (end - dst >= 8) copy one word;
-	 *	if (dst != end) copy the word ending at end;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
@@ -147,12 +136,24 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
-	beq	a0, a3, .Lcopy_done
-	sub	t1, a3, a0			/* bytes left, < SZREG */
-	add	t1, a1, t1			/* src end */
-	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
-	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* rewrites some copied bytes with equal ones */
-	j	.Lcopy_done
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lcopy_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Byte copy.
@@ -164,7 +165,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t0 - byte in flight
 	 */
 .Lcopy_bytes:
-	bgeu	a0, a3, .Lcopy_done
+	bgeu	a0, a3, .Lcopy_bytes_done
 1:
 	fixup lbu, t0, 0(a1), .Lcopy_fault
 	fixup sb, t0, 0(a0), .Lcopy_fault
@@ -176,11 +177,79 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Done.
 	 * Every byte was stored: disable user access, return 0.
 	 */
-.Lcopy_done:
+.Lcopy_bytes_done:
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	li	a0, 0
 	ret
+
+	/*
+	 * Alignment head.
+	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
+	 *
+	 *	while (dst & (SZREG - 1))
+	 *		*dst++ = *src++;
+	 *
+	 * Register roles:
+	 *	t1 - dst rounded up to SZREG
+	 *	t0 - byte in flight
+	 */
+.Lcopy_head:
+	addi	t1, a0, SZREG-1
+	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
+1:
+	fixup lbu, t0, 0(a1), .Lcopy_fault
+	fixup sb, t0, 0(a0), .Lcopy_fault
+	addi	a1, a1, 1
+	addi	a0, a0, 1
+	bltu	a0, t1, 1b
+	j	.Lcopy_head_done
+
+	/*
+	 * Word copy.
+	 * Copy 4 word(s) per iteration, schedule pipelined.
+	 * The source may be misaligned: this core handles that in hardware.
+	 *
+	 *	while (end - dst >= 32) {
+	 *		copy 4 words; dst += 32; src += 32;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 64
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 *	a6 - word in flight
+	 *	a7 - word in flight
+	 */
+.Lcopy_words:
+	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
+	addi	a1, a1, 4*SZREG
+	bgtu	a0, a2, .Lcopy_words_last
+1:
+	addi	a0, a0, 4*SZREG
+	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_L, a4, 0(a1), .Lcopy_retry_minus_24
+	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_24
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_minus_16
+	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_16
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_minus_8
+	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_8
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
+	addi	a1, a1, 4*SZREG
+	bleu	a0, a2, 1b
+.Lcopy_words_last:				/* the block already in registers */
+	fixup REG_S, a4, 0(a0), .Lcopy_retry_src_minus_32
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_dst_plus_8_src_minus_24
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_dst_plus_16_src_minus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_dst_plus_24_src_minus_8
+	addi	a0, a0, 4*SZREG
+	beq	a0, a3, .Lcopy_done		/* nothing left */
+	j	.Lcopy_words_then		/* what is left: the second class */
 
 	/*
 	 * Fault exits.
@@ -199,51 +268,33 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_plus_120:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_112:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_104:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_96:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_minus_32:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_24:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_16:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_8:
+	addi	a0, a0, -16			/* 16 bytes more than the exit below */
+	addi	a1, a1, -16			/* a1 alike */
 .Lcopy_retry_plus_8:
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_plus_24_src_minus_8:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_dst_plus_16_src_minus_16:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_dst_plus_8_src_minus_24:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_src_minus_32:
+	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
 	j	.Lcopy_bytes
 .Lcopy_fault:
 	sub	a0, a3, a0			/* bytes not copied */
