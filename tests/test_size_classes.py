@@ -134,5 +134,5 @@ def test_classes_beat_the_2021_routine_on_short_aligned_copies(classes_build, bu
 def test_class_routine_is_proved_for_every_n(classes_build):
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
-    rep = prove_routine(str(classes_build.elf), "__asm_copy_to_user", "copy")
+    rep = prove_routine(str(classes_build.elf), "__asm_copy_to_user", "to")
     assert verdict(rep) == "proved", rep.status
