@@ -66,8 +66,6 @@ def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy
     if not fast:
         phases.append(_dispatch(pfx, ph))
     phases.append(word_phase(pfx, ph, exits, fast))
-    if ph.then_unroll:
-        phases.append(word_phase(pfx, ph, exits, fast, then=True))
     tail = tail_phase(pfx, ph, exits, True)
     if tail:
         phases.append(tail)
@@ -112,8 +110,8 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                   sum_held: bool) -> list[Phase]:
     """Size classes, laid out for static branch prediction (forward branches
     not taken): the path of a short aligned copy falls through from entry to
-    return; the alignment head and the first word loop sit out of line, so
-    only calls that need them take a forward branch."""
+    return; the alignment head and the first word and shift loops sit out of
+    line, so only calls that need them take a forward branch."""
     big = ph.word_block
     phases = [entry_phase(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
@@ -135,9 +133,10 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     tail = tail_phase(pfx, ph, exits, True)
     if tail:
         phases.append(tail)
-    phases.append(Phase(None, "Anything left", ("Bytes left over take the byte loop.",),
-                        ("if (dst != end) goto bytes;",), (),
-                        (Insn("bne", ("a0", END, f".L{pfx}_bytes")),)))
+    if ph.tail != "overlap":             # an overlapping word ends the copy itself
+        phases.append(Phase(None, "Anything left", ("Bytes left over take the byte loop.",),
+                            ("if (dst != end) goto bytes;",), (),
+                            (Insn("bne", ("a0", END, f".L{pfx}_bytes")),)))
     phases.append(done_phase(pfx, sum_held))
     shift = ph.shift_unroll and not fast
     if shift:
@@ -165,12 +164,12 @@ def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
         if not unroll:
             continue
         size = unroll * S.SZREG
-        phases.append(Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if name != "words" else ""),
+        title = "Word fill" + (", second class" if name != "words" else "")
+        loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault, tested=ph.tested)
+        phases.append(Phase(f".L{pfx}_{name}", title,
                             (f"Store {unroll} zero word(s) per iteration.",),
                             (f"while (end - dst >= {size}) store {unroll} zero words;",),
-                            (("a2", f"loop limit: end - {size}"),),
-                            tuple(block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
-                                        tested=ph.tested))))
+                            (("a2", f"loop limit: end - {size}"),), tuple(loop)))
     tail = tail_phase(pfx, ph, exits, False)
     if tail:
         phases.append(tail)

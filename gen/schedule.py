@@ -182,8 +182,9 @@ def shift_copy(unroll: int, schedule: str, prev: str, shr: str, shl: str,
 
 def _paired(unroll: int, prev: str, shr: str, shl: str, pool: tuple[str, ...]) -> list[Step]:
     """Word i: load next, shift prev right, shift next left, store word
-    i-1, or: no two neighbours depend on each other, so they pair.  The source words alternate between prev's register and pool[0], so
-    the block ends with prev holding its last word (one `mv` for odd unroll);
+    i-1, or: no two neighbours depend on each other, so they pair.  The
+    source words alternate between prev's register and pool[0], so the
+    block ends with prev holding its last word (one `mv` for odd unroll);
     the built words alternate between pool[1] and pool[2]; pool[3] is the
     left-shifted half."""
     nxt, outs, half = (pool[0], prev), (pool[1], pool[2]), pool[3]

@@ -147,14 +147,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	j	.Lcopy_done
 
 	/*
-	 * Anything left.
-	 * Bytes left over take the byte loop.
-	 *
-	 *	if (dst != end) goto bytes;
-	 */
-	bne	a0, a3, .Lcopy_bytes
-
-	/*
 	 * Done.
 	 * Every byte was stored: disable user access, return 0.
 	 */
