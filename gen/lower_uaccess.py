@@ -34,14 +34,13 @@ May import gen.ir, gen.schedule, gen.fixups, gen.strategy, gen.uaccess_phases.
 """
 from __future__ import annotations
 
-from copygen.gen import schedule as S
 from copygen.gen.schedule import units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
-from copygen.gen.uaccess_phases import (END, LIMIT, block_loop, byte_phase, done_phase,
-                                        entry_phase, fault_phase, head_phase,
-                                        shift_blocks_phase, shift_phase, tail_phase, word_phase)
+from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
+                                        fault_phase, fill_phase, head_phase, shift_blocks_phase,
+                                        shift_phase, tail_phase, word_phase)
 
 
 def _dispatch(pfx: str, ph: Phases) -> Phase:
@@ -107,13 +106,19 @@ def _then_bytes(pfx: str, phase: Phase, target: str | None = None,
 
 
 def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
-                  sum_held: bool) -> list[Phase]:
+                  sum_held: bool, copy: bool = True) -> list[Phase]:
     """Size classes, laid out for static branch prediction (forward branches
     not taken): the path of a short aligned copy falls through from entry to
     return; the alignment head and the first word and shift loops sit out of
     line, so only calls that need them take a forward branch."""
     big = ph.word_block
-    phases = [entry_phase(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
+
+    def words(then: bool = False, tested: bool | None = None) -> Phase:
+        if copy:
+            return word_phase(pfx, ph, exits, fast, then=then, tested=tested)
+        return fill_phase(pfx, ph, exits, then=then, tested=tested)
+
+    phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(Phase(None, "Alignment check",
                             ("A misaligned dst takes the alignment head, out of line.",),
@@ -121,7 +126,7 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (Insn("andi", ("t1", "a0", "SZREG-1")),
                              Insn("bnez", ("t1", f".L{pfx}_head")),
                              Label(f".L{pfx}_head_done"))))
-    if not fast:
+    if copy and not fast:
         phases.append(_dispatch(pfx, ph))
     phases.append(Phase(None, "Size class",
                         (f"Calls with a whole {big}-byte block left take the first word loop,",
@@ -129,8 +134,8 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                         (f"if (end - dst >= {big}) goto words;",), (("a2", f"end - {big}"),),
                         (Insn("addi", (LIMIT, END, units(-big))),
                          Insn("bleu", ("a0", LIMIT, f".L{pfx}_words")))))
-    phases.append(word_phase(pfx, ph, exits, fast, then=True))
-    tail = tail_phase(pfx, ph, exits, True)
+    phases.append(words(then=True))
+    tail = tail_phase(pfx, ph, exits, copy)
     if tail:
         phases.append(tail)
     if ph.tail != "overlap":             # an overlapping word ends the copy itself
@@ -138,15 +143,15 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             ("if (dst != end) goto bytes;",), (),
                             (Insn("bne", ("a0", END, f".L{pfx}_bytes")),)))
     phases.append(done_phase(pfx, sum_held))
-    shift = ph.shift_unroll and not fast
+    shift = copy and ph.shift_unroll and not fast
     if shift:
         phases.append(_then_bytes(pfx, shift_phase(pfx, ph, exits, out_of_line=True)))
     # the byte loop returns on its own: no jump back to the return above
-    phases += [byte_phase(pfx, exits, True, f".L{pfx}_bytes_done"),
+    phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
     if ph.align != "none":
-        phases.append(head_phase(pfx, exits, True, out_of_line=True))
-    phases.append(_then_bytes(pfx, word_phase(pfx, ph, exits, fast, tested=False),
+        phases.append(head_phase(pfx, exits, copy, out_of_line=True))
+    phases.append(_then_bytes(pfx, words(tested=False),
                               f".L{pfx}_words_then", "what is left: the second class"))
     if shift:
         phases.append(shift_blocks_phase(pfx, ph, exits))
@@ -157,26 +162,24 @@ def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
     ph = cl.phases
     pfx = prefix
     exits = FaultExits(pfx)
+    if ph.tested:
+        return _clear_function(tuple(_class_layout(pfx, ph, False, exits, False, copy=False)),
+                               exits)
     phases = [entry_phase(pfx, ph, "a1", f".L{pfx}_bytes", False)]
     if ph.align != "none":
         phases.append(head_phase(pfx, exits, False))
-    for name, unroll in (("words", ph.word_unroll), ("words_then", ph.then_unroll)):
-        if not unroll:
-            continue
-        size = unroll * S.SZREG
-        title = "Word fill" + (", second class" if name != "words" else "")
-        loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault, tested=ph.tested)
-        phases.append(Phase(f".L{pfx}_{name}", title,
-                            (f"Store {unroll} zero word(s) per iteration.",),
-                            (f"while (end - dst >= {size}) store {unroll} zero words;",),
-                            (("a2", f"loop limit: end - {size}"),), tuple(loop)))
+    phases.append(fill_phase(pfx, ph, exits))
     tail = tail_phase(pfx, ph, exits, False)
     if tail:
         phases.append(tail)
     phases += [byte_phase(pfx, exits, False), done_phase(pfx, False)]
+    return _clear_function(tuple(phases), exits)
+
+
+def _clear_function(phases: tuple[Phase, ...], exits: FaultExits) -> Function:
     return Function(
         "__clear_user", (),
         ("Zero n bytes of user memory; any store may fault.",),
         (("a0", "dst (user)"), ("a1", "n")),
         "a0: the number of bytes not zeroed (0 on success)",
-        tuple(phases), (fault_phase(exits, False),), ("__clear_user",))
+        phases, (fault_phase(exits, False),), ("__clear_user",))

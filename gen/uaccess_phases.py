@@ -151,6 +151,20 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                                           tested=ph.tested if tested is None else tested)))
 
 
+def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
+               tested: bool | None = None) -> Phase:
+    """clear_user's word loop (or its second class): zero words, no source."""
+    unroll = ph.then_unroll if then else ph.word_unroll
+    name = "words_then" if then else "words"
+    size = unroll * S.SZREG
+    loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
+                      tested=ph.tested if tested is None else tested)
+    return Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if then else ""),
+                 (f"Store {unroll} zero word(s) per iteration.",),
+                 (f"while (end - dst >= {size}) store {unroll} zero words;",),
+                 (("a2", f"loop limit: end - {size}"),), tuple(loop))
+
+
 def shift_tail(ph: Phases) -> bool:
     """`tail words` under size classes: whole words the shift loops left go
     one at a time, as after the word loops, not through the byte loop."""

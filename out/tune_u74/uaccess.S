@@ -6,7 +6,7 @@
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
  *   small below 8; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
+ *   small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail bytes; fault exact
  */
 
 #include <linux/linkage.h>
@@ -564,10 +564,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 71 bytes to the byte loop,
+	 * and send copies shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 71) goto bytes;
+	 *	if (n < 16) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -577,8 +577,93 @@ SYM_FUNC_START(__clear_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
-	li	t0, 71				/* threshold from the strategy (`small below`) */
+	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
+
+	/*
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lclear_head
+.Lclear_head_done:
+
+	/*
+	 * Size class.
+	 * Calls with a whole 64-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 64) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 64
+	 */
+	addi	a2, a3, -8*SZREG
+	bleu	a0, a2, .Lclear_words
+
+	/*
+	 * Word fill, second class.
+	 * Store 1 zero word(s) per iteration.
+	 *
+	 *	while (end - dst >= 8) store 1 zero words;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 */
+.Lclear_words_then:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lclear_words_then_skip:
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lclear_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Byte fill.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = 0;
+	 */
+.Lclear_bytes:
+	bgeu	a0, a3, .Lclear_bytes_done
+1:
+	fixup sb, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Alignment head.
@@ -594,12 +679,11 @@ SYM_FUNC_START(__clear_user)
 .Lclear_head:
 	addi	t1, a0, SZREG-1
 	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lclear_head_done
 1:
 	fixup sb, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-.Lclear_head_done:
+	j	.Lclear_head_done
 
 	/*
 	 * Word fill.
@@ -623,48 +707,8 @@ SYM_FUNC_START(__clear_user)
 	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
 	addi	a0, a0, 8*SZREG
 	bleu	a0, a2, 1b
-
-	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
-	 *
-	 *	while (end - dst >= 8) copy one word;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 8
-	 *	t0 - word in flight
-	 */
-.Lclear_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lclear_tail_words_done
-1:
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, SZREG
-	bleu	a0, a2, 1b
-.Lclear_tail_words_done:
-
-	/*
-	 * Byte fill.
-	 * Small sizes, and what is left after the word loops.
-	 *
-	 *	while (dst < end) *dst++ = 0;
-	 */
-.Lclear_bytes:
-	bgeu	a0, a3, .Lclear_done
-1:
-	fixup sb, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
-
-	/*
-	 * Done.
-	 * Every byte was stored: disable user access, return 0.
-	 */
-.Lclear_done:
-	li	t6, SR_SUM
-	csrc	CSR_STATUS, t6			/* and never again after we return */
-	li	a0, 0
-	ret
+	beq	a0, a3, .Lclear_done		/* nothing left */
+	j	.Lclear_words_then		/* what is left: the second class */
 
 	/*
 	 * Fault exits.
