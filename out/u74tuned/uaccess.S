@@ -6,7 +6,7 @@
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
  *   small below 16; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
+ *   small below 8; align dst; words unroll 16 schedule loads_first; shift off; tail bytes; fault exact
  */
 
 #include <linux/linkage.h>
@@ -597,10 +597,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 71 bytes to the byte loop,
+	 * and send copies shorter than 8 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 71) goto bytes;
+	 *	if (n < 8) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -610,8 +610,93 @@ SYM_FUNC_START(__clear_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
-	li	t0, 71				/* threshold from the strategy (`small below`) */
+	li	t0, 8				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
+
+	/*
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
+	 *
+	 *	if (dst & (SZREG - 1)) goto head;
+	 *
+	 * Register roles:
+	 *	t1 - dst & (SZREG - 1)
+	 */
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lclear_head
+.Lclear_head_done:
+
+	/*
+	 * Size class.
+	 * Calls with a whole 128-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
+	 *
+	 *	if (end - dst >= 128) goto words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 128
+	 */
+	addi	a2, a3, -16*SZREG
+	bleu	a0, a2, .Lclear_words
+
+	/*
+	 * Word fill, second class.
+	 * Store 1 zero word(s) per iteration.
+	 *
+	 *	while (end - dst >= 8) store 1 zero words;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 */
+.Lclear_words_then:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lclear_words_then_skip:
+
+	/*
+	 * Anything left.
+	 * Bytes left over take the byte loop.
+	 *
+	 *	if (dst != end) goto bytes;
+	 */
+	bne	a0, a3, .Lclear_bytes
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Byte fill.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = 0;
+	 */
+.Lclear_bytes:
+	bgeu	a0, a3, .Lclear_bytes_done
+1:
+	fixup sb, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Alignment head.
@@ -627,24 +712,23 @@ SYM_FUNC_START(__clear_user)
 .Lclear_head:
 	addi	t1, a0, SZREG-1
 	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lclear_head_done
 1:
 	fixup sb, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-.Lclear_head_done:
+	j	.Lclear_head_done
 
 	/*
 	 * Word fill.
-	 * Store 8 zero word(s) per iteration.
+	 * Store 16 zero word(s) per iteration.
 	 *
-	 *	while (end - dst >= 64) store 8 zero words;
+	 *	while (end - dst >= 128) store 16 zero words;
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 64
+	 *	a2 - loop limit: end - 128
 	 */
 .Lclear_words:
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
+	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
@@ -654,50 +738,18 @@ SYM_FUNC_START(__clear_user)
 	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
 	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
 	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
-	addi	a0, a0, 8*SZREG
+	fixup REG_S, zero, 8*SZREG(a0), .Lclear_fault_plus_64
+	fixup REG_S, zero, 9*SZREG(a0), .Lclear_fault_plus_72
+	fixup REG_S, zero, 10*SZREG(a0), .Lclear_fault_plus_80
+	fixup REG_S, zero, 11*SZREG(a0), .Lclear_fault_plus_88
+	fixup REG_S, zero, 12*SZREG(a0), .Lclear_fault_plus_96
+	fixup REG_S, zero, 13*SZREG(a0), .Lclear_fault_plus_104
+	fixup REG_S, zero, 14*SZREG(a0), .Lclear_fault_plus_112
+	fixup REG_S, zero, 15*SZREG(a0), .Lclear_fault_plus_120
+	addi	a0, a0, 16*SZREG
 	bleu	a0, a2, 1b
-
-	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
-	 *
-	 *	while (end - dst >= 8) copy one word;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 8
-	 *	t0 - word in flight
-	 */
-.Lclear_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lclear_tail_words_done
-1:
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, SZREG
-	bleu	a0, a2, 1b
-.Lclear_tail_words_done:
-
-	/*
-	 * Byte fill.
-	 * Small sizes, and what is left after the word loops.
-	 *
-	 *	while (dst < end) *dst++ = 0;
-	 */
-.Lclear_bytes:
-	bgeu	a0, a3, .Lclear_done
-1:
-	fixup sb, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
-
-	/*
-	 * Done.
-	 * Every byte was stored: disable user access, return 0.
-	 */
-.Lclear_done:
-	li	t6, SR_SUM
-	csrc	CSR_STATUS, t6			/* and never again after we return */
-	li	a0, 0
-	ret
+	beq	a0, a3, .Lclear_done		/* nothing left */
+	j	.Lclear_words_then		/* what is left: the second class */
 
 	/*
 	 * Fault exits.
@@ -731,6 +783,30 @@ SYM_FUNC_START(__clear_user)
 	j	.Lclear_fault
 .Lclear_fault_plus_56:
 	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_64:
+	addi	a0, a0, 64			/* a0 is 64 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_72:
+	addi	a0, a0, 72			/* a0 is 72 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_80:
+	addi	a0, a0, 80			/* a0 is 80 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_88:
+	addi	a0, a0, 88			/* a0 is 88 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_96:
+	addi	a0, a0, 96			/* a0 is 96 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_104:
+	addi	a0, a0, 104			/* a0 is 104 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_112:
+	addi	a0, a0, 112			/* a0 is 112 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_120:
+	addi	a0, a0, 120			/* a0 is 120 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
