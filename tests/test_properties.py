@@ -35,7 +35,8 @@ def strategies(draw):
     # size classes: a second, smaller loop per kind, every loop entry-tested
     classes = ""
     if words > 1 and draw(hs.booleans()):
-        classes = f"then words unroll {draw(hs.integers(1, min(words - 1, 11)))}"
+        classes = (f"then words unroll {draw(hs.integers(1, min(words - 1, 11)))}"
+                   f" schedule {draw(hs.sampled_from(SCHEDULES))}")
         if k > 1 and draw(hs.booleans()):
             classes += (f"; then shift unroll {draw(hs.integers(1, min(k - 1, 6)))}"
                         f" schedule {draw(hs.sampled_from(SCHEDULES + ['paired']))}")
