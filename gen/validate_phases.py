@@ -1,0 +1,194 @@
+"""Semantic checks of one routine's phases: a copy_user, clear_user, memcpy
+or memset block -> a validated strategy.Phases.
+
+Every rejected setting raises CopygenError at its line with a reason and a
+hint; a threshold too small for the first block (DOMAIN.md §4, 2021) is
+raised, with a warning.  gen.validate checks whole files (targets, string
+blocks, sweeps) with these.
+May import gen.errors, gen.parse, gen.schedule, gen.strategy.
+"""
+from __future__ import annotations
+
+from copygen.gen.errors import CopygenError, Loc, Warning_
+from copygen.gen.parse import Item, Setting
+from copygen.gen.schedule import pipelined_limits
+from copygen.gen.strategy import MAX_UNROLL, SZREG, Phases, Target
+
+REQUIRED = {
+    "copy_user": ("small", "words", "tail", "fault"),
+    "clear_user": ("small", "words", "tail", "fault"),
+    "memcpy": ("small", "words", "tail"),
+    "memset": ("small", "words", "tail"),
+}
+USER_ROUTINES = ("copy_user", "clear_user")
+FILLS = ("clear_user", "memset")
+
+
+def settings_by_key(item: Item) -> dict[str, Setting]:
+    seen: dict[str, Setting] = {}
+    for s in item.settings:
+        if not isinstance(s, Setting):
+            continue
+        if s.key in seen:
+            first = seen[s.key].loc
+            raise CopygenError(f"`{s.key}` given twice in this block", s.loc,
+                               hint=f"the first one is at line {first.line}; keep one")
+        seen[s.key] = s
+    return seen
+
+
+def check_unroll(value: int, loc: Loc, what: str) -> None:
+    if not 1 <= value <= MAX_UNROLL:
+        raise CopygenError(f"{what} unroll {value} is outside 1..{MAX_UNROLL}", loc,
+                           hint="unroll counts whole registers per block")
+
+
+def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> int:
+    """Smallest size for which head + one whole block fit (no loop-entry check)."""
+    head = SZREG - 1 if align != "none" else 0
+    if kind in ("memcpy", "memset"):
+        # C loops test their bound first: the head alone must fit, and tiny
+        # sizes always have the byte path.
+        return max(SZREG, head + (SZREG if tail == "overlap" else 0))
+    return head + block
+
+
+def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
+    s = settings_by_key(item)
+    for key in REQUIRED[kind]:
+        if key not in s:
+            what = f"{kind} `{item.name}`" if item.name else kind
+            raise CopygenError(f"{what} has no `{key}` phase", item.loc,
+                               hint=f"every {kind} needs: " + ", ".join(REQUIRED[kind]))
+    if "fault" in s and kind not in USER_ROUTINES:
+        raise CopygenError(f"`fault` does not apply to {kind}: kernel memory never faults",
+                           s["fault"].loc, hint="remove the `fault` line")
+    fast = target.fast_misaligned
+    align = s["align"].values[0] if "align" in s else "dst"
+    wv = s["words"].values
+    word_unroll = wv[0]
+    check_unroll(word_unroll, s["words"].loc, "words")
+    word_schedule = wv[1] if len(wv) > 1 else "loads_first"
+    shift_unroll, shift_schedule = 0, "loads_first"
+    if "shift" in s:
+        sv = s["shift"].values
+        if kind in FILLS and sv[0] != "off":
+            raise CopygenError(f"{kind} has no source: shift copy does not apply",
+                               s["shift"].loc, hint="remove the `shift` line")
+        if sv[0] != "off":
+            shift_unroll = sv[0]
+            check_unroll(shift_unroll, s["shift"].loc, "shift")
+            shift_schedule = sv[1] if len(sv) > 1 else "loads_first"
+            if fast:
+                warnings.append(Warning_(
+                    "shift copy on a target with fast misaligned access is pointless; "
+                    "the word loop already takes misaligned sources", s["shift"].loc,
+                    hint="write `shift off`"))
+    if align == "src" and not fast:
+        raise CopygenError("`align src` leaves the destination misaligned, and this target "
+                           "traps misaligned stores", s["align"].loc,
+                           hint="use `align dst` (shift copy handles the source)")
+    if align == "none" and not fast:
+        raise CopygenError("without an alignment head the word loop makes misaligned "
+                           "accesses, which this target traps (misaligned slow)", s["align"].loc,
+                           hint="use `align dst`")
+    tail = s["tail"].values[0]
+    if tail == "overlap" and not fast:
+        raise CopygenError("an overlapping word tail is a misaligned access; this target "
+                           "traps them (misaligned slow)", s["tail"].loc,
+                           hint="use `tail bytes` or `tail words`")
+    limits = pipelined_limits()
+    if "words" in s and word_schedule == "paired":
+        raise CopygenError("schedule paired interleaves a shift copy's shifts with its loads "
+                           "and stores; a word loop has no shifts", s["words"].loc,
+                           hint="use loads_first, interleave or pipelined for `words`")
+    if kind not in FILLS:
+        if word_schedule == "pipelined" and word_unroll > limits["words"]:
+            raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
+                               f"{word_unroll} words live, but only {limits['words']} "
+                               "caller-saved registers are free", s["words"].loc,
+                               hint=f"unroll at most {limits['words']}, or use loads_first")
+        if shift_unroll and shift_schedule == "pipelined" and shift_unroll > limits["shift"]:
+            raise CopygenError(f"shift unroll {shift_unroll} schedule pipelined needs "
+                               f"{shift_unroll} words live besides prev and two temporaries;"
+                               f" only {limits['shift']} fit", s["shift"].loc,
+                               hint=f"unroll at most {limits['shift']}")
+    then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
+    threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
+                           tested=then[0] > 0)
+    return Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
+                  shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
+                  *then)
+
+
+def _then_class(s: dict[str, Setting], key: str, first: int, what: str,
+                limit: int) -> tuple[int, str]:
+    """(unroll, schedule) of one `then` class; (0, loads_first) when absent."""
+    if key not in s:
+        return 0, "loads_first"
+    v, loc = s[key].values, s[key].loc
+    check_unroll(v[0], loc, f"then {what}")
+    if v[0] >= first:
+        raise CopygenError(f"then {what} unroll {v[0]} is not smaller than the first "
+                           f"{what} loop's unroll {first}", loc,
+                           hint="the second class takes what the first leaves: "
+                                "give it a smaller block")
+    schedule = v[1] if len(v) > 1 else "loads_first"
+    if schedule == "paired" and what == "words":
+        raise CopygenError("schedule paired is for shift copies; a word loop has no shifts",
+                           loc, hint="use loads_first, interleave or pipelined")
+    if schedule == "pipelined" and v[0] > limit:
+        raise CopygenError(f"then {what} unroll {v[0]} schedule pipelined keeps too many "
+                           f"words live; only {limit} fit", loc,
+                           hint=f"unroll at most {limit}, or use loads_first")
+    return v[0], schedule
+
+
+def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unroll: int,
+                  limits: dict[str, int]) -> tuple[int, str, int, str]:
+    """The second size class of the word and shift loops (`then words`, `then shift`)."""
+    for key in ("then_words", "then_shift"):
+        if key in s and kind not in USER_ROUTINES:
+            raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user and "
+                               f"clear_user, not {kind}", s[key].loc,
+                               hint="string routines test their loops in C already")
+    if "then_shift" in s:
+        if kind in FILLS:
+            raise CopygenError(f"{kind} has no source: shift copy does not apply",
+                               s["then_shift"].loc, hint="remove the `then shift` line")
+        if not shift_unroll:
+            raise CopygenError("`then shift` without a shift copy", s["then_shift"].loc,
+                               hint="add `shift unroll N`, or remove this line")
+        if "then_words" not in s:
+            raise CopygenError("`then shift` needs size classes: a `then words` line",
+                               s["then_shift"].loc,
+                               hint="add e.g. `then words unroll 1` (loops then test their entry)")
+    words = _then_class(s, "then_words", word_unroll, "words",
+                        limits["words"] if kind not in FILLS else MAX_UNROLL)
+    shift = _then_class(s, "then_shift", shift_unroll, "shift", limits["shift"])
+    return (*words, *shift)
+
+
+def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
+               tested: bool = False) -> int:
+    block = max(word_unroll, shift_unroll) * SZREG
+    need = _min_threshold(kind, align, block, fast, tail)
+    if tested:
+        # loops test their entry: only the bottom-tested head must fit, and
+        # the shift copy's first aligned load needs one byte after it
+        need, block = (SZREG if align != "none" else 1), 0
+    value = s["small"].values[0]
+    if value == "auto":
+        return need
+    if value > 1 << 20:
+        raise CopygenError(f"threshold {value} is larger than 1 MiB: every copy would take "
+                           "the byte loop", s["small"].loc, hint="thresholds are bytes")
+    if value < need:
+        why = (f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
+               "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
+               f"the alignment head of up to {SZREG - 1} bytes could run past the end")
+        warnings.append(Warning_(
+            f"threshold raised from {value} to {need}: below it {why}", s["small"].loc,
+            hint=f"write `small below {need}` (or `auto`) to silence this"))
+        return need
+    return value
