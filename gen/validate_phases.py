@@ -174,9 +174,10 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
     block = max(word_unroll, shift_unroll) * SZREG
     need = _min_threshold(kind, align, block, fast, tail)
     if tested:
-        # loops test their entry: only the bottom-tested head must fit, and
-        # the shift copy's first aligned load needs one byte after it
-        need, block = (SZREG if align != "none" else 1), 0
+        # loops test their entry: only the bottom-tested head must fit (the
+        # shift copy's first aligned load needs one byte after it), and an
+        # overlapping tail word needs a whole word of buffer behind it
+        need, block = (SZREG if align != "none" or tail == "overlap" else 1), 0
     value = s["small"].values[0]
     if value == "auto":
         return need
@@ -186,7 +187,8 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
     if value < need:
         why = (f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
                "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
-               f"the alignment head of up to {SZREG - 1} bytes could run past the end")
+               f"the alignment head of up to {SZREG - 1} bytes could run past the end"
+               if align != "none" else "the overlapping tail word would start before dst")
         warnings.append(Warning_(
             f"threshold raised from {value} to {need}: below it {why}", s["small"].loc,
             hint=f"write `small below {need}` (or `auto`) to silence this"))

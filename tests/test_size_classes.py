@@ -136,3 +136,25 @@ def test_class_routine_is_proved_for_every_n(classes_build):
     from copygen.verify.verdict import verdict
     rep = prove_routine(str(classes_build.elf), "__asm_copy_to_user", "to")
     assert verdict(rep) == "proved", rep.status
+
+
+def test_an_overlapping_tail_keeps_a_whole_word_under_size_classes(tmp_path):
+    """Without a head, classes need no threshold at all, but an overlapping
+    tail stores the word that ends at dst + n: n must be at least 8 (found
+    by test_properties: n = 5 stored 3 bytes before dst)."""
+    text = ("target c { xlen 64; misaligned fast }\n"
+            "copy_user cu for c { small below auto; align none; words unroll 2;\n"
+            "    then words unroll 1; shift off; tail overlap; fault exact }\n")
+    assert load_text(text, "c.copy").copy_user.phases.threshold == 8
+    st = load_text(text.replace("tail overlap", "tail words"), "c.copy")
+    assert st.copy_user.phases.threshold == 1
+    low = load_text(text.replace("small below auto", "small below 4"), "c.copy")
+    assert low.copy_user.phases.threshold == 8
+    assert any("overlapping tail word" in w.message for w in low.warnings)
+    src = tmp_path / "c.copy"
+    src.write_text(text)
+    res = build_file(src, tmp_path)
+    exe = qemu.build_harness(res.objects, tmp_path / "harness")
+    cases = [qemu.Case("to", 2084, 4093, n, seed=n) for n in range(0, 20)]
+    for case, r in zip(cases, qemu.run_cases(exe, cases)):
+        assert r.ret == 0 and r.prefix_ok and r.rest_untouched, case
