@@ -182,10 +182,14 @@ def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
     return block
 
 
+def _first_shift_block(ph: Phases) -> S.Block:
+    return _shift_block(ph.shift_unroll, ph.shift_schedule,
+                        bool(ph.then_shift_unroll) or shift_tail(ph))
+
+
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     """The first shift loop of a class layout, entered with a whole block left."""
-    block = _shift_block(ph.shift_unroll, ph.shift_schedule,
-                         bool(ph.then_shift_unroll) or shift_tail(ph))
+    block = _first_shift_block(ph)
     body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True)
     body += [Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left"),
              Insn("j", (f".L{pfx}_shift_then",))]
@@ -196,7 +200,7 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
 
 def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False) -> Phase:
     then = ph.then_shift_unroll
-    block = _shift_block(ph.shift_unroll, ph.shift_schedule, bool(then) or shift_tail(ph))
+    block = _first_shift_block(ph)
     size = ph.shift_block
     setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
              Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
@@ -211,7 +215,7 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
                         Label(f".L{pfx}_shift_then")]
     else:
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
-                             tested=ph.tested)
+                                  tested=ph.tested)
     if then:
         second = _shift_block(then, ph.then_shift_schedule, shift_tail(ph))
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
@@ -228,16 +232,16 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
             ("a1", "address of prev")]
     regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
     regs += [(r, "part of the destination word being built") for r in _temps(block)]
-    classes = (f"  Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},"
-               " for what is left." if then else "")
-    classes += "  Then single words." if shift_tail(ph) else ""
+    classes = ((f"Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},",
+                "for what is left.") if then else ())
+    classes += ("Then single words.",) if shift_tail(ph) else ()
     return Phase(f".L{pfx}_shift", "Shift copy",
                  ("The source is misaligned against the destination.  Load only aligned",
                   "source words and build each destination word from two neighbours;",
                   "this never makes a misaligned access and only reads aligned words",
                   "that hold at least one byte of the source, so it cannot fault where",
                   f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
-                  f" schedule {ph.shift_schedule}." + classes),
+                  f" schedule {ph.shift_schedule}.") + classes,
                  ("prev = *(u64 *)(src & ~7);",
                   f"while (end - dst >= {size}) {{",
                   "\tnext = *(u64 *)((src & ~7) + 8);",

@@ -177,7 +177,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  16 word(s) per iteration, schedule paired.  Then 4 word(s) per iteration, schedule paired, for what is left.  Then single words.
+	 * a byte copy would not.  16 word(s) per iteration, schedule paired.
+	 * Then 4 word(s) per iteration, schedule paired,
+	 * for what is left.
+	 * Then single words.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
 	 *	while (end - dst >= 128) {
