@@ -30,13 +30,15 @@ through from entry to return, and the head and the first loops sit out of
 line after it.
 
 Role: lay out the phases (gen.uaccess_phases) of each function.
-May import gen.ir, gen.schedule, gen.fixups, gen.strategy, gen.uaccess_phases.
+May import gen.ir, gen.schedule, gen.fixups, gen.strategy, gen.uaccess_phases,
+gen.pieces.
 """
 from __future__ import annotations
 
 from copygen.gen.schedule import units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
+from copygen.gen.pieces import head_pieces, shift_pieces, tail_pieces
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
                                         fault_phase, fill_phase, head_phase, shift_blocks_phase,
@@ -96,6 +98,11 @@ def _with_jump(phase: Phase, target: str, note: str = "tail bytes") -> Phase:
                  body + (Insn("j", (target,), note=note),))
 
 
+def _with_body(phase: Phase, more: list) -> Phase:
+    return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
+                 phase.body + tuple(more))
+
+
 def _then_bytes(pfx: str, phase: Phase, target: str | None = None,
                 note: str = "bytes left") -> Phase:
     """End a phase placed after the return: return when nothing is left (a
@@ -118,6 +125,7 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
             return word_phase(pfx, ph, exits, fast, then=then, tested=tested)
         return fill_phase(pfx, ph, exits, then=then, tested=tested)
 
+    pieces = ph.ends == "pieces"
     phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(Phase(None, "Alignment check",
@@ -139,18 +147,25 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     if tail:
         phases.append(tail)
     if ph.tail != "overlap":             # an overlapping word ends the copy itself
-        phases.append(Phase(None, "Anything left", ("Bytes left over take the byte loop.",),
-                            ("if (dst != end) goto bytes;",), (),
-                            (Insn("bne", ("a0", END, f".L{pfx}_bytes")),)))
+        left, why = (("tail_pieces", "are stored in pieces") if pieces
+                     else ("bytes", "take the byte loop"))
+        phases.append(Phase(None, "Anything left", (f"Bytes left over {why}.",),
+                            (f"if (dst != end) goto {left.replace('_', ' ')};",), (),
+                            (Insn("bne", ("a0", END, f".L{pfx}_{left}")),)))
     phases.append(done_phase(pfx, sum_held))
     shift = copy and ph.shift_unroll and not fast
     if shift:
-        phases.append(_then_bytes(pfx, shift_phase(pfx, ph, exits, out_of_line=True)))
+        body = shift_phase(pfx, ph, exits, out_of_line=True)
+        phases.append(_with_body(body, shift_pieces(pfx, ph, exits)) if pieces
+                      else _then_bytes(pfx, body))
+    if pieces:
+        phases += tail_pieces(pfx, ph, exits, copy, sum_held)
     # the byte loop returns on its own: no jump back to the return above
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
     if ph.align != "none":
-        phases.append(head_phase(pfx, exits, copy, out_of_line=True))
+        phases.append(head_pieces(pfx, ph, exits, copy) if pieces
+                      else head_phase(pfx, exits, copy, out_of_line=True))
     phases.append(_then_bytes(pfx, words(tested=False),
                               f".L{pfx}_words_then", "what is left: the second class"))
     if shift:

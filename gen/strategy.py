@@ -43,7 +43,14 @@ class Phases:
                  one, every loop tests its entry (`tested`), so `threshold`
                  need only cover the alignment head.
     then_shift_unroll: the same for the shift copy (`then shift`).
-    tail:        "bytes" | "words" | "overlap".
+    ends:        "bytes" | "pieces": how a size-class routine copies its
+                 sub-word head and last bytes (one byte at a time, or from
+                 the aligned words that hold them, stored in 4-, 2- and
+                 1-byte pieces).
+    tail:        "bytes" | "words" | "steps" | "overlap".  `words`: a one-word
+                 loop after the last word loop; `steps` (size classes): one
+                 straight-line block each of half, a quarter, ... one word of
+                 the last loop's block, taken as the bits of what is left say.
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
                  copied) | "block" (count whole blocks, as the 2021 routine did).
@@ -61,6 +68,7 @@ class Phases:
     then_schedule: str = "loads_first"
     then_shift_unroll: int = 0
     then_shift_schedule: str = "loads_first"
+    ends: str = "bytes"
 
     @property
     def word_block(self) -> int:
@@ -70,6 +78,16 @@ class Phases:
     def tested(self) -> bool:
         """Size classes: loops test their entry instead of relying on the threshold."""
         return self.then_unroll > 0
+
+    @property
+    def word_tail(self) -> bool:
+        """The loops leave less than a word (a word tail or one-word loops)."""
+        return self.tail in ("words", "steps")
+
+    @property
+    def last_shift_unroll(self) -> int:
+        """Words per block of the shift copy's last loop (0: no shift copy)."""
+        return self.then_shift_unroll or self.shift_unroll
 
     @property
     def shift_block(self) -> int:

@@ -13,7 +13,8 @@ BLOCK_WORDS = {"copy_user": "copy_user", "clear_user": "clear_user", "string_blo
 SWEEP_WORDS = {"sweep_small": "small below", "sweep_words": "words unroll",
                "sweep_shift": "shift unroll", "sweep_then_words": "then words unroll",
                "sweep_then_shift": "then shift unroll"}
-SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault"}
+SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
+               "sweep_ends": "ends"}
 
 
 def _list(values) -> str:

@@ -75,9 +75,10 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
               "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
-              "sweep_then_words": "then_words", "sweep_then_shift": "then_shift"}
+              "sweep_then_words": "then_words", "sweep_then_shift": "then_shift",
+              "sweep_ends": "ends"}
 # axes whose values are the phase setting's one value each
-SINGLE_VALUED = ("align", "tail", "fault")
+SINGLE_VALUED = ("align", "tail", "fault", "ends")
 SWEEP_KINDS = ("copy_user", "clear_user")
 # The tuner benches every point, seconds each: a bigger space is a mistake,
 # and checking each of its points would hold `check` up without bound.
@@ -104,7 +105,8 @@ def axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
 def describe_point(point: dict[str, tuple]) -> str:
     words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
              "align": "align", "tail": "tail", "fault": "fault",
-             "then_words": "then words unroll", "then_shift": "then shift unroll"}
+             "then_words": "then words unroll", "then_shift": "then shift unroll",
+             "ends": "ends"}
     parts = []
     for name, values in point.items():
         text = f"{words[name]} {values[0]}"

@@ -9,6 +9,8 @@ May import gen.errors, gen.parse, gen.schedule, gen.strategy.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from copygen.gen.errors import CopygenError, Loc, Warning_
 from copygen.gen.parse import Item, Setting
 from copygen.gen.schedule import pipelined_limits
@@ -116,9 +118,42 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                            tested=then[0] > 0)
-    return Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
-                  shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
-                  *then)
+    ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
+                shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
+                *then)
+    if tail == "steps" and not ph.tested:
+        raise CopygenError("`tail steps` needs size classes: a `then words` line",
+                           s["tail"].loc, hint="add e.g. `then words unroll 4`, or use "
+                                               "`tail words`")
+    if "ends" in s:
+        _check_ends(s["ends"], kind, ph, fast)
+        ph = replace(ph, ends=s["ends"].values[0])
+    return ph
+
+
+def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
+    """`ends pieces` stores a sub-word head and tail from aligned words: it
+    needs the class layout, aligned word loads, and loops that leave less
+    than a word."""
+    if kind not in USER_ROUTINES:
+        raise CopygenError(f"`ends` applies to copy_user and clear_user, not {kind}",
+                           setting.loc, hint="remove the `ends` line")
+    if setting.values[0] != "pieces":
+        return
+    if not ph.tested:
+        raise CopygenError("`ends pieces` needs size classes: a `then words` line",
+                           setting.loc, hint="add e.g. `then words unroll 1`")
+    if fast:
+        raise CopygenError("`ends pieces` loads the aligned words around the ends; on a "
+                           "target with fast misaligned access the word loop's source is not "
+                           "aligned", setting.loc, hint="use `tail overlap` on this target")
+    words_left = ph.word_tail or ph.then_unroll == 1
+    shift_left = not ph.shift_unroll or ph.word_tail or ph.last_shift_unroll == 1
+    if not (words_left and shift_left):
+        raise CopygenError("`ends pieces` stores less than a word at the end, but the last "
+                           "loop leaves up to a whole block", setting.loc,
+                           hint="add `tail words` or `tail steps`, or make the last loops "
+                                "one word each")
 
 
 def _then_class(s: dict[str, Setting], key: str, first: int, what: str,

@@ -119,6 +119,21 @@ def split_offsets(world):
     return [(k, off == k) for k in range(8)]
 
 
+def split_alignments(world):
+    """The 64 cases of the source and destination alignments, each with the
+    substitutions that make them visible: S and D become their high bits
+    and a constant low 3 bits, so a shift by 8 * (S & 7) (an alignment head
+    built from whole words) becomes a fixed byte selection."""
+    out = []
+    for s in range(8):
+        for d in range(8):
+            cond = z3.And(world.S & bv(7) == s, world.D & bv(7) == d)
+            fix = [(world.S, z3.Concat(z3.Extract(63, 3, world.S), z3.BitVecVal(s, 3))),
+                   (world.D, z3.Concat(z3.Extract(63, 3, world.D), z3.BitVecVal(d, 3)))]
+            out.append((cond, fix))
+    return out
+
+
 def instantiate(expr, subst: list, case_fix: list):
     """Replace pinned registers, then fixed-case registers, and simplify."""
     if subst:

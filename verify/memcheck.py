@@ -12,7 +12,7 @@ import z3
 
 from copygen.verify.candidates import CURSORS, Cand, bv_formula, cursor_extent, cursor_interval, strongest
 from copygen.verify.coverage import cover_goals, inside_goals
-from copygen.verify.dataproof import ByteProver, instantiate, split_offsets
+from copygen.verify.dataproof import ByteProver, instantiate, split_alignments, split_offsets
 from copygen.verify.parallel import fork_map
 from copygen.verify.z3ops import bv, mentions, z3_vars
 
@@ -95,6 +95,17 @@ class MemoryChecks:
     def version(self, start) -> int:
         """Which invariant a start has now (Houdini only ever shrinks them)."""
         return -1 if start is None else len(self.p.inv[start])
+
+    def tries(self, start) -> list[list[tuple]]:
+        """The case lists to try in turn: `cases`, then, on the path from
+        the entry (no loop head yet, so no invariant pins a shift), the 64
+        alignment cases of S and D, which fix a shift by the source's own
+        alignment (an alignment head in pieces).  A routine proved by the
+        first list never pays for the second."""
+        first = [self.cases(start)]
+        if start is None and self.w.kind not in ("clear", "memset"):
+            return first + [split_alignments(self.w)]
+        return first
 
     def cases(self, start) -> list[tuple]:
         """[(case condition, substitutions)]: one case unless the start pins
@@ -188,8 +199,11 @@ class MemoryChecks:
 
     def _store_ok(self, start, rec) -> bool:
         """Every byte the store puts inside [dst, dst+n) is the byte expected there."""
+        return any(self._store_ok_in(start, rec, cases) for cases in self.tries(start))
+
+    def _store_ok_in(self, start, rec, cases) -> bool:
         sub = self.word_subst(start)
-        for case, fix in self.cases(start):
+        for case, fix in cases:
             pr = self.prover(start, rec.cond, [case])
             for k in range(rec.size):
                 w = instantiate(rec.addr + bv(k) - self.w.D, sub, fix)
@@ -200,10 +214,14 @@ class MemoryChecks:
         return True
 
     def _leaves_ok(self, start, cond, st, assume) -> bool:
+        return any(self._leaves_ok_in(start, cond, st, assume, cases)
+                   for cases in self.tries(start))
+
+    def _leaves_ok_in(self, start, cond, st, assume, cases) -> bool:
         sub = self.word_subst(start)
         head = self.p.heads[start] if start is not None else None
         exp = self.w.expected_byte(self.w.W)
-        for case, fix in self.cases(start):
+        for case, fix in cases:
             written = instantiate(st.written, sub, fix)
             byte = instantiate(st.watched, sub, fix)
             pr = self.prover(start, cond, [case, written] + list(assume))

@@ -424,8 +424,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 16*SZREG
 	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
-	beq	a0, a3, .Lcopy_done		/* nothing left */
-	j	.Lcopy_shift_then
+	bne	a0, a3, .Lcopy_shift_then	/* what is left: the second class (backward: predicted taken) */
+	j	.Lcopy_done
 
 	/*
 	 * Fault exits.

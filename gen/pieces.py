@@ -1,0 +1,148 @@
+"""Sub-word ends in pieces (`ends pieces`): the alignment head and the last
+bytes of a size-class routine, built from whole aligned words.
+
+The head loads the aligned source words holding its first and last byte,
+shifts them into one value (as the shift copy builds a word) and stores it
+as 1-, 2- and 4-byte pieces, each naturally aligned, until dst is aligned.
+The tail does the same for the r < SZREG bytes the loops leave: its value
+is the aligned source word at a1 (word path) or prev shifted against the
+word holding the last byte (shift copy), stored as 4-, 2- and 1-byte
+pieces.  A fill stores zero pieces and loads nothing.
+
+Faults.  A naturally aligned piece lies in one page, so a faulting store
+stored none of its bytes: N = end - a0 exactly.  Every load happens before
+the first store of its end; a faulting load resumes the byte loop at a0
+and a1 under the exact policy (gen.fixups), which copies every byte still
+reachable.  Each loaded word holds at least one source byte, so no load
+reaches a page a byte copy would not touch.
+
+Registers: t0 the value, t1 a pointer bit or the count left, t2 head
+length, t3 the second word, t4/t5 shift amounts (head).
+
+Role: phase builders for `ends pieces`.  May import gen.ir, gen.fixups,
+gen.strategy, gen.uaccess_phases.
+"""
+from __future__ import annotations
+
+from copygen.gen.fixups import FaultExits
+from copygen.gen.ir import Insn, Label, Phase
+from copygen.gen.strategy import SZREG, Phases
+from copygen.gen.uaccess_phases import ALIGN_MASK, END, done_phase
+
+STORE = {1: "sb", 2: "sh", 4: "sw"}
+
+
+def _load_exit(exits: FaultExits, ph: Phases) -> str:
+    """A load of an end resumes the byte loop (exact) or returns (block)."""
+    return exits.retry(0, 0) if ph.fault == "exact" else exits.label(0)
+
+
+def _stores(exits: FaultExits, value: str, bits: str, scratch: str, sizes: tuple[int, ...],
+            end: str, tag: str, advance_last: bool) -> list:
+    """One naturally aligned store per size whose bit is set in `bits`; the
+    value shifts right past each piece stored and a0 steps over it."""
+    out: list = []
+    for k, size in enumerate(sizes):
+        last = k + 1 == len(sizes)
+        nxt = end if last else f".L{tag}_{size}"
+        out += [Insn("andi", (scratch, bits, str(size))), Insn("beqz", (scratch, nxt)),
+                Insn(STORE[size], (value, "0(a0)"), exits.label(0))]
+        if value != "zero" and not last:
+            out.append(Insn("srli", (value, value, str(8 * size))))
+        if advance_last or not last:
+            out.append(Insn("addi", ("a0", "a0", str(size))))
+        if not last:
+            out.append(Label(nxt))
+    return out
+
+
+def _head_value(exits: FaultExits, ph: Phases) -> list:
+    """t0 = the m head bytes, lowest first; a1 steps over them."""
+    return [Insn("neg", ("t2", "a0")),
+            Insn("andi", ("t2", "t2", "SZREG-1"), note="m: bytes up to the aligned dst"),
+            Insn("andi", ("t4", "a1", "SZREG-1")),
+            Insn("slli", ("t4", "t4", "3"), note="shr = 8 * (src & 7)"),
+            Insn("neg", ("t5", "t4"), note="shl = 64 - shr (0 when src is aligned)"),
+            Insn("andi", ("t1", "a1", ALIGN_MASK), note="the word holding the first byte"),
+            Insn("add", ("t3", "a1", "t2")),
+            Insn("addi", ("t3", "t3", "-1")),
+            Insn("andi", ("t3", "t3", ALIGN_MASK), note="the word holding the last byte"),
+            Insn("REG_L", ("t0", "0(t1)"), _load_exit(exits, ph)),
+            Insn("REG_L", ("t3", "0(t3)"), _load_exit(exits, ph),
+                 note="the same word when it holds all m bytes"),
+            Insn("add", ("a1", "a1", "t2")),
+            Insn("srl", ("t0", "t0", "t4")),
+            Insn("sll", ("t3", "t3", "t5")),
+            Insn("or", ("t0", "t0", "t3"), note="the m source bytes, lowest first")]
+
+
+def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase:
+    """The alignment head, out of line: entered with dst misaligned, returns
+    to `head_done` with dst aligned."""
+    body = _head_value(exits, ph) if copy else []
+    body += _stores(exits, "t0" if copy else "zero", "a0", "t1", (1, 2, 4),
+                    f".L{pfx}_head_end", f"{pfx}_head", True)
+    body += [Label(f".L{pfx}_head_end"), Insn("j", (f".L{pfx}_head_done",))]
+    if copy:
+        why = ("dst is misaligned.  Load the aligned words holding the first and the",
+               "last of the m = -dst & 7 head bytes, shift them into one value, and",
+               "store it as a byte, halfword and word as dst's low bits say, each",
+               "naturally aligned, until dst is aligned.")
+        pseudo = ("m = -dst & 7; v = src[0..m), from the aligned words holding it;",)
+        regs = (("t0", "the head's bytes"), ("t1", "a bit of dst"), ("t2", "m"),
+                ("t3", "the word holding the last byte"), ("t4", "shr"), ("t5", "shl"))
+    else:
+        why = ("dst is misaligned.  Store a zero byte, halfword and word as dst's",
+               "low bits say, each naturally aligned, until dst is aligned.")
+        pseudo, regs = (), (("t1", "a bit of dst"),)
+    pseudo += ("if (dst & 1) store 1 byte;", "if (dst & 2) store 2 bytes;",
+               "if (dst & 4) store 4 bytes;")
+    return Phase(f".L{pfx}_head", "Alignment head, in pieces", why, pseudo, regs, tuple(body))
+
+
+def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
+                sum_held: bool) -> list[Phase]:
+    """The last r < SZREG bytes, out of line, and their own return.  A copy
+    enters at `tail_pieces` (aligned source: load the word at a1) or, from
+    the shift copy, at `pieces` with the value built."""
+    body: list = []
+    if copy:
+        body += [Insn("REG_L", ("t0", "0(a1)"), _load_exit(exits, ph),
+                      note="src is aligned: one word holds the r bytes"),
+                 Label(f".L{pfx}_pieces")]
+    body.append(Insn("sub", ("t1", END, "a0"), note="r: bytes left, 1..SZREG-1"))
+    body += _stores(exits, "t0" if copy else "zero", "t1", "t2", (4, 2, 1),
+                    f".L{pfx}_pieces_done", f"{pfx}_tail", False)
+    why = ("Fewer than SZREG bytes are left and dst is aligned: store "
+           + ("their value" if copy else "zero"),
+           "as a word, halfword and byte as the bits of r say, each naturally aligned.")
+    regs = (("t0", "the last bytes"),) if copy else ()
+    return [Phase(f".L{pfx}_tail_pieces", "Last bytes, in pieces", why,
+                  ("r = end - dst;", "if (r & 4) store 4 bytes;", "if (r & 2) store 2 bytes;",
+                   "if (r & 1) store 1 byte;"),
+                  regs + (("t1", "r"), ("t2", "a bit of r")), tuple(body)),
+            done_phase(pfx, sum_held, f".L{pfx}_pieces_done")]
+
+
+def shift_pieces(pfx: str, ph: Phases, exits: FaultExits) -> list:
+    """After the shift copy (a1 back on the first source byte not copied,
+    a6 the aligned word holding it): build the last r bytes' value from
+    prev and the word holding the last byte, and store it in pieces."""
+    return [Insn("beq", ("a0", END, f".L{pfx}_pieces_done"),
+                 note="nothing left (forward: predicted not taken)"),
+            Insn("sub", ("t1", END, "a0")),
+            Insn("add", ("t3", "a1", "t1")),
+            Insn("addi", ("t3", "t3", "-1")),
+            Insn("andi", ("t3", "t3", ALIGN_MASK), note="the word holding the last byte"),
+            Insn("REG_L", ("t3", "0(t3)"), _load_exit(exits, ph), note="prev again, or the next"),
+            Insn("srl", ("t0", "a6", "a4")),
+            Insn("sll", ("t3", "t3", "a5")),
+            Insn("or", ("t0", "t0", "t3"), note="the r source bytes, lowest first"),
+            Insn("j", (f".L{pfx}_pieces",))]
+
+
+def ends_pieces(ph: Phases) -> bool:
+    return ph.ends == "pieces"
+
+
+assert SZREG == 8, "pieces are 4, 2 and 1 bytes: an RV64 word"
