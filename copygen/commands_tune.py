@@ -20,7 +20,7 @@ from copygen.output import EXIT_HELP, command, envelope, plain_tables, print_tab
 from copygen.tune import report
 from copygen.tune.evaluate import Job, evaluate
 from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, winner
-from copygen.tune.store import Store
+from copygen.tune.store import Store, eval_workload
 
 
 class _DefaultRun(click.Group):
@@ -174,10 +174,10 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, workload
     for name in names:
         text = read_source(name)
         key = code_key(text)
-        row = store.eval_of(key, profile, workload)
+        row = store.eval_of(key, profile, eval_workload(workload, align_mix))
         if row is None:
             row = evaluate(Job(key, text, kind, profile, workload, align_mix, cache))
-            store.add_eval(key, profile, workload, row)
+            store.add_eval(key, profile, eval_workload(workload, align_mix), row)
         out[name] = row
     return out
 
@@ -235,7 +235,8 @@ def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
         base = {}
         for name in args.get("baselines", []):
             key = code_key(read_source(name)) if Path(name).is_file() else None
-            row = store.eval_of(key, meta["profile"], meta["workload"]) if key else None
+            row = store.eval_of(key, meta["profile"], eval_workload(
+                meta["workload"], args.get("align_mix", "spec"))) if key else None
             if row:
                 base[name] = row
         _render(store, meta["run"], base, shown, report_dir, as_json, as_csv, db,

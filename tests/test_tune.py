@@ -219,3 +219,19 @@ def test_the_winner_is_proved_and_nowhere_slower_than_a_guard():
     assert out[2]["guard"] == {"g": 1}
     assert winner(out)["label"] == "guarded"
     assert winner(ranked([dict(r) for r in rows]))["label"] == "fast but slower at 16"
+
+
+def test_alignment_mixes_keep_their_own_evaluations_in_one_store(tmp_path):
+    """The cycles of a point depend on the alignment mix: a second run over
+    the same store under another mix evaluates again and ranks by its own
+    figures, and each run's rows stay as they were."""
+    src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4] }\n"), tmp_path / "m.db"
+    spec = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json"))
+    mixed = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp",
+                        "--align-mix", "all", "--json"))
+    assert [c for _, _, c in spec] != [c for _, _, c in mixed]
+    alone = _rows(_tune(tmp_path, src, "--db", tmp_path / "fresh.db", "--top", "0",
+                        "--workload", "tcp", "--align-mix", "all", "--json"))
+    assert mixed == alone
+    again = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json"))
+    assert again == spec

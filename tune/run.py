@@ -26,7 +26,7 @@ from copygen.gen.parse import read_source
 from copygen.gen.validate import load_text
 from copygen.gen.variants import Space, sweep_space
 from copygen.tune.evaluate import SYMBOL, Job, evaluate
-from copygen.tune.store import Store
+from copygen.tune.store import Store, eval_workload
 
 KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear"}
 
@@ -61,7 +61,7 @@ def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: 
                  jobs: int = 1, dask: str | None = None,
                  advance: Callable[[int], None] = lambda n: None) -> int:
     """Evaluate every code key the store lacks; returns how many ran."""
-    done = store.evaluated(profile, workload)
+    done = store.evaluated(profile, eval_workload(workload, align_mix))
     todo = [Job(k, t, p.space.kind, profile, workload, align_mix, cache)
             for k, t in p.codes.items() if k not in done]
     advance(len(p.codes) - len(todo))
@@ -76,7 +76,7 @@ def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: 
 
 
 def _commit(store: Store, job: Job, row: dict, advance) -> None:
-    store.add_eval(job.code, job.profile, job.workload, row)
+    store.add_eval(job.code, job.profile, eval_workload(job.workload, job.align_mix), row)
     advance(1)
 
 

@@ -26,6 +26,14 @@ from pathlib import Path
 from copygen.gen.errors import CopygenError
 
 SCHEMA = 1
+
+
+def eval_workload(workload: str, align_mix: str) -> str:
+    """What the evals table keys an evaluation's workload by: the cycles
+    depend on the alignment mix too, so a mix other than the default spec
+    is part of the key ("network@all"); spec keeps the plain name, as the
+    stores written before the mix was part of the key."""
+    return workload if align_mix == "spec" else f"{workload}@{align_mix}"
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS runs (run TEXT PRIMARY KEY, source TEXT, sweep TEXT, routine TEXT,
@@ -77,8 +85,12 @@ class Store:
     # --- runs and points ----------------------------------------------------
     def add_run(self, run: str, source: str, sweep: str, routine: str, kind: str, profile: str,
                 workload: str, args: dict) -> None:
+        """A run is its file, sweep, profile, workload and alignment mix; its
+        args (baselines, guards) are the last command's, so `tune show`
+        renders the ranking that command made."""
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO runs VALUES (?,?,?,?,?,?,?,?,?)",
+            self.db.execute("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?,?) "
+                            "ON CONFLICT(run) DO UPDATE SET args = excluded.args",
                             (run, source, sweep, routine, kind, profile, workload,
                              json.dumps(args, sort_keys=True), time.time()))
 
@@ -114,7 +126,9 @@ class Store:
     def results(self, run: str) -> list[dict]:
         """Every point of `run` with its evaluation (None until evaluated)
         and proof, best expected cycles first, then by label."""
-        meta = self.db.execute("SELECT profile, workload FROM runs WHERE run=?", (run,)).fetchone()
+        profile, workload, args = self.db.execute(
+            "SELECT profile, workload, args FROM runs WHERE run=?", (run,)).fetchone()
+        meta = (profile, eval_workload(workload, json.loads(args or "{}").get("align_mix", "spec")))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
             "pr.verdict, pr.status, pr.detail FROM points p "
