@@ -6,7 +6,7 @@
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
  *   small below 16; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 8; align dst; words unroll 16 schedule loads_first; shift off; tail bytes; fault exact
+ *   small below 8; align dst; words unroll 16 schedule loads_first; shift off; tail words; fault exact
  */
 
 #include <linux/linkage.h>
@@ -155,11 +155,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Anything left.
-	 * Bytes left over take the byte loop.
+	 * Bytes left over are stored in pieces.
 	 *
-	 *	if (dst != end) goto bytes;
+	 *	if (dst != end) goto tail pieces;
 	 */
-	bne	a0, a3, .Lcopy_bytes
+	bne	a0, a3, .Lcopy_tail_pieces
 
 	/*
 	 * Done.
@@ -250,8 +250,61 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_shift_tail_skip:
 	srli	t0, a4, 3
 	add	a1, a1, t0			/* back to the first source byte not copied */
-	beq	a0, a3, .Lcopy_done		/* nothing left */
-	j	.Lcopy_bytes			/* bytes left */
+	beq	a0, a3, .Lcopy_pieces_done	/* nothing left (forward: predicted not taken) */
+	sub	t1, a3, a0
+	add	t3, a1, t1
+	addi	t3, t3, -1
+	andi	t3, t3, -SZREG			/* the word holding the last byte */
+	fixup REG_L, t3, 0(t3), .Lcopy_bytes	/* prev again, or the next */
+	srl	t0, a6, a4
+	sll	t3, t3, a5
+	or	t0, t0, t3			/* the r source bytes, lowest first */
+	j	.Lcopy_pieces
+
+	/*
+	 * Last bytes, in pieces.
+	 * Fewer than SZREG bytes are left and dst is aligned: store their value
+	 * as a word, halfword and byte as the bits of r say, each naturally aligned.
+	 *
+	 *	r = end - dst;
+	 *	if (r & 4) store 4 bytes;
+	 *	if (r & 2) store 2 bytes;
+	 *	if (r & 1) store 1 byte;
+	 *
+	 * Register roles:
+	 *	t0 - the last bytes
+	 *	t1 - r
+	 *	t2 - a bit of r
+	 */
+.Lcopy_tail_pieces:
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes	/* src is aligned: one word holds the r bytes */
+.Lcopy_pieces:
+	sub	t1, a3, a0			/* r: bytes left, 1..SZREG-1 */
+	andi	t2, t1, 4
+	beqz	t2, .Lcopy_tail_4
+	fixup sw, t0, 0(a0), .Lcopy_fault
+	srli	t0, t0, 32
+	addi	a0, a0, 4
+.Lcopy_tail_4:
+	andi	t2, t1, 2
+	beqz	t2, .Lcopy_tail_2
+	fixup sh, t0, 0(a0), .Lcopy_fault
+	srli	t0, t0, 16
+	addi	a0, a0, 2
+.Lcopy_tail_2:
+	andi	t2, t1, 1
+	beqz	t2, .Lcopy_pieces_done
+	fixup sb, t0, 0(a0), .Lcopy_fault
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lcopy_pieces_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
 
 	/*
 	 * Byte copy.
@@ -282,26 +335,58 @@ SYM_FUNC_START(__asm_copy_to_user)
 	ret
 
 	/*
-	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
-	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
+	 * Alignment head, in pieces.
+	 * dst is misaligned.  Load the aligned words holding the first and the
+	 * last of the m = -dst & 7 head bytes, shift them into one value, and
+	 * store it as a byte, halfword and word as dst's low bits say, each
+	 * naturally aligned, until dst is aligned.
 	 *
-	 *	while (dst & (SZREG - 1))
-	 *		*dst++ = *src++;
+	 *	m = -dst & 7; v = src[0..m), from the aligned words holding it;
+	 *	if (dst & 1) store 1 byte;
+	 *	if (dst & 2) store 2 bytes;
+	 *	if (dst & 4) store 4 bytes;
 	 *
 	 * Register roles:
-	 *	t1 - dst rounded up to SZREG
-	 *	t0 - byte in flight
+	 *	t0 - the head's bytes
+	 *	t1 - a bit of dst
+	 *	t2 - m
+	 *	t3 - the word holding the last byte
+	 *	t4 - shr
+	 *	t5 - shl
 	 */
 .Lcopy_head:
-	addi	t1, a0, SZREG-1
-	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-1:
-	fixup lbu, t0, 0(a1), .Lcopy_fault
+	neg	t2, a0
+	andi	t2, t2, SZREG-1			/* m: bytes up to the aligned dst */
+	andi	t4, a1, SZREG-1
+	slli	t4, t4, 3			/* shr = 8 * (src & 7) */
+	neg	t5, t4				/* shl = 64 - shr (0 when src is aligned) */
+	andi	t1, a1, -SZREG			/* the word holding the first byte */
+	add	t3, a1, t2
+	addi	t3, t3, -1
+	andi	t3, t3, -SZREG			/* the word holding the last byte */
+	fixup REG_L, t0, 0(t1), .Lcopy_bytes
+	fixup REG_L, t3, 0(t3), .Lcopy_bytes	/* the same word when it holds all m bytes */
+	add	a1, a1, t2
+	srl	t0, t0, t4
+	sll	t3, t3, t5
+	or	t0, t0, t3			/* the m source bytes, lowest first */
+	andi	t1, a0, 1
+	beqz	t1, .Lcopy_head_1
 	fixup sb, t0, 0(a0), .Lcopy_fault
-	addi	a1, a1, 1
+	srli	t0, t0, 8
 	addi	a0, a0, 1
-	bltu	a0, t1, 1b
+.Lcopy_head_1:
+	andi	t1, a0, 2
+	beqz	t1, .Lcopy_head_2
+	fixup sh, t0, 0(a0), .Lcopy_fault
+	srli	t0, t0, 16
+	addi	a0, a0, 2
+.Lcopy_head_2:
+	andi	t1, a0, 4
+	beqz	t1, .Lcopy_head_end
+	fixup sw, t0, 0(a0), .Lcopy_fault
+	addi	a0, a0, 4
+.Lcopy_head_end:
 	j	.Lcopy_head_done
 
 	/*
@@ -644,35 +729,97 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill, second class.
-	 * Store 1 zero word(s) per iteration.
+	 * Store 4 zero word(s) per iteration.
 	 *
-	 *	while (end - dst >= 8) store 1 zero words;
+	 *	while (end - dst >= 32) store 4 zero words;
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 8
+	 *	a2 - loop limit: end - 32
 	 */
 .Lclear_words_then:
-	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
 	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, SZREG
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	addi	a0, a0, 4*SZREG
 	bleu	a0, a2, 1b
 .Lclear_words_then_skip:
 
 	/*
-	 * Anything left.
-	 * Bytes left over take the byte loop.
+	 * Tail.
+	 * Whole words that did not fill a block, one at a time.
 	 *
-	 *	if (dst != end) goto bytes;
+	 *	while (end - dst >= 8) copy one word;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 *	t0 - word in flight
 	 */
-	bne	a0, a3, .Lclear_bytes
+.Lclear_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Lclear_tail_words_done
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, SZREG
+	bleu	a0, a2, 1b
+.Lclear_tail_words_done:
+
+	/*
+	 * Anything left.
+	 * Bytes left over are stored in pieces.
+	 *
+	 *	if (dst != end) goto tail pieces;
+	 */
+	bne	a0, a3, .Lclear_tail_pieces
 
 	/*
 	 * Done.
 	 * Every byte was stored: disable user access, return 0.
 	 */
 .Lclear_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Last bytes, in pieces.
+	 * Fewer than SZREG bytes are left and dst is aligned: store zero
+	 * as a word, halfword and byte as the bits of r say, each naturally aligned.
+	 *
+	 *	r = end - dst;
+	 *	if (r & 4) store 4 bytes;
+	 *	if (r & 2) store 2 bytes;
+	 *	if (r & 1) store 1 byte;
+	 *
+	 * Register roles:
+	 *	t1 - r
+	 *	t2 - a bit of r
+	 */
+.Lclear_tail_pieces:
+	sub	t1, a3, a0			/* r: bytes left, 1..SZREG-1 */
+	andi	t2, t1, 4
+	beqz	t2, .Lclear_tail_4
+	fixup sw, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 4
+.Lclear_tail_4:
+	andi	t2, t1, 2
+	beqz	t2, .Lclear_tail_2
+	fixup sh, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 2
+.Lclear_tail_2:
+	andi	t2, t1, 1
+	beqz	t2, .Lclear_pieces_done
+	fixup sb, zero, 0(a0), .Lclear_fault
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_pieces_done:
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	li	a0, 0
@@ -702,23 +849,33 @@ SYM_FUNC_START(__clear_user)
 	ret
 
 	/*
-	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
-	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
+	 * Alignment head, in pieces.
+	 * dst is misaligned.  Store a zero byte, halfword and word as dst's
+	 * low bits say, each naturally aligned, until dst is aligned.
 	 *
-	 *	while (dst & (SZREG - 1))
-	 *		*dst++ = 0;
+	 *	if (dst & 1) store 1 byte;
+	 *	if (dst & 2) store 2 bytes;
+	 *	if (dst & 4) store 4 bytes;
 	 *
 	 * Register roles:
-	 *	t1 - dst rounded up to SZREG
+	 *	t1 - a bit of dst
 	 */
 .Lclear_head:
-	addi	t1, a0, SZREG-1
-	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-1:
+	andi	t1, a0, 1
+	beqz	t1, .Lclear_head_1
 	fixup sb, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 1
-	bltu	a0, t1, 1b
+.Lclear_head_1:
+	andi	t1, a0, 2
+	beqz	t1, .Lclear_head_2
+	fixup sh, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 2
+.Lclear_head_2:
+	andi	t1, a0, 4
+	beqz	t1, .Lclear_head_end
+	fixup sw, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 4
+.Lclear_head_end:
 	j	.Lclear_head_done
 
 	/*
