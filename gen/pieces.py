@@ -141,8 +141,4 @@ def shift_pieces(pfx: str, ph: Phases, exits: FaultExits) -> list:
             Insn("j", (f".L{pfx}_pieces",))]
 
 
-def ends_pieces(ph: Phases) -> bool:
-    return ph.ends == "pieces"
-
-
 assert SZREG == 8, "pieces are 4, 2 and 1 bytes: an RV64 word"
