@@ -69,10 +69,34 @@ def render_phase(ph: Phase) -> str:
 
 
 def describe(ph: Phases) -> str:
-    shift = (f"shift unroll {ph.shift_unroll} schedule {ph.shift_schedule}"
-             if ph.shift_unroll else "shift off")
-    return (f"small below {ph.threshold}; align {ph.align}; words unroll {ph.word_unroll} "
-            f"schedule {ph.word_schedule}; {shift}; tail {ph.tail}")
+    return "; ".join(settings(ph))
+
+
+def settings(ph: Phases) -> list[str]:
+    """The phases as `.copy` settings, size classes and ends included."""
+    parts = [f"small below {ph.threshold}", f"align {ph.align}",
+             f"words unroll {ph.word_unroll} schedule {ph.word_schedule}"]
+    if ph.then_unroll:
+        parts.append(f"then words unroll {ph.then_unroll} schedule {ph.then_schedule}")
+    parts.append(f"shift unroll {ph.shift_unroll} schedule {ph.shift_schedule}"
+                 if ph.shift_unroll else "shift off")
+    if ph.then_shift_unroll:
+        parts.append(f"then shift unroll {ph.then_shift_unroll} schedule {ph.then_shift_schedule}")
+    parts.append(f"tail {ph.tail}")
+    if ph.ends != "bytes":
+        parts.append(f"ends {ph.ends}")
+    return parts
+
+
+def _wrapped(parts: list[str], width: int = 70) -> list[str]:
+    """Settings joined by "; ", broken between settings, never inside one."""
+    lines = [""]
+    for part in parts:
+        if lines[-1] and len(lines[-1]) + 2 + len(part) > width:
+            lines[-1] += ";"
+            lines.append("")
+        lines[-1] += ("; " if lines[-1] else "") + part
+    return ["  " + lines[0]] + ["    " + ln for ln in lines[1:]]
 
 
 def _banner(source: str, lines: list[str]) -> dict:
@@ -93,7 +117,7 @@ def banner(st: Strategy, source: str) -> dict:
         if r is None:
             continue
         lines.append(_named(r.name, r.target))
-        lines.append(f"  {describe(r.phases)}; fault {r.phases.fault}")
+        lines += _wrapped(settings(r.phases) + [f"fault {r.phases.fault}"])
     return _banner(source, lines)
 
 

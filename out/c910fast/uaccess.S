@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/c910fast.copy
  *
  * c910_copy (target c910: xlen 64, misaligned fast):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail overlap; fault exact
+ *   small below 71; align dst; words unroll 8 schedule loads_first;
+ *     shift off; tail overlap; fault exact
  * c910_clear (target c910: xlen 64, misaligned fast):
- *   small below 39; align dst; words unroll 4 schedule loads_first; shift off; tail overlap; fault exact
+ *   small below 39; align dst; words unroll 4 schedule loads_first;
+ *     shift off; tail overlap; fault exact
  */
 
 #include <linux/linkage.h>

@@ -4,9 +4,12 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910_tune_copy (target c910: xlen 64, misaligned fast):
- *   small below 16; align dst; words unroll 4 schedule pipelined; shift off; tail words; fault exact
+ *   small below 16; align dst; words unroll 4 schedule pipelined;
+ *     then words unroll 2 schedule loads_first; shift off; tail words;
+ *     fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
- *   small below 39; align dst; words unroll 4 schedule loads_first; shift off; tail overlap; fault exact
+ *   small below 39; align dst; words unroll 4 schedule loads_first;
+ *     shift off; tail overlap; fault exact
  */
 
 #include <linux/linkage.h>

@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/kernel2021.copy
  *
  * kernel2021 (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift unroll 1 schedule interleave; tail bytes; fault exact
+ *   small below 71; align dst; words unroll 8 schedule loads_first;
+ *     shift unroll 1 schedule interleave; tail bytes; fault exact
  * kernel2021_clear (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 1 schedule loads_first; shift off; tail bytes; fault exact
+ *   small below 16; align dst; words unroll 1 schedule loads_first;
+ *     shift off; tail bytes; fault exact
  */
 
 #include <linux/linkage.h>

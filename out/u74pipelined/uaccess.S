@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/u74pipelined.copy
  *
  * u74_pipelined (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule pipelined; shift unroll 4 schedule pipelined; tail words; fault exact
+ *   small below 71; align dst; words unroll 8 schedule pipelined;
+ *     shift unroll 4 schedule pipelined; tail words; fault exact
  * u74_clear (target u74: xlen 64, misaligned slow):
- *   small below 71; align dst; words unroll 8 schedule loads_first; shift off; tail words; fault exact
+ *   small below 71; align dst; words unroll 8 schedule loads_first;
+ *     shift off; tail words; fault exact
  */
 
 #include <linux/linkage.h>

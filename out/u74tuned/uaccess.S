@@ -4,9 +4,14 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 16 schedule loads_first; shift unroll 16 schedule paired; tail words; fault exact
+ *   small below 16; align dst; words unroll 16 schedule loads_first;
+ *     then words unroll 4 schedule loads_first;
+ *     shift unroll 16 schedule paired; then shift unroll 4 schedule paired;
+ *     tail words; ends pieces; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 8; align dst; words unroll 16 schedule loads_first; shift off; tail words; fault exact
+ *   small below 8; align dst; words unroll 16 schedule loads_first;
+ *     then words unroll 4 schedule loads_first; shift off; tail words;
+ *     ends pieces; fault exact
  */
 
 #include <linux/linkage.h>
