@@ -30,6 +30,13 @@ def _verify(tmp_path, *args):
     return r
 
 
+def _site(label: str, text: str) -> int:
+    """The 1-based line of KERNEL holding `text`, first after `label`."""
+    lines = KERNEL.read_text().splitlines()
+    start = lines.index(label)
+    return 1 + next(i for i in range(start, len(lines)) if text in lines[i])
+
+
 def _mutant(tmp_path, kind, line):
     (m,) = [m for m in edits.KINDS[kind](KERNEL.read_text()) if m.site == line]
     path = tmp_path / f"{kind}.S"
@@ -50,7 +57,8 @@ def test_a_routine_that_never_returns_is_t1_violated_at_n_0(tmp_path):
 
 
 def test_a_clear_loop_without_its_increment_hangs_at_n_1(tmp_path):
-    src = _mutant(tmp_path, "drop_pointer_increment", 347)   # __clear_user's byte loop
+    src = _mutant(tmp_path, "drop_pointer_increment",     # __clear_user's byte loop
+                  _site(".Lclear_bytes:", "addi\ta0, a0, 1"))
     r = _verify(tmp_path, src, "--routine", "clear_user", "--json")
     assert r.exit_code == 3, r.output
     (rep,) = json.loads(r.stdout)["files"][0]["reports"]
@@ -81,7 +89,8 @@ def test_an_unknown_required_clause_exits_4_and_a_property_does_not_count():
 
 @pytest.mark.slow
 def test_an_over_read_is_violated_and_replayed(tmp_path):
-    src = _mutant(tmp_path, "load_one_word_further", 129)   # the 8-word block's last load
+    src = _mutant(tmp_path, "load_one_word_further",      # the 8-word block's last load
+                  _site(".Lcopy_words:", "REG_L, t3, 7*SZREG(a1)"))
     r = _verify(tmp_path, src, "--routine", "copy_to_user", "--json")
     assert r.exit_code == 3, r.output
     (rep,) = json.loads(r.stdout)["files"][0]["reports"]
