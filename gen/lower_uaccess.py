@@ -35,6 +35,8 @@ gen.pieces.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from copygen.gen.schedule import units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
@@ -90,26 +92,24 @@ def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool)
         ("__asm_copy_to_user", "__asm_copy_from_user"))
 
 
+def _with_body(phase: Phase, more) -> Phase:
+    """The phase with `more` instructions at the end of its body."""
+    return replace(phase, body=phase.body + tuple(more))
+
+
 def _with_jump(phase: Phase, target: str, note: str = "tail bytes") -> Phase:
     body = phase.body
     if body and isinstance(body[-1], Insn) and body[-1].op == "j":
         return phase
-    return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
-                 body + (Insn("j", (target,), note=note),))
-
-
-def _with_body(phase: Phase, more: list) -> Phase:
-    return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
-                 phase.body + tuple(more))
+    return _with_body(phase, [Insn("j", (target,), note=note)])
 
 
 def _then_bytes(pfx: str, phase: Phase, target: str | None = None,
                 note: str = "bytes left") -> Phase:
     """End a phase placed after the return: return when nothing is left (a
     backward branch, so predicted taken), else go on at `target`."""
-    return Phase(phase.label, phase.title, phase.why, phase.pseudo, phase.regs,
-                 phase.body + (Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left"),
-                               Insn("j", (target or f".L{pfx}_bytes",), note=note)))
+    return _with_body(phase, [Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left"),
+                              Insn("j", (target or f".L{pfx}_bytes",), note=note)])
 
 
 def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,

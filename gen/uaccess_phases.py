@@ -298,7 +298,8 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     return Phase(f".L{pfx}_tail", "Tail", tuple(why),
                  ("while (end - dst >= 8) copy one word;",) +
                  (("if (dst != end) copy the word ending at end;",) if ph.tail == "overlap" else ()),
-                 (("a2", "loop limit: end - 8"), ("t0", "word in flight")), tuple(body))
+                 (("a2", "loop limit: end - 8"),) + ((("t0", "word in flight"),) if copy else ()),
+                 tuple(body))
 
 
 def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:

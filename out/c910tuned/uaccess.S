@@ -393,7 +393,6 @@ SYM_FUNC_START(__clear_user)
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
-	 *	t0 - word in flight
 	 */
 .Lclear_tail:
 	addi	a2, a3, -SZREG
