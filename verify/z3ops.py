@@ -111,8 +111,26 @@ class Z3Ops:
 Z3_OPS = Z3Ops()
 
 
-def z3_vars(e) -> list:
+# expression id -> (expression, its symbols); the expression is kept so its
+# id is not reused while the entry lives.  A proof asks about the same
+# facts (preconditions, invariants, path conditions) over and over.
+_VARS: dict = {}
+_VARS_MAX = 100_000
+
+
+def z3_vars(e) -> tuple:
     """The uninterpreted constants (symbols) that expression e mentions."""
+    hit = _VARS.get(e.get_id())
+    if hit is not None and hit[0].eq(e):
+        return hit[1]
+    if len(_VARS) >= _VARS_MAX:
+        _VARS.clear()
+    out = tuple(_symbols(e))
+    _VARS[e.get_id()] = (e, out)
+    return out
+
+
+def _symbols(e) -> list:
     out, todo, seen = [], [e], set()
     while todo:
         t = todo.pop()
