@@ -186,3 +186,26 @@ def test_a_long_byte_loop_keeps_the_first_and_last_visits_of_each_run(built_exam
             else:
                 assert kept == visits
     assert thinned
+
+
+def test_alignment_cases_a_path_excludes_are_dropped_and_the_rest_kept():
+    """An alignment head's tests of dst's low bits fold to constants under
+    each of the 64 (S & 7, D & 7) cases: only the cases the path allows
+    are left to query; a list without substitutions is never filtered."""
+    import z3
+    from copygen.verify.dataproof import split_alignments
+    from copygen.verify.memcheck import live
+    from copygen.verify.world import World
+    w = World("to")
+    cases = split_alignments(w)
+    path = [w.D & 1 != 0, w.D & 2 == 0]
+    kept = live(cases, path)
+    # D & 3 == 1: D & 7 is 1 or 5, with any S & 7
+    assert len(kept) == 16
+    for cond, _ in cases:
+        s = z3.Solver()
+        s.add(cond, *path)
+        assert (s.check() == z3.sat) == any(cond is c for c, _ in kept)
+    assert live(cases, []) == cases
+    one = [(z3.BoolVal(True), [])]
+    assert live(one, [z3.BoolVal(False)]) == one

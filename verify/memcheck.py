@@ -61,9 +61,10 @@ def pinned(st, cands, w, terms) -> list:
 
 def live(cases, cond) -> list:
     """The cases whose substitutions do not make the path condition false
-    by simplification alone: under S & 7 == s and D & 7 == d the tests of
-    an alignment head on dst's low bits fold to constants, and a case the
-    path excludes needs no query."""
+    by simplification alone: under S & 7 == s and D & 7 == d a test of
+    D's own low bits (an alignment head's first) folds to a constant, and
+    a case the path excludes so needs no query.  A test of D + 1 does not
+    fold; its cases are left to the solver."""
     path = z3.And(*cond) if cond else z3.BoolVal(True)
     return [(case, fix) for case, fix in cases
             if not fix or not z3.is_false(z3.simplify(z3.substitute(path, *fix)))]
