@@ -33,8 +33,9 @@ clear_user cl for u74 { small below 8; align dst; words unroll 8; then words unr
 
 
 # the same without a shift copy (a misaligned source takes the byte loop):
-# what the suite proves, in 49 s where the shift copy's pieces take 200 s
-# (bench/verify_speed.py proves those, in examples/u74tuned.copy)
+# what the suite proves; the shift copy's pieces take several times as long
+# to prove and bench/verify_speed.py proves them in examples/u74tuned.copy
+# (times in docs/verifier.md)
 NO_SHIFT = PIECES.replace("    shift unroll 4 schedule paired\n    then shift unroll 2 schedule paired\n",
                           "    shift off\n")
 

@@ -65,7 +65,9 @@ def live(cases, cond) -> list:
     D's own low bits (an alignment head's first) folds to a constant, and
     a case the path excludes so needs no query.  A test of D + 1 does not
     fold; its cases are left to the solver."""
-    path = z3.And(*cond) if cond else z3.BoolVal(True)
+    if not cond or not any(fix for _, fix in cases):
+        return cases
+    path = z3.And(*cond)
     return [(case, fix) for case, fix in cases
             if not fix or not z3.is_false(z3.simplify(z3.substitute(path, *fix)))]
 
