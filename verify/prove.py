@@ -21,6 +21,7 @@ from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
 from copygen.verify.coverage import cover_goals
 from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.early import decides, does_not_terminate, violated_by_runs
+from copygen.verify.gcguard import proving
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
@@ -324,17 +325,18 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     checked) unless `all_clauses` asks for every clause's proof."""
     t0 = time.time()
     jobs = jobs or default_jobs()
-    try:
-        rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
-                     all_clauses)
-    except (ProgramError, EmuError) as err:
-        rep = RoutineReport(symbol, kind)
-        for clause in BY_KIND[kind]:
-            rep.status[clause] = "unknown"
-            rep.detail[clause] = f"cannot analyse the code: {err}"
-    if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
-        from copygen.verify.bounded import apply_bounded     # it imports verify.replay
-        apply_bounded(elf, rep, memmove_bound, jobs)
+    with proving():
+        try:
+            rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
+                         all_clauses)
+        except (ProgramError, EmuError) as err:
+            rep = RoutineReport(symbol, kind)
+            for clause in BY_KIND[kind]:
+                rep.status[clause] = "unknown"
+                rep.detail[clause] = f"cannot analyse the code: {err}"
+        if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
+            from copygen.verify.bounded import apply_bounded     # it imports verify.replay
+            apply_bounded(elf, rep, memmove_bound, jobs)
     rep.seconds = time.time() - t0
     return rep
 
