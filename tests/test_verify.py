@@ -88,20 +88,6 @@ def test_cli_verify_json_and_exit_status(tmp_path):
     assert err["ok"] is False and "no such file" in err["error"]["message"]
 
 
-@pytest.mark.slow
-def test_kernel2021_copy_to_user_is_proved(tmp_path):
-    from copygen.gen.build import build_file
-    elf = str(build_file(ROOT / "examples" / "kernel2021.copy", tmp_path).elf)
-    rep = prove_routine(elf, "__asm_copy_to_user", "to")
-    for clause in ("C2", "C3", "C4", "C6", "S1", "S2", "A1", "B1", "B2", "X1", "T1"):
-        assert rep.status[clause] == "proved", (clause, rep.detail[clause])
-    # C1's return query sits near the solver's time limit on a loaded machine:
-    # it must never be reported violated; proved is the usual outcome
-    assert rep.status["C1"] in ("proved", "unknown"), rep.detail["C1"]
-    # the shift copy reads whole aligned words: outside [src, src+n), by design
-    assert rep.status["B2s"] == "violated"
-
-
 @pytest.fixture(scope="module")
 def sum_csrs_clear_user(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("sum_csrs")
