@@ -47,7 +47,10 @@ class Phases:
                  sub-word head and last bytes (one byte at a time, or from
                  the aligned words that hold them, stored in 4-, 2- and
                  1-byte pieces).
-    tail:        "bytes" | "words" | "overlap".
+    tail:        "bytes" | "words" | "steps" | "overlap".  `words`: a one-word
+                 loop after the last word loop; `steps` (size classes): one
+                 straight-line block each of half, a quarter, ... one word of
+                 the last loop's block, taken as the bits of what is left say.
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
                  copied) | "block" (count whole blocks, as the 2021 routine did).
@@ -75,6 +78,11 @@ class Phases:
     def tested(self) -> bool:
         """Size classes: loops test their entry instead of relying on the threshold."""
         return self.then_unroll > 0
+
+    @property
+    def word_tail(self) -> bool:
+        """The loops leave less than a word (a word tail or one-word loops)."""
+        return self.tail in ("words", "steps")
 
     @property
     def last_shift_unroll(self) -> int:

@@ -35,13 +35,15 @@ def sum_off() -> list[Insn]:
 
 def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
           user: bool = True, retry: bool = False, shift: bool = False,
-          tested: bool = False) -> list:
+          tested: bool = False, once: bool = False) -> list:
     """A bottom-tested loop over whole blocks with an exact bound.
 
     It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
     Untested, it is entered only when the threshold guarantees one whole
     block; `tested` (size classes) skips it when less than a block remains.
+    `once` (a tail step, tested, no lookahead): the block at most once.
     """
+    assert not once or (tested and not block.lookahead)
     size = sum(s.offset for s in block.body if s.kind == "adv_dst")
     span = size * (1 + block.lookahead)
     skip = f".L{pfx}_{name}_skip"
@@ -57,9 +59,11 @@ def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: s
     ahead = lead(block.prologue)
     if block.lookahead:
         out.append(Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_last")))
-    out.append(Label("1"))
+    if not once:
+        out.append(Label("1"))
     out += attach(block.body, exits, policy, user, retry, ahead, shift)
-    out.append(Insn("bleu", ("a0", LIMIT, "1b")))
+    if not once:
+        out.append(Insn("bleu", ("a0", LIMIT, "1b")))
     if block.lookahead:
         out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
         out += attach(block.epilogue, exits, policy, user, retry, ahead, shift)
@@ -166,9 +170,19 @@ def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
 
 
 def shift_tail(ph: Phases) -> bool:
-    """`tail words` under size classes: whole words the shift loops left go
-    one at a time, as after the word loops, not through the byte loop."""
-    return ph.tested and ph.tail == "words" and ph.last_shift_unroll > 1
+    """`tail words` or `tail steps` under size classes: whole words the shift
+    loops left go as after the word loops, not through the byte loop."""
+    return ph.tested and ph.word_tail and ph.last_shift_unroll > 1
+
+
+def steps(unroll: int) -> list[int]:
+    """`tail steps` below a last loop of `unroll` words: the powers of two
+    below it, largest first; their sum covers any count of words left."""
+    out, k = [], 1
+    while k < unroll:
+        out.insert(0, k)
+        k *= 2
+    return out
 
 
 def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
@@ -221,7 +235,12 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
         second = _shift_block(then, ph.then_shift_schedule, shift_tail(ph))
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
                            tested=True)
-    if shift_tail(ph):
+    if shift_tail(ph) and ph.tail == "steps":
+        for k in steps(ph.last_shift_unroll):
+            block = S.shift_copy(k, "paired", "a6", "a4", "a5", S.SHIFT_POOL)
+            body += block_loop(pfx, f"shift_step{k}", block, exits, ph.fault, True, _retry(ph),
+                               True, tested=True, once=True)
+    elif shift_tail(ph):
         one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
         body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, _retry(ph), True,
                            tested=True)
@@ -235,7 +254,10 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
     regs += [(r, "part of the destination word being built") for r in _temps(block)]
     classes = ((f"Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},",
                 "for what is left.") if then else ())
-    classes += ("Then single words.",) if shift_tail(ph) else ()
+    if shift_tail(ph):
+        classes += (("Then one block each of " + ", ".join(map(str, steps(ph.last_shift_unroll)))
+                     + " word(s), as what is left needs.",) if ph.tail == "steps"
+                    else ("Then single words.",))
     return Phase(f".L{pfx}_shift", "Shift copy",
                  ("The source is misaligned against the destination.  Load only aligned",
                   "source words and build each destination word from two neighbours;",
@@ -289,6 +311,8 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     if ph.tail == "bytes":
         return None
     retry = copy and _retry(ph)
+    if ph.tail == "steps":
+        return _tail_steps(pfx, ph, exits, copy)
     body = _tail_words(pfx, exits, copy, retry)
     why = ["Whole words that did not fill a block, one at a time."]
     if ph.tail == "overlap":
@@ -300,6 +324,25 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
                  (("if (dst != end) copy the word ending at end;",) if ph.tail == "overlap" else ()),
                  (("a2", "loop limit: end - 8"),) + ((("t0", "word in flight"),) if copy else ()),
                  tuple(body))
+
+
+def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:
+    """Straight-line blocks of half, a quarter, ... one word of the last
+    word loop's block, each taken when that many words are left."""
+    sizes = steps(ph.then_unroll)
+    if not sizes:
+        return None
+    body: list = []
+    for k in sizes:
+        block = S.word_copy(k, "loads_first", S.WORD_POOL) if copy else S.fill_words(k)
+        body += block_loop(pfx, f"step{k}", block, exits, ph.fault, True,
+                           copy and _retry(ph), tested=True, once=True)
+    return Phase(f".L{pfx}_tail", "Tail, in steps",
+                 (f"Fewer than {ph.then_unroll} words are left: one block each of "
+                  + ", ".join(map(str, sizes)) + " word(s),",
+                  "taken as the bits of the count left say; no loop to leave."),
+                 tuple(f"if (end - dst >= {8 * k}) copy {k} word(s);" for k in sizes),
+                 (("a2", "end - the step's size"),), tuple(body))
 
 
 def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:

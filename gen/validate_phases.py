@@ -121,6 +121,10 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
                 shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
                 *then)
+    if tail == "steps" and not ph.tested:
+        raise CopygenError("`tail steps` needs size classes: a `then words` line",
+                           s["tail"].loc, hint="add e.g. `then words unroll 4`, or use "
+                                               "`tail words`")
     if "ends" in s:
         _check_ends(s["ends"], kind, ph, fast)
         ph = replace(ph, ends=s["ends"].values[0])
@@ -143,12 +147,13 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
         raise CopygenError("`ends pieces` loads the aligned words around the ends; on a "
                            "target with fast misaligned access the word loop's source is not "
                            "aligned", setting.loc, hint="use `tail overlap` on this target")
-    words_left = ph.tail == "words" or ph.then_unroll == 1
-    shift_left = not ph.shift_unroll or ph.tail == "words" or ph.last_shift_unroll == 1
+    words_left = ph.word_tail or ph.then_unroll == 1
+    shift_left = not ph.shift_unroll or ph.word_tail or ph.last_shift_unroll == 1
     if not (words_left and shift_left):
         raise CopygenError("`ends pieces` stores less than a word at the end, but the last "
                            "loop leaves up to a whole block", setting.loc,
-                           hint="add `tail words`, or make the last loops one word each")
+                           hint="add `tail words` or `tail steps`, or make the last loops "
+                                "one word each")
 
 
 def _then_class(s: dict[str, Setting], key: str, first: int, what: str,

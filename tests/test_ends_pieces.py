@@ -1,8 +1,9 @@
-"""`ends pieces`: the alignment head and the last bytes of a size-class
-routine stored as naturally aligned 4-, 2- and 1-byte pieces built from
-whole aligned words.  Validation, the code it makes, its behaviour under the
-qemu oracle (exact returns at every fault), its cost, and (slow) the proof
-for every n."""
+"""`ends pieces` and `tail steps`: the alignment head and the last bytes of
+a size-class routine stored as naturally aligned 4-, 2- and 1-byte pieces
+built from whole aligned words, and the words the last loop leaves copied
+by straight-line blocks of halving size.  Validation, the code they make,
+their behaviour under the qemu oracle (exact returns at every fault), their
+cost, and (slow) the proof for every n."""
 from __future__ import annotations
 
 import pytest
@@ -13,6 +14,7 @@ from copygen.gen.errors import CopygenError
 from copygen.gen.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
+from copygen.verify.program import PATH_LIMIT, Program, back_edges, segment_paths
 
 TARGET = "target u74 { xlen 64; misaligned slow }\n"
 PIECES = TARGET + """
@@ -38,6 +40,16 @@ clear_user cl for u74 { small below 8; align dst; words unroll 8; then words unr
 # (times in docs/verifier.md)
 NO_SHIFT = PIECES.replace("    shift unroll 4 schedule paired\n    then shift unroll 2 schedule paired\n",
                           "    shift off\n")
+
+# steps of 2 and 1 words after `then words unroll 4`, of 4, 2 and 1 after
+# the 8-word shift loop (no second shift class)
+STEPS = (PIECES.replace("then words unroll 2", "then words unroll 4")
+         .replace("shift unroll 4 schedule paired\n    then shift unroll 2 schedule paired\n",
+                  "shift unroll 8 schedule paired\n")
+         .replace("tail words", "tail steps"))
+# steps and pieces without the shift copy: what the suite proves (the shift
+# copy's steps and pieces take several times as long; times in docs/verifier.md)
+STEPS_NO_SHIFT = STEPS.replace("    shift unroll 8 schedule paired\n", "    shift off\n")
 
 
 def _error(text: str) -> CopygenError:
@@ -77,6 +89,20 @@ def test_string_routines_refuse_ends():
     assert "copy_user and clear_user" in err.message and err.loc.line == 3
 
 
+def test_steps_need_size_classes():
+    err = _error(TARGET + "copy_user cu for u74 {\n    small below 80; words unroll 8\n"
+                 "    shift unroll 1\n    tail steps\n    fault exact\n}\n")
+    assert "`tail steps` needs size classes" in err.message and err.loc.line == 5
+
+
+def test_steps_are_the_powers_of_two_below_the_last_block():
+    from copygen.gen.uaccess_phases import steps
+    assert steps(1) == [] and steps(2) == [1] and steps(4) == [2, 1]
+    assert steps(16) == [8, 4, 2, 1] and steps(6) == [4, 2, 1]
+    ph = load_text(STEPS, "p.copy").copy_user.phases
+    assert ph.tail == "steps" and ph.ends == "pieces" and ph.last_shift_unroll == 8
+
+
 def test_one_word_last_loops_need_no_word_tail():
     text = (PIECES.replace("    tail words\n", "    tail bytes\n")
             .replace("then words unroll 2", "then words unroll 1")
@@ -97,6 +123,11 @@ def _build(tmp_path_factory, name: str, text: str):
 @pytest.fixture(scope="module")
 def pieces_build(tmp_path_factory):
     return _build(tmp_path_factory, "pieces", PIECES)
+
+
+@pytest.fixture(scope="module")
+def steps_build(tmp_path_factory):
+    return _build(tmp_path_factory, "steps", STEPS)
 
 
 def _body(build, symbol: str) -> str:
@@ -132,6 +163,17 @@ def test_pieces_replace_the_byte_loop_at_both_ends(pieces_build):
     assert "j\t.Lcopy_pieces" in shift and "srl\tt0, a6, a4" in shift
 
 
+def test_steps_are_straight_line_blocks(steps_build):
+    body = _body(steps_build, "__asm_copy_to_user")
+    for name, words in (("step2", 2), ("step1", 1), ("shift_step4", 4), ("shift_step2", 2),
+                        ("shift_step1", 1)):
+        start = body.index(f"bgtu\ta0, a2, .Lcopy_{name}_skip")
+        block = body[start:body.index(f".Lcopy_{name}_skip:")]
+        assert block.count("fixup REG_S") == words, name
+        assert "1b" not in block, name                      # no loop back
+    assert ".Lcopy_shift_tail" not in body and ".Lcopy_tail_words_done" not in body
+
+
 def _exact(case: qemu.Case) -> int:
     """Bytes not copied when the user page at fault_at is inaccessible."""
     if case.fault_side == "none":
@@ -140,8 +182,10 @@ def _exact(case: qemu.Case) -> int:
     return off + case.n - case.fault_at
 
 
-def test_pieces_copy_exactly_under_qemu(pieces_build, tmp_path):
-    exe = qemu.build_harness(pieces_build.objects, tmp_path / "harness")
+@pytest.mark.parametrize("which", ["pieces_build", "steps_build"])
+def test_pieces_copy_exactly_under_qemu(which, request, tmp_path):
+    build = request.getfixturevalue(which)
+    exe = qemu.build_harness(build.objects, tmp_path / "harness")
     cases = [qemu.Case(fn, d, s, n, seed=n + 8 * d + s)
              for fn in ("to", "clear") for n in range(0, 90) for d in range(8) for s in range(8)
              if fn == "to" or s == 0]
@@ -158,7 +202,7 @@ def test_pieces_copy_exactly_under_qemu(pieces_build, tmp_path):
                         cases.append(qemu.Case(fn, d, s, n, side, qemu.PAGE, seed=n + off))
     for i, fn in enumerate(("to", "from", "clear")):
         cases += qemu.random_cases(fn, 300, max_n=600, seed=70 + i)
-    # every tail length after each loop, at co-aligned and misaligned offsets
+    # every residue of the steps, at every misalignment
     cases += [qemu.Case("to", d, s, n, seed=n) for n in range(128, 200) for d, s in
               ((0, 0), (1, 1), (0, 3), (5, 2), (7, 1))]
     for case, r in zip(cases, qemu.run_cases(exe, cases)):
@@ -183,13 +227,54 @@ def test_pieces_cut_the_cost_of_short_co_aligned_copies(pieces_build, tmp_path):
         assert a + 5 <= b, (n, a, b)
 
 
+def test_steps_cut_the_cost_of_what_the_shift_loop_leaves(steps_build, tmp_path):
+    """15 words left after the 8-word shift loop: three steps instead of a
+    2-word loop and a 1-word loop (u74 model)."""
+    src = tmp_path / "w.copy"
+    src.write_text(STEPS.replace("shift unroll 8 schedule paired\n",
+                                 "shift unroll 8 schedule paired\n"
+                                 "    then shift unroll 2 schedule paired\n")
+                   .replace("tail steps", "tail words"))
+    prof = load_profile("u74")
+    ours, loops = Bench(steps_build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
+    a = ours.run(Case("__asm_copy_to_user", 64 + 56 + 1, 3, 0)).cycles
+    b = loops.run(Case("__asm_copy_to_user", 64 + 56 + 1, 3, 0)).cycles
+    assert a + 5 <= b, (a, b)
+
+
+def _loops_and_joins(build, symbol):
+    prog = Program.load(str(build.elf))
+    routine = prog.routine(prog.image.address_of(symbol))
+    back = back_edges(routine.entry, routine.edges)
+    loops = {dst for _, dst in back}
+    return routine, back, loops, routine.cut_points - loops
+
+
+def test_steps_and_pieces_get_cut_points_where_their_paths_join(steps_build):
+    """Head pieces x steps x tail pieces: thousands of paths between two loop
+    heads, until the joins after the loops become cut points too."""
+    routine, back, loops, joins = _loops_and_joins(steps_build, "__asm_copy_to_user")
+    assert segment_paths(routine.entry, routine.edges, back, loops) > PATH_LIMIT
+    assert joins and segment_paths(routine.entry, routine.edges, back, routine.cut_points) \
+        <= PATH_LIMIT
+    prog = Program.load(str(steps_build.elf))
+    # each starts a class or a step: it sets the class's limit, a2 = end - size
+    assert all(prog.fetch(pc).name == "addi" and prog.fetch(pc).rd == 12 for pc in joins)
+
+
+def test_routines_with_few_paths_keep_their_loop_heads_only(pieces_build, built_examples):
+    for build in (pieces_build, built_examples["kernel2021"], built_examples["u74tuned"]):
+        for symbol in ("__asm_copy_to_user", "__clear_user"):
+            assert not _loops_and_joins(build, symbol)[3], (build.elf, symbol)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("symbol, kind", [("__asm_copy_from_user", "from"),
-                                          ("__clear_user", "clear")])
-def test_pieces_are_proved_for_every_n(tmp_path_factory, symbol, kind):
+@pytest.mark.parametrize("text, symbol, kind", [(STEPS_NO_SHIFT, "__asm_copy_from_user", "from"),
+                                                (NO_SHIFT, "__clear_user", "clear")])
+def test_pieces_and_steps_are_proved_for_every_n(tmp_path_factory, text, symbol, kind):
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
-    build = _build(tmp_path_factory, "noshift", NO_SHIFT)
+    build = _build(tmp_path_factory, "noshift", text)
     assert ".Lcopy_shift" not in _body(build, "__asm_copy_to_user")
     rep = prove_routine(str(build.elf), symbol, kind)
     assert verdict(rep) == "proved", rep.status

@@ -46,11 +46,13 @@ def strategies(draw):
     small = draw(hs.sampled_from(["auto", "0", "16", "71", "200"]))
     fault = draw(hs.sampled_from(["exact", "block"]))
     cwords = draw(hs.integers(1, 16))
-    # the user routines' ends: `ends pieces` needs size classes, aligned
-    # loads (misaligned slow) and loops that leave less than a word
+    # the user routines' own tail and ends: `tail steps` and `ends pieces`
+    # need size classes, pieces also aligned loads (misaligned slow)
+    ctail = draw(hs.sampled_from(tails + ["steps"])) if classes else tail
     ends = draw(hs.sampled_from(["bytes", "pieces"])) \
-        if classes and not fast and tail == "words" else "bytes"
+        if classes and not fast and ctail in ("words", "steps") else "bytes"
     lclasses = bool(classes) and cwords > 1
+    ltail = draw(hs.sampled_from(tails + ["steps"])) if lclasses else tail
     lends = draw(hs.sampled_from(["bytes", "pieces"])) if lclasses and not fast else "bytes"
     text = f"""
 target t {{ xlen 64; misaligned {'fast' if fast else 'slow'} }}
@@ -59,9 +61,9 @@ copy_user cu for t {{
     words unroll {words} schedule {wsched}
     shift {shift}
     {classes}
-    tail {tail}; ends {ends}; fault {fault}
+    tail {ctail}; ends {ends}; fault {fault}
 }}
-clear_user cl for t {{ small below {small}; align {align}; words unroll {cwords}; tail {tail}; fault {fault}
+clear_user cl for t {{ small below {small}; align {align}; words unroll {cwords}; tail {ltail}; fault {fault}
     {"then words unroll 1" if lclasses else ""}; ends {lends} }}
 string lib for t {{
     memcpy {{ small below {small}; align {align}; words unroll {words} schedule {wsched}; shift {shift}; tail {tail} }}
@@ -98,7 +100,7 @@ def test_random_strategies_build_and_copy_correctly(tmp_path_factory, spec, seed
 SEED_TEXTS = [p.read_text() for p in EXAMPLES]
 TOKENS = ["{", "}", ";", "[", "]", ",", "0", "1", "7", "16", "17", "64", "0x40", "auto",
           "off", "unroll", "schedule", "pipelined", "paired", "then", "words", "shift", "tail",
-          "ends", "pieces",
+          "steps", "ends", "pieces",
           "small",
           "below", "fault", "exact", "block", "align", "dst", "none", "src", "target",
           "copy_user", "clear_user", "string", "memcpy", "memmove", "memset", "sweep",

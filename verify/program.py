@@ -170,24 +170,32 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int,
     return {pc: tuple(v) for pc, v in succ.items()}
 
 
+# Above this many paths from one cut point (or the entry) to the next, the
+# joins after loops become cut points too (see join_cuts).
+PATH_LIMIT = 500
+
+
 @dataclass(frozen=True)
 class Routine:
     entry: int
     pcs: frozenset[int]
-    cut_points: frozenset[int]     # targets of back edges: every cycle has one
+    cut_points: frozenset[int]     # targets of back edges (every cycle has one), and join_cuts
     edges: dict = field(default_factory=dict, compare=False)   # pc -> successors, calls followed
 
     @classmethod
     def build(cls, prog: Program, entry: int, limit: int = 20000) -> "Routine":
         edges = call_graph_edges(prog, entry, limit)
-        return cls(entry, frozenset(edges), frozenset(_back_edge_targets(entry, edges)), edges)
+        back = back_edges(entry, edges)
+        cuts = {dst for _, dst in back}
+        cuts |= join_cuts(entry, edges, back, cuts)
+        return cls(entry, frozenset(edges), frozenset(cuts), edges)
 
 
-def _back_edge_targets(entry: int, edges: dict) -> set[int]:
-    """The targets of the back edges of a depth-first search from entry."""
+def back_edges(entry: int, edges: dict) -> set[tuple[int, int]]:
+    """The back edges (source, target) of a depth-first search from entry."""
     seen: set[int] = {entry}
     on_stack: set[int] = {entry}
-    cuts: set[int] = set()
+    back: set[tuple[int, int]] = set()
     stack = [(entry, iter(edges[entry]))]
     while stack:
         pc, it = stack[-1]
@@ -197,9 +205,61 @@ def _back_edge_targets(entry: int, edges: dict) -> set[int]:
             on_stack.discard(pc)
             continue
         if nxt in on_stack:
-            cuts.add(nxt)
+            back.add((pc, nxt))
         elif nxt not in seen:
             seen.add(nxt)
             on_stack.add(nxt)
             stack.append((nxt, iter(edges[nxt])))
-    return cuts
+    return back
+
+
+def segment_paths(entry: int, edges: dict, back: set, cuts: set) -> int:
+    """The most paths from the entry or one cut point to a segment's end (the
+    next cut point, or a return): each is explored, and proved, on its own."""
+    memo: dict[int, int] = {}
+
+    def count(pc: int) -> int:
+        if pc in cuts:
+            return 1
+        if pc not in memo:
+            memo[pc] = _from(pc)
+        return memo[pc]
+
+    def _from(pc: int) -> int:
+        succ = [n for n in edges.get(pc, ()) if (pc, n) not in back]
+        return sum(count(n) for n in succ) if succ else 1
+    return max(_from(s) for s in [entry, *sorted(cuts)])
+
+
+def join_cuts(entry: int, edges: dict, back: set, cuts: set) -> set[int]:
+    """Cut points where straight-line code multiplies paths: with pieces
+    before and steps after a loop, every combination of the branches
+    between two loop heads is a path of its own, and one segment can hold
+    thousands.  While some segment has more than PATH_LIMIT paths, the
+    join after a loop (the first point where a path from its exit meets
+    another path, e.g. a branch that skipped the loop) that leaves the
+    fewest becomes a cut point as well.  There the state is a loop's at
+    its exit, so the invariants guessed for it are of the kind loop heads
+    have."""
+    preds: dict[int, int] = defaultdict(int)
+    for pc, succ in edges.items():
+        for n in succ:
+            preds[n] += 1
+    exits = set()
+    todo = [n for src, dst in back for n in edges[src] if n != dst]
+    seen: set[int] = set()
+    while todo:                     # from each loop exit to the first joins
+        pc = todo.pop()
+        if pc in seen or pc in cuts:
+            continue
+        seen.add(pc)
+        if preds[pc] >= 2:
+            exits.add(pc)
+        else:
+            todo.extend(n for n in edges.get(pc, ()) if (pc, n) not in back)
+    added: set[int] = set()
+    while exits and segment_paths(entry, edges, back, cuts | added) > PATH_LIMIT:
+        best = min(sorted(exits), key=lambda j: segment_paths(entry, edges, back, cuts | added | {j}))
+        added.add(best)
+        exits.discard(best)
+    return added
