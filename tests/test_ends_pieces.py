@@ -263,7 +263,8 @@ def test_steps_and_pieces_get_cut_points_where_their_paths_join(steps_build):
 
 
 def test_routines_with_few_paths_keep_their_loop_heads_only(pieces_build, built_examples):
-    for build in (pieces_build, built_examples["kernel2021"], built_examples["u74tuned"]):
+    for build in (pieces_build, built_examples["kernel2021"], built_examples["u74pipelined"],
+                  built_examples["c910tuned"]):
         for symbol in ("__asm_copy_to_user", "__clear_user"):
             assert not _loops_and_joins(build, symbol)[3], (build.elf, symbol)
 
