@@ -209,3 +209,26 @@ def test_alignment_cases_a_path_excludes_are_dropped_and_the_rest_kept():
     assert live(cases, []) == cases
     one = [(z3.BoolVal(True), [])]
     assert live(one, [z3.BoolVal(False)]) == one
+
+
+def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
+    from copygen.verify.program import back_edges, join_cuts, segment_paths
+    # three diamonds in a row: 2 * 2 * 2 paths; a cut at the middle join splits them
+    edges = {0: (1, 2), 1: (3,), 2: (3,), 3: (4, 5), 4: (6,), 5: (6,), 6: (7, 8), 7: (9,),
+             8: (9,), 9: ()}
+    assert segment_paths(0, edges, set(), set()) == 8
+    assert segment_paths(0, edges, set(), {6}) == 4
+    # a straight line longer than Python's recursion limit
+    line = {i: (i + 1,) for i in range(5000)} | {5000: ()}
+    assert segment_paths(0, line, set(), set()) == 1
+    # a loop (1 -> 1) whose exit joins a branch that skipped it, then 2^12 paths
+    tail = {10 + i: (10 + i + 1, 30 + i) for i in range(12)} | \
+           {30 + i: (10 + i + 1,) for i in range(12)} | {22: ()}
+    loop = {0: (1, 2), 1: (1, 2), 2: (10,)} | tail
+    back = back_edges(0, loop)
+    assert back == {(1, 1)}
+    assert segment_paths(0, loop, back, {1}) == 1 + 4096     # into the loop, or past it
+    # the join is cut (the 4096 paths after it are not straight-line pieces
+    # a join after a loop could split, so they stay one segment)
+    assert join_cuts(0, loop, back, {1}) == {2}
+    assert join_cuts(0, edges, set(), set()) == set()       # no loop: no join cut

@@ -1,5 +1,6 @@
 """The machine code under proof: decoded instructions of a linked ELF, the
-static control-flow graph of one routine, and its loop heads (cut points).
+static control-flow graph of one routine, and its cut points (loop heads,
+and joins after loops where paths would multiply).
 
 Role: read what ships (DESIGN.md decision 2) through emu's ELF loader and
 decoder.  Fault edges (user access -> __ex_table fixup) are CFG edges too.
@@ -216,19 +217,27 @@ def back_edges(entry: int, edges: dict) -> set[tuple[int, int]]:
 def segment_paths(entry: int, edges: dict, back: set, cuts: set) -> int:
     """The most paths from the entry or one cut point to a segment's end (the
     next cut point, or a return): each is explored, and proved, on its own."""
-    memo: dict[int, int] = {}
+    def succ(pc: int) -> list[int]:
+        return [n for n in edges.get(pc, ()) if (pc, n) not in back]
 
-    def count(pc: int) -> int:
-        if pc in cuts:
-            return 1
-        if pc not in memo:
-            memo[pc] = _from(pc)
-        return memo[pc]
+    memo: dict[int, int] = {}          # paths from pc on, a cut point counting as one end
 
-    def _from(pc: int) -> int:
-        succ = [n for n in edges.get(pc, ()) if (pc, n) not in back]
-        return sum(count(n) for n in succ) if succ else 1
-    return max(_from(s) for s in [entry, *sorted(cuts)])
+    def from_(pc: int) -> int:
+        ns = succ(pc)
+        return sum(1 if n in cuts else memo[n] for n in ns) if ns else 1
+
+    for start in [entry, *sorted(cuts)]:
+        stack = [(start, False)]       # post-order without recursion: segments run long
+        while stack:
+            pc, ready = stack.pop()
+            if pc in memo:
+                continue
+            if ready:
+                memo[pc] = from_(pc)
+                continue
+            stack.append((pc, True))
+            stack.extend((n, False) for n in succ(pc) if n not in cuts and n not in memo)
+    return max(from_(s) for s in [entry, *sorted(cuts)])
 
 
 def join_cuts(entry: int, edges: dict, back: set, cuts: set) -> set[int]:
