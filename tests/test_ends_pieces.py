@@ -271,7 +271,8 @@ def test_routines_with_few_paths_keep_their_loop_heads_only(pieces_build, built_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("text, symbol, kind", [(STEPS_NO_SHIFT, "__asm_copy_from_user", "from"),
-                                                (NO_SHIFT, "__clear_user", "clear")])
+                                                (NO_SHIFT, "__clear_user", "clear")],
+                         ids=["steps-copy_from_user", "pieces-clear_user"])
 def test_pieces_and_steps_are_proved_for_every_n(tmp_path_factory, text, symbol, kind):
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
