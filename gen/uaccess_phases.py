@@ -196,9 +196,15 @@ def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
     return block
 
 
+def _prev_read_after(ph: Phases) -> bool:
+    """Does code after the last shift loop read prev (a6)?  The word tail
+    goes on from it, and `ends pieces` builds the last bytes from it."""
+    return shift_tail(ph) or ph.ends == "pieces"
+
+
 def _first_shift_block(ph: Phases) -> S.Block:
     return _shift_block(ph.shift_unroll, ph.shift_schedule,
-                        bool(ph.then_shift_unroll) or shift_tail(ph))
+                        bool(ph.then_shift_unroll) or _prev_read_after(ph))
 
 
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
@@ -232,7 +238,7 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
                                   tested=ph.tested)
     if then:
-        second = _shift_block(then, ph.then_shift_schedule, shift_tail(ph))
+        second = _shift_block(then, ph.then_shift_schedule, _prev_read_after(ph))
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
                            tested=True)
     if shift_tail(ph) and ph.tail == "steps":

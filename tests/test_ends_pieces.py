@@ -114,7 +114,10 @@ def test_one_word_last_loops_need_no_word_tail():
 
 
 def _build(tmp_path_factory, name: str, text: str):
-    d = tmp_path_factory.mktemp(name)
+    return _build_at(tmp_path_factory.mktemp(name), name, text)
+
+
+def _build_at(d, name: str, text: str):
     src = d / f"{name}.copy"
     src.write_text(text)
     return build_file(src, d)
@@ -209,6 +212,21 @@ def test_pieces_copy_exactly_under_qemu(which, request, tmp_path):
         assert not r.sum_at_exit, case
         assert r.prefix_ok and r.rest_untouched, case
         assert r.ret == _exact(case), (case, r.ret)
+
+
+@pytest.mark.parametrize("schedule", ["pipelined", "loads_first"])
+def test_pieces_after_a_one_word_shift_class_read_the_last_word_loaded(schedule, tmp_path):
+    """A pipelined shift loop ends holding its last source word in the
+    next-word register; the last bytes' pieces are built from prev, so the
+    loop's last block must move it there even when no word tail follows."""
+    text = PIECES.replace("then shift unroll 2 schedule paired",
+                          f"then shift unroll 1 schedule {schedule}")
+    build = _build_at(tmp_path, "one_word", text)
+    exe = qemu.build_harness(build.objects, tmp_path / "harness")
+    cases = [qemu.Case("to", d, s, n, seed=n) for n in range(8, 100) for d in range(8)
+             for s in range(8) if d != s]
+    for case, r in zip(cases, qemu.run_cases(exe, cases)):
+        assert r.prefix_ok and r.rest_untouched and r.ret == 0, case
 
 
 def test_pieces_cut_the_cost_of_short_co_aligned_copies(pieces_build, tmp_path):
