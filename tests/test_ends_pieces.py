@@ -265,17 +265,16 @@ def _loops_and_joins(build, symbol):
     routine = prog.routine(prog.image.address_of(symbol))
     back = back_edges(routine.entry, routine.edges)
     loops = {dst for _, dst in back}
-    return routine, back, loops, routine.cut_points - loops
+    return prog, routine, back, loops, routine.cut_points - loops
 
 
 def test_steps_and_pieces_get_cut_points_where_their_paths_join(steps_build):
     """Head pieces x steps x tail pieces: thousands of paths between two loop
     heads, until the joins after the loops become cut points too."""
-    routine, back, loops, joins = _loops_and_joins(steps_build, "__asm_copy_to_user")
+    prog, routine, back, loops, joins = _loops_and_joins(steps_build, "__asm_copy_to_user")
     assert segment_paths(routine.entry, routine.edges, back, loops) > PATH_LIMIT
     assert joins and segment_paths(routine.entry, routine.edges, back, routine.cut_points) \
         <= PATH_LIMIT
-    prog = Program.load(str(steps_build.elf))
     # each starts a class or a step: it sets the class's limit, a2 = end - size
     assert all(prog.fetch(pc).name == "addi" and prog.fetch(pc).rd == 12 for pc in joins)
 
@@ -284,7 +283,7 @@ def test_routines_with_few_paths_keep_their_loop_heads_only(pieces_build, built_
     for build in (pieces_build, built_examples["kernel2021"], built_examples["u74pipelined"],
                   built_examples["c910tuned"]):
         for symbol in ("__asm_copy_to_user", "__clear_user"):
-            assert not _loops_and_joins(build, symbol)[3], (build.elf, symbol)
+            assert not _loops_and_joins(build, symbol)[-1], (build.elf, symbol)
 
 
 @pytest.mark.slow
