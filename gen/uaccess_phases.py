@@ -175,6 +175,13 @@ def shift_tail(ph: Phases) -> bool:
     return ph.tested and ph.word_tail and ph.last_shift_unroll > 1
 
 
+def _steps_guard(pfx: str, name: str) -> list:
+    """One test in front of the steps: with no whole word left, a single
+    taken branch skips them all instead of one per step."""
+    return [Insn("addi", (LIMIT, END, "-SZREG")),
+            Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_done"), note="no whole word left")]
+
+
 def steps(unroll: int) -> list[int]:
     """`tail steps` below a last loop of `unroll` words: the powers of two
     below it, largest first; their sum covers any count of words left."""
@@ -338,16 +345,18 @@ def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
     sizes = steps(ph.then_unroll)
     if not sizes:
         return None
-    body: list = []
+    body: list = _steps_guard(pfx, "steps")
     for k in sizes:
         block = S.word_copy(k, "loads_first", S.WORD_POOL) if copy else S.fill_words(k)
         body += block_loop(pfx, f"step{k}", block, exits, ph.fault, True,
                            copy and _retry(ph), tested=True, once=True)
+    body.append(Label(f".L{pfx}_steps_done"))
     return Phase(f".L{pfx}_tail", "Tail, in steps",
                  (f"Fewer than {ph.then_unroll} words are left: one block each of "
                   + ", ".join(map(str, sizes)) + " word(s),",
                   "taken as the bits of the count left say; no loop to leave."),
-                 tuple(f"if (end - dst >= {8 * k}) copy {k} word(s);" for k in sizes),
+                 ("if (end - dst >= 8) {",) +
+                 tuple(f"\tif (end - dst >= {8 * k}) copy {k} word(s);" for k in sizes) + ("}",),
                  (("a2", "end - the step's size"),), tuple(body))
 
 

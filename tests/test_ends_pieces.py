@@ -260,6 +260,24 @@ def test_steps_cut_the_cost_of_what_the_shift_loop_leaves(steps_build, tmp_path)
     assert a + 5 <= b, (a, b)
 
 
+def test_word_steps_are_skipped_by_one_branch(steps_build, tmp_path):
+    """With no whole word left after the last word loop, one taken branch
+    skips every step: as cheap as the one-word loop's single test (u74
+    model), where a test per step costs a mispredicted branch each."""
+    body = _body(steps_build, "__asm_copy_to_user")
+    guard = body.index("bgtu\ta0, a2, .Lcopy_steps_done")
+    assert guard < body.index("bgtu\ta0, a2, .Lcopy_step2_skip") < body.index(".Lcopy_steps_done:")
+    src = tmp_path / "w.copy"
+    src.write_text(STEPS.replace("tail steps", "tail words"))
+    prof = load_profile("u74")
+    ours, loop = Bench(steps_build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
+    # aligned 64 B and 96 B: whole 4-word blocks, nothing left for the tail
+    for n in (64, 96):
+        a = ours.run(Case("__asm_copy_to_user", n, 0, 0)).cycles
+        b = loop.run(Case("__asm_copy_to_user", n, 0, 0)).cycles
+        assert a <= b, (n, a, b)
+
+
 def _loops_and_joins(build, symbol):
     prog = Program.load(str(build.elf))
     routine = prog.routine(prog.image.address_of(symbol))
