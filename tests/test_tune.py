@@ -235,3 +235,25 @@ def test_alignment_mixes_keep_their_own_evaluations_in_one_store(tmp_path):
     assert mixed == alone
     again = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json"))
     assert again == spec
+
+
+def test_a_rerun_after_a_generator_change_ranks_the_new_code(tmp_path, monkeypatch):
+    """The points of a run are keyed by the code they emit now: when the
+    generator changes, the same command evaluates the new routines and its
+    ranking joins their rows, not the figures of the code emitted before."""
+    from copygen.gen import emit
+    src, db = _file(tmp_path, FOUR), tmp_path / "g.db"
+    first = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json"))
+    with sqlite3.connect(db) as con:
+        old = {c for (c,) in con.execute("SELECT code FROM points")}
+    render = emit.render_uaccess
+    monkeypatch.setattr(emit, "render_uaccess",
+                        lambda st, source: render(st, source) + "/* regenerated */\n")
+    r = _tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json")
+    assert f"evaluated {len(old)} routines (0 from the store" in r.stderr
+    with sqlite3.connect(db) as con:
+        new = {c for (c,) in con.execute("SELECT code FROM points")}
+        joined = con.execute("SELECT count(*) FROM points p JOIN evals e ON e.code = p.code"
+                             ).fetchone()[0]
+    assert new and not new & old and joined == 4
+    assert _rows(r) == first            # the same machine code, so the same cycles

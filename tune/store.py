@@ -95,9 +95,13 @@ class Store:
                              json.dumps(args, sort_keys=True), time.time()))
 
     def add_points(self, run: str, rows: list[tuple[str, str, str, str]]) -> None:
-        """rows: (point json, label, code key, variant text)."""
+        """rows: (point json, label, code key, variant text).  A point seen
+        before takes the code key it emits now: after a change to the
+        generator, a rerun ranks the routine it builds, not the old one."""
         with self.db:
-            self.db.executemany("INSERT OR IGNORE INTO points VALUES (?,?,?,?,?)",
+            self.db.executemany("INSERT INTO points VALUES (?,?,?,?,?) "
+                                "ON CONFLICT(run, point) DO UPDATE SET label = excluded.label, "
+                                "code = excluded.code, text = excluded.text",
                                 [(run, *r) for r in rows])
 
     def runs(self) -> list[dict]:
