@@ -228,7 +228,8 @@ def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
     back = back_edges(0, loop)
     assert back == {(1, 1)}
     assert segment_paths(0, loop, back, {1}) == 1 + 4096     # into the loop, or past it
-    # the join is cut (the 4096 paths after it are not straight-line pieces
-    # a join after a loop could split, so they stay one segment)
-    assert join_cuts(0, loop, back, {1}) == {2}
+    # the join after the loop is cut first; then, of the joins after it,
+    # the one that splits the 4096 paths best: 2^6 on each side
+    assert join_cuts(0, loop, back, {1}) == {2, 16}
+    assert segment_paths(0, loop, back, {1, 2, 16}) == 64
     assert join_cuts(0, edges, set(), set()) == set()       # no loop: no join cut

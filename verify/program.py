@@ -217,6 +217,11 @@ def back_edges(entry: int, edges: dict) -> set[tuple[int, int]]:
 def segment_paths(entry: int, edges: dict, back: set, cuts: set) -> int:
     """The most paths from the entry or one cut point to a segment's end (the
     next cut point, or a return): each is explored, and proved, on its own."""
+    return max(_segment_counts(entry, edges, back, cuts))
+
+
+def _segment_counts(entry: int, edges: dict, back: set, cuts: set) -> list[int]:
+    """Paths of each segment, from the entry and from each cut point."""
     def succ(pc: int) -> list[int]:
         return [n for n in edges.get(pc, ()) if (pc, n) not in back]
 
@@ -237,7 +242,26 @@ def segment_paths(entry: int, edges: dict, back: set, cuts: set) -> int:
                 continue
             stack.append((pc, True))
             stack.extend((n, False) for n in succ(pc) if n not in cuts and n not in memo)
-    return max(from_(s) for s in [entry, *sorted(cuts)])
+    return [from_(s) for s in [entry, *sorted(cuts)]]
+
+
+def _joins(starts, edges: dict, back: set, preds: dict, stop: set, first: bool) -> set[int]:
+    """Joins (points with two or more predecessors) on the paths forward
+    from `starts`, not walking back edges or past `stop`: only the first
+    on each path, or (`first` false) every one."""
+    joins: set[int] = set()
+    todo, seen = list(starts), set()
+    while todo:
+        pc = todo.pop()
+        if pc in seen or pc in stop:
+            continue
+        seen.add(pc)
+        if preds[pc] >= 2:
+            joins.add(pc)
+            if first:
+                continue
+        todo.extend(n for n in edges.get(pc, ()) if (pc, n) not in back)
+    return joins
 
 
 def join_cuts(entry: int, edges: dict, back: set, cuts: set) -> set[int]:
@@ -247,28 +271,37 @@ def join_cuts(entry: int, edges: dict, back: set, cuts: set) -> set[int]:
     thousands.  While some segment has more than PATH_LIMIT paths, the
     join after a loop (the first point where a path from its exit meets
     another path, e.g. a branch that skipped the loop) that leaves the
-    fewest becomes a cut point as well.  There the state is a loop's at
-    its exit, so the invariants guessed for it are of the kind loop heads
-    have."""
+    fewest becomes a cut point as well.  When those are used up, every
+    join after the ones taken is a candidate (the steps of a ladder), and
+    again the one that leaves the fewest is taken.  There the state is a
+    loop's at its exit or a step's, whose invariants are of the kind loop
+    heads have."""
     preds: dict[int, int] = defaultdict(int)
     for pc, succ in edges.items():
         for n in succ:
             preds[n] += 1
-    exits = set()
-    todo = [n for src, dst in back for n in edges[src] if n != dst]
-    seen: set[int] = set()
-    while todo:                     # from each loop exit to the first joins
-        pc = todo.pop()
-        if pc in seen or pc in cuts:
-            continue
-        seen.add(pc)
-        if preds[pc] >= 2:
-            exits.add(pc)
-        else:
-            todo.extend(n for n in edges.get(pc, ()) if (pc, n) not in back)
+    exits = _joins([n for src, dst in back for n in edges[src] if n != dst],
+                   edges, back, preds, cuts, first=True)
     added: set[int] = set()
-    while exits and segment_paths(entry, edges, back, cuts | added) > PATH_LIMIT:
-        best = min(sorted(exits), key=lambda j: segment_paths(entry, edges, back, cuts | added | {j}))
+    tried: set[int] = set()
+    def score(extra: set) -> tuple[int, int]:      # the most paths, then all of them
+        counts = _segment_counts(entry, edges, back, cuts | extra)
+        return max(counts), sum(counts)
+
+    most = score(added)
+    while most[0] > PATH_LIMIT:
+        if not exits:
+            exits = _joins([n for pc in added for n in edges.get(pc, ())], edges, back, preds,
+                           cuts | added, first=False) - tried
+            if not exits:
+                break
+        scores = {j: score(added | {j}) for j in sorted(exits)}
+        best = min(scores, key=scores.get)
+        if scores[best] >= most:        # e.g. the join before the return: no fewer paths
+            tried |= exits
+            exits = set()
+            continue
         added.add(best)
         exits.discard(best)
+        most = scores[best]
     return added
