@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from copygen.gen.errors import Loc, Warning_
 
 SZREG = 8            # bytes per register on RV64 (xlen 64 is all we emit)
-MAX_UNROLL = 16
+MAX_UNROLL = 32
 SCHEDULES = ("loads_first", "interleave", "pipelined", "paired")
 
 

@@ -37,7 +37,7 @@ CASES = [
     ("syntax-unknown-keyword", _with("tail bytes", "tail nibbles"), 10, 10, ["syntax error"]),
     ("syntax-unknown-schedule", _with("schedule loads_first", "schedule random"), 8, 29,
      ["syntax error"]),
-    ("unroll-too-large", _with("words unroll 8", "words unroll 17"), 8, 5, ["unroll 17", "1..16"]),
+    ("unroll-too-large", _with("words unroll 8", "words unroll 33"), 8, 5, ["unroll 33", "1..32"]),
     ("unroll-zero", _with("shift unroll 1", "shift unroll 0"), 9, 5, ["unroll 0"]),
     ("unknown-target", TARGET + GOOD_COPY.replace("for u74", "for c999"), 5, 18,
      ["unknown target `c999`"]),
@@ -72,8 +72,8 @@ CASES = [
     ("threshold-absurd", _with("small below 71", "small below 0x1000000"), 6, 5, ["1 MiB"]),
     ("sweep-unknown-routine", TARGET + GOOD_COPY + "sweep s for nothing { small below [8] }\n",
      13, 13, ["unknown routine"]),
-    ("sweep-unroll-out-of-range", TARGET + GOOD_COPY + "sweep s for cu { words unroll [4, 32] }\n",
-     13, 18, ["unroll 32"]),
+    ("sweep-unroll-out-of-range", TARGET + GOOD_COPY + "sweep s for cu { words unroll [4, 64] }\n",
+     13, 18, ["unroll 64"]),
     ("nothing-to-generate", TARGET, 1, 1, ["nothing to generate"]),
 ]
 

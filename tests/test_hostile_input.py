@@ -96,7 +96,7 @@ def test_an_error_on_a_long_line_prints_a_window_of_it(tmp_path):
     syntax = tmp_path / "syntax.copy"
     syntax.write_text(TARGET + "copy_user cu for u74 {" + pad + "small below x }\n")
     semantic = tmp_path / "semantic.copy"
-    semantic.write_text(GOOD.replace("words unroll 8", pad + "words unroll 17"))
+    semantic.write_text(GOOD.replace("words unroll 8", pad + "words unroll 33"))
     for path in (syntax, semantic):
         r = _run("check", str(path))
         assert r.exit_code == 2 and "error" in r.stderr

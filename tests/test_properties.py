@@ -12,6 +12,7 @@ from copygen.gen.build import build_file
 from copygen.gen.emit import render_string, render_uaccess
 from copygen.gen.errors import CopygenError
 from copygen.gen.validate import load_text
+from copygen.gen.strategy import MAX_UNROLL
 from tests.conftest import EXAMPLES
 from copygen.mutate import oracle as qemu
 
@@ -21,13 +22,13 @@ SCHEDULES = ["loads_first", "interleave", "pipelined"]
 @hs.composite
 def strategies(draw):
     fast = draw(hs.booleans())
-    words = draw(hs.integers(1, 16))
+    words = draw(hs.integers(1, MAX_UNROLL))
     wsched = draw(hs.sampled_from(SCHEDULES))
     if wsched == "pipelined":
         words = min(words, 11)
     shift, k = "off", 0
     if not fast and draw(hs.booleans()):
-        k = draw(hs.integers(1, 16))
+        k = draw(hs.integers(1, MAX_UNROLL))
         ssched = draw(hs.sampled_from(SCHEDULES + ["paired"]))
         if ssched == "pipelined":
             k = min(k, 6)
