@@ -4,9 +4,9 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 16 schedule loads_first;
+ *   small below 16; align dst; words unroll 32 schedule loads_first;
  *     then words unroll 4 schedule loads_first;
- *     shift unroll 16 schedule paired; then shift unroll 4 schedule paired;
+ *     shift unroll 32 schedule paired; then shift unroll 4 schedule paired;
  *     tail words; ends pieces; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 8; align dst; words unroll 16 schedule loads_first;
@@ -92,15 +92,15 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Size class.
-	 * Calls with a whole 128-byte block left take the first word loop,
+	 * Calls with a whole 256-byte block left take the first word loop,
 	 * out of line; shorter ones go straight to the second class.
 	 *
-	 *	if (end - dst >= 128) goto words;
+	 *	if (end - dst >= 256) goto words;
 	 *
 	 * Register roles:
-	 *	a2 - end - 128
+	 *	a2 - end - 256
 	 */
-	addi	a2, a3, -16*SZREG
+	addi	a2, a3, -32*SZREG
 	bleu	a0, a2, .Lcopy_words
 
 	/*
@@ -182,20 +182,20 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  16 word(s) per iteration, schedule paired.
+	 * a byte copy would not.  32 word(s) per iteration, schedule paired.
 	 * Then 4 word(s) per iteration, schedule paired,
 	 * for what is left.
 	 * Then single words.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 128) {
+	 *	while (end - dst >= 256) {
 	 *		next = *(u64 *)((src & ~7) + 8);
 	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
 	 *		prev = next; dst += 8; src += 8;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 128
+	 *	a2 - loop limit: end - 256
 	 *	a4 - shr = 8 * (src & 7)
 	 *	a5 - shl = 64 - shr
 	 *	a6 - prev: the aligned source word being consumed
@@ -211,7 +211,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
 	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
-	addi	a2, a3, -16*SZREG
+	addi	a2, a3, -32*SZREG
 	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
 .Lcopy_shift_then:
 	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
@@ -396,15 +396,15 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 16 word(s) per iteration, schedule loads_first.
+	 * Copy 32 word(s) per iteration, schedule loads_first.
 	 * Both pointers are SZREG-aligned here.
 	 *
-	 *	while (end - dst >= 128) {
-	 *		copy 16 words; dst += 128; src += 128;
+	 *	while (end - dst >= 256) {
+	 *		copy 32 words; dst += 256; src += 256;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 128
+	 *	a2 - loop limit: end - 256
 	 *	a4 - word in flight
 	 *	a5 - word in flight
 	 *	a6 - word in flight
@@ -418,7 +418,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t6 - word in flight
 	 */
 .Lcopy_words:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
+	addi	a2, a3, -32*SZREG		/* last a0 from which 256 bytes remain */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
@@ -447,23 +447,55 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_plus_88
 	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_plus_88
 	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t1, 16*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t2, 17*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t3, 18*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t4, 19*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t5, 20*SZREG(a1), .Lcopy_retry_plus_88
+	fixup REG_L, t6, 21*SZREG(a1), .Lcopy_retry_plus_88
 	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_plus_88
 	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_plus_96
 	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_plus_104
 	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_plus_112
 	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_plus_120
-	addi	a0, a0, 16*SZREG
-	addi	a1, a1, 16*SZREG
+	fixup REG_S, t1, 16*SZREG(a0), .Lcopy_retry_plus_128
+	fixup REG_S, t2, 17*SZREG(a0), .Lcopy_retry_plus_136
+	fixup REG_S, t3, 18*SZREG(a0), .Lcopy_retry_plus_144
+	fixup REG_S, t4, 19*SZREG(a0), .Lcopy_retry_plus_152
+	fixup REG_S, t5, 20*SZREG(a0), .Lcopy_retry_plus_160
+	fixup REG_S, t6, 21*SZREG(a0), .Lcopy_retry_plus_168
+	fixup REG_L, a4, 22*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, a5, 23*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t0, 26*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t1, 27*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t2, 28*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t3, 29*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t4, 30*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_L, t5, 31*SZREG(a1), .Lcopy_retry_plus_176
+	fixup REG_S, a4, 22*SZREG(a0), .Lcopy_retry_plus_176
+	fixup REG_S, a5, 23*SZREG(a0), .Lcopy_retry_plus_184
+	fixup REG_S, a6, 24*SZREG(a0), .Lcopy_retry_plus_192
+	fixup REG_S, a7, 25*SZREG(a0), .Lcopy_retry_plus_200
+	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_plus_208
+	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_plus_216
+	fixup REG_S, t2, 28*SZREG(a0), .Lcopy_retry_plus_224
+	fixup REG_S, t3, 29*SZREG(a0), .Lcopy_retry_plus_232
+	fixup REG_S, t4, 30*SZREG(a0), .Lcopy_retry_plus_240
+	fixup REG_S, t5, 31*SZREG(a0), .Lcopy_retry_plus_248
+	addi	a0, a0, 32*SZREG
+	addi	a1, a1, 32*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lcopy_done		/* nothing left */
 	j	.Lcopy_words_then		/* what is left: the second class */
 
 	/*
 	 * Shift copy, first class.
-	 * 16 word(s) per iteration, schedule paired.
+	 * 32 word(s) per iteration, schedule paired.
 	 */
 .Lcopy_shift_blocks:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
+	addi	a2, a3, -32*SZREG		/* last a0 from which 256 bytes remain */
 1:
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
@@ -544,9 +576,89 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sll	t2, a6, a5
 	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
 	or	t1, t1, t2
+	fixup REG_L, a7, 17*SZREG(a1), .Lcopy_retry_shift_plus_120
+	srl	t0, a6, a4
+	sll	t2, a7, a5
 	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
-	addi	a0, a0, 16*SZREG
-	addi	a1, a1, 16*SZREG
+	or	t0, t0, t2
+	fixup REG_L, a6, 18*SZREG(a1), .Lcopy_retry_shift_plus_128
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 16*SZREG(a0), .Lcopy_retry_shift_plus_128
+	or	t1, t1, t2
+	fixup REG_L, a7, 19*SZREG(a1), .Lcopy_retry_shift_plus_136
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 17*SZREG(a0), .Lcopy_retry_shift_plus_136
+	or	t0, t0, t2
+	fixup REG_L, a6, 20*SZREG(a1), .Lcopy_retry_shift_plus_144
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 18*SZREG(a0), .Lcopy_retry_shift_plus_144
+	or	t1, t1, t2
+	fixup REG_L, a7, 21*SZREG(a1), .Lcopy_retry_shift_plus_152
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 19*SZREG(a0), .Lcopy_retry_shift_plus_152
+	or	t0, t0, t2
+	fixup REG_L, a6, 22*SZREG(a1), .Lcopy_retry_shift_plus_160
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 20*SZREG(a0), .Lcopy_retry_shift_plus_160
+	or	t1, t1, t2
+	fixup REG_L, a7, 23*SZREG(a1), .Lcopy_retry_shift_plus_168
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 21*SZREG(a0), .Lcopy_retry_shift_plus_168
+	or	t0, t0, t2
+	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_shift_plus_176
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 22*SZREG(a0), .Lcopy_retry_shift_plus_176
+	or	t1, t1, t2
+	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_shift_plus_184
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 23*SZREG(a0), .Lcopy_retry_shift_plus_184
+	or	t0, t0, t2
+	fixup REG_L, a6, 26*SZREG(a1), .Lcopy_retry_shift_plus_192
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 24*SZREG(a0), .Lcopy_retry_shift_plus_192
+	or	t1, t1, t2
+	fixup REG_L, a7, 27*SZREG(a1), .Lcopy_retry_shift_plus_200
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 25*SZREG(a0), .Lcopy_retry_shift_plus_200
+	or	t0, t0, t2
+	fixup REG_L, a6, 28*SZREG(a1), .Lcopy_retry_shift_plus_208
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_shift_plus_208
+	or	t1, t1, t2
+	fixup REG_L, a7, 29*SZREG(a1), .Lcopy_retry_shift_plus_216
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_shift_plus_216
+	or	t0, t0, t2
+	fixup REG_L, a6, 30*SZREG(a1), .Lcopy_retry_shift_plus_224
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 28*SZREG(a0), .Lcopy_retry_shift_plus_224
+	or	t1, t1, t2
+	fixup REG_L, a7, 31*SZREG(a1), .Lcopy_retry_shift_plus_232
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 29*SZREG(a0), .Lcopy_retry_shift_plus_232
+	or	t0, t0, t2
+	fixup REG_L, a6, 32*SZREG(a1), .Lcopy_retry_shift_plus_240
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 30*SZREG(a0), .Lcopy_retry_shift_plus_240
+	or	t1, t1, t2
+	fixup REG_S, t1, 31*SZREG(a0), .Lcopy_retry_shift_plus_248
+	addi	a0, a0, 32*SZREG
+	addi	a1, a1, 32*SZREG
 	bleu	a0, a2, 1b
 	bne	a0, a3, .Lcopy_shift_then	/* what is left: the second class (backward: predicted taken) */
 	j	.Lcopy_done
@@ -568,6 +680,54 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lcopy_retry_plus_248:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_240:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_232:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_224:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_216:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_208:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_200:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_192:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_184:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_176:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_168:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_160:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_152:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_144:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_136:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_plus_128:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_120:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
@@ -614,6 +774,54 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
+.Lcopy_retry_shift_plus_248:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_240:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_232:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_224:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_216:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_208:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_200:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_192:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_184:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_176:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_168:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_160:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_152:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_144:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_136:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
+.Lcopy_retry_shift_plus_128:
+	addi	a0, a0, 8			/* one word more than the exit below */
+	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_shift_plus_120:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
