@@ -39,6 +39,15 @@ class Case:
         return (f"{self.fn} {self.dst_off} {self.src_off} {self.n} {self.fault_side} "
                 f"{self.fault_at} {self.seed}")
 
+    def exact_return(self) -> int:
+        """Bytes not copied under `fault exact`: from the first byte of the
+        inaccessible page to the end of the faulting buffer (0 without a
+        fault); assumes the buffer starts before that page."""
+        if self.fault_side == "none":
+            return 0
+        off = self.dst_off if self.fault_side == "dst" else self.src_off
+        return off + self.n - self.fault_at
+
     def user_side(self) -> str:
         return {"to": "dst", "from": "src", "clear": "dst"}.get(self.fn, "none")
 

@@ -177,14 +177,6 @@ def test_steps_are_straight_line_blocks(steps_build):
     assert ".Lcopy_shift_tail" not in body and ".Lcopy_tail_words_done" not in body
 
 
-def _exact(case: qemu.Case) -> int:
-    """Bytes not copied when the user page at fault_at is inaccessible."""
-    if case.fault_side == "none":
-        return 0
-    off = case.dst_off if case.fault_side == "dst" else case.src_off
-    return off + case.n - case.fault_at
-
-
 @pytest.mark.parametrize("which", ["pieces_build", "steps_build"])
 def test_pieces_copy_exactly_under_qemu(which, request, tmp_path):
     build = request.getfixturevalue(which)
@@ -211,7 +203,7 @@ def test_pieces_copy_exactly_under_qemu(which, request, tmp_path):
     for case, r in zip(cases, qemu.run_cases(exe, cases)):
         assert not r.sum_at_exit, case
         assert r.prefix_ok and r.rest_untouched, case
-        assert r.ret == _exact(case), (case, r.ret)
+        assert r.ret == case.exact_return(), (case, r.ret)
 
 
 @pytest.mark.parametrize("schedule", ["pipelined", "loads_first"])
@@ -229,34 +221,36 @@ def test_pieces_after_a_one_word_shift_class_read_the_last_word_loaded(schedule,
         assert r.prefix_ok and r.rest_untouched and r.ret == 0, case
 
 
+def _against(build, text: str, tmp_path):
+    """cycles(symbol, n, src, dst) -> (this build's, the variant `text`'s),
+    u74 model, warm L1."""
+    src = tmp_path / "variant.copy"
+    src.write_text(text)
+    prof = load_profile("u74")
+    ours, theirs = Bench(build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
+    return lambda sym, n, s, d: (ours.run(Case(sym, n, s, d)).cycles,
+                                 theirs.run(Case(sym, n, s, d)).cycles)
+
+
 def test_pieces_cut_the_cost_of_short_co_aligned_copies(pieces_build, tmp_path):
     """The head's bytes no longer go through the byte loop, 5 cycles a byte
     in a copy and 2 in a fill (u74 model): a 7-byte head and a 1-byte tail."""
-    src = tmp_path / "b.copy"
-    src.write_text(PIECES.replace("ends pieces", "ends bytes"))
-    prof = load_profile("u74")
-    ours, loop = Bench(pieces_build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
+    cycles = _against(pieces_build, PIECES.replace("ends pieces", "ends bytes"), tmp_path)
     for n in (16, 64):
-        a = ours.run(Case("__asm_copy_to_user", n, 1, 1)).cycles
-        b = loop.run(Case("__asm_copy_to_user", n, 1, 1)).cycles
+        a, b = cycles("__asm_copy_to_user", n, 1, 1)
         assert a + 15 <= b, (n, a, b)
-        a = ours.run(Case("__clear_user", n, 0, 1)).cycles
-        b = loop.run(Case("__clear_user", n, 0, 1)).cycles
+        a, b = cycles("__clear_user", n, 0, 1)
         assert a + 5 <= b, (n, a, b)
 
 
 def test_steps_cut_the_cost_of_what_the_shift_loop_leaves(steps_build, tmp_path):
     """15 words left after the 8-word shift loop: three steps instead of a
     2-word loop and a 1-word loop (u74 model)."""
-    src = tmp_path / "w.copy"
-    src.write_text(STEPS.replace("shift unroll 8 schedule paired\n",
-                                 "shift unroll 8 schedule paired\n"
-                                 "    then shift unroll 2 schedule paired\n")
-                   .replace("tail steps", "tail words"))
-    prof = load_profile("u74")
-    ours, loops = Bench(steps_build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
-    a = ours.run(Case("__asm_copy_to_user", 64 + 56 + 1, 3, 0)).cycles
-    b = loops.run(Case("__asm_copy_to_user", 64 + 56 + 1, 3, 0)).cycles
+    cycles = _against(steps_build, STEPS.replace("shift unroll 8 schedule paired\n",
+                                                 "shift unroll 8 schedule paired\n"
+                                                 "    then shift unroll 2 schedule paired\n")
+                      .replace("tail steps", "tail words"), tmp_path)
+    a, b = cycles("__asm_copy_to_user", 64 + 56 + 1, 3, 0)
     assert a + 5 <= b, (a, b)
 
 
@@ -267,14 +261,10 @@ def test_word_steps_are_skipped_by_one_branch(steps_build, tmp_path):
     body = _body(steps_build, "__asm_copy_to_user")
     guard = body.index("bgtu\ta0, a2, .Lcopy_steps_done")
     assert guard < body.index("bgtu\ta0, a2, .Lcopy_step2_skip") < body.index(".Lcopy_steps_done:")
-    src = tmp_path / "w.copy"
-    src.write_text(STEPS.replace("tail steps", "tail words"))
-    prof = load_profile("u74")
-    ours, loop = Bench(steps_build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
+    cycles = _against(steps_build, STEPS.replace("tail steps", "tail words"), tmp_path)
     # aligned 64 B and 96 B: whole 4-word blocks, nothing left for the tail
     for n in (64, 96):
-        a = ours.run(Case("__asm_copy_to_user", n, 0, 0)).cycles
-        b = loop.run(Case("__asm_copy_to_user", n, 0, 0)).cycles
+        a, b = cycles("__asm_copy_to_user", n, 0, 0)
         assert a <= b, (n, a, b)
 
 

@@ -50,13 +50,6 @@ def test_unroll_is_accepted_up_to_32_and_refused_above():
     assert "outside 1..32" in info.value.message and info.value.loc.line == 7
 
 
-def _exact(case: qemu.Case) -> int:
-    if case.fault_side == "none":
-        return 0
-    off = case.dst_off if case.fault_side == "dst" else case.src_off
-    return off + case.n - case.fault_at
-
-
 def test_wide_blocks_copy_exactly_under_qemu(wide, tmp_path):
     exe = qemu.build_harness(wide.objects, tmp_path / "harness")
     # around one and two 256-byte blocks, every alignment pair, both directions
@@ -75,7 +68,7 @@ def test_wide_blocks_copy_exactly_under_qemu(wide, tmp_path):
     for case, r in zip(cases, qemu.run_cases(exe, cases)):
         assert not r.sum_at_exit, case
         assert r.prefix_ok and r.rest_untouched, case
-        assert r.ret == _exact(case), (case, r.ret)
+        assert r.ret == case.exact_return(), (case, r.ret)
 
 
 def test_a_32_word_shift_block_saves_loop_overhead(wide, tmp_path):
