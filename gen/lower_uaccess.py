@@ -120,10 +120,10 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     line, so only calls that need them take a forward branch."""
     big = ph.word_block
 
-    def words(then: bool = False, tested: bool | None = None) -> Phase:
+    def words(then: bool = False, tested: bool | None = None, ready: int = 0) -> Phase:
         if copy:
-            return word_phase(pfx, ph, exits, fast, then=then, tested=tested)
-        return fill_phase(pfx, ph, exits, then=then, tested=tested)
+            return word_phase(pfx, ph, exits, fast, then=then, tested=tested, ready=ready)
+        return fill_phase(pfx, ph, exits, then=then, tested=tested, ready=ready)
 
     pieces = ph.ends == "pieces"
     phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
@@ -134,8 +134,11 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (Insn("andi", ("t1", "a0", "SZREG-1")),
                              Insn("bnez", ("t1", f".L{pfx}_head")),
                              Label(f".L{pfx}_head_done"))))
+    shift = copy and ph.shift_unroll and not fast
+    head_into_shift = shift and pieces and ph.align != "none"
     if copy and not fast:
-        phases.append(_dispatch(pfx, ph))
+        phases.append(_with_body(_dispatch(pfx, ph), [Label(f".L{pfx}_src_aligned")])
+                      if head_into_shift else _dispatch(pfx, ph))
     phases.append(Phase(None, "Size class",
                         (f"Calls with a whole {big}-byte block left take the first word loop,",
                          "out of line; shorter ones go straight to the second class."),
@@ -153,9 +156,8 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (f"if (dst != end) goto {left.replace('_', ' ')};",), (),
                             (Insn("bne", ("a0", END, f".L{pfx}_{left}")),)))
     phases.append(done_phase(pfx, sum_held))
-    shift = copy and ph.shift_unroll and not fast
     if shift:
-        body = shift_phase(pfx, ph, exits, out_of_line=True)
+        body = shift_phase(pfx, ph, exits, out_of_line=True, restore=not pieces)
         phases.append(_with_body(body, shift_pieces(pfx, ph, exits)) if pieces
                       else _then_bytes(pfx, body))
     if pieces:
@@ -164,9 +166,9 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
     if ph.align != "none":
-        phases.append(head_pieces(pfx, ph, exits, copy) if pieces
+        phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))
-    phases.append(_then_bytes(pfx, words(tested=False),
+    phases.append(_then_bytes(pfx, words(tested=False, ready=big),
                               f".L{pfx}_words_then", "what is left: the second class"))
     if shift:
         phases.append(shift_blocks_phase(pfx, ph, exits))

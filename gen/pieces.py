@@ -57,32 +57,45 @@ def _stores(exits: FaultExits, value: str, bits: str, scratch: str, sizes: tuple
 
 
 def _head_value(exits: FaultExits, ph: Phases) -> list:
-    """t0 = the m head bytes, lowest first; a1 steps over them."""
+    """t0 = the m head bytes, lowest first; a1 steps over them.  Ordered so
+    that no instruction shares an issue pair with the one it depends on: the
+    address of the second load is ready when the first load has issued."""
     return [Insn("neg", ("t2", "a0")),
+            Insn("addi", ("t3", "a1", "-1")),
             Insn("andi", ("t2", "t2", "SZREG-1"), note="m: bytes up to the aligned dst"),
-            Insn("andi", ("t4", "a1", "SZREG-1")),
-            Insn("slli", ("t4", "t4", "3"), note="shr = 8 * (src & 7)"),
-            Insn("neg", ("t5", "t4"), note="shl = 64 - shr (0 when src is aligned)"),
             Insn("andi", ("t1", "a1", ALIGN_MASK), note="the word holding the first byte"),
-            Insn("add", ("t3", "a1", "t2")),
-            Insn("addi", ("t3", "t3", "-1")),
-            Insn("andi", ("t3", "t3", ALIGN_MASK), note="the word holding the last byte"),
+            Insn("add", ("t3", "t3", "t2")),
             Insn("REG_L", ("t0", "0(t1)"), _load_exit(exits, ph)),
+            Insn("andi", ("t3", "t3", ALIGN_MASK), note="the word holding the last byte"),
+            Insn("andi", ("t4", "a1", "SZREG-1")),
             Insn("REG_L", ("t3", "0(t3)"), _load_exit(exits, ph),
                  note="the same word when it holds all m bytes"),
+            Insn("slli", ("t4", "t4", "3"), note="shr = 8 * (src & 7)"),
             Insn("add", ("a1", "a1", "t2")),
+            Insn("neg", ("t5", "t4"), note="shl = 64 - shr (0 when src is aligned)"),
             Insn("srl", ("t0", "t0", "t4")),
             Insn("sll", ("t3", "t3", "t5")),
             Insn("or", ("t0", "t0", "t3"), note="the m source bytes, lowest first")]
 
 
-def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase:
+def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
+                into_shift: bool = False) -> Phase:
     """The alignment head, out of line: entered with dst misaligned, returns
-    to `head_done` with dst aligned."""
+    to `head_done` with dst aligned.  With `into_shift` (the shift copy laid
+    out above it) a source still misaligned branches straight back into the
+    shift copy, predicted taken, and only an aligned one jumps back to the
+    word path past the source-alignment test."""
     body = _head_value(exits, ph) if copy else []
     body += _stores(exits, "t0" if copy else "zero", "a0", "t1", (1, 2, 4),
                     f".L{pfx}_head_end", f"{pfx}_head", True)
-    body += [Label(f".L{pfx}_head_end"), Insn("j", (f".L{pfx}_head_done",))]
+    body.append(Label(f".L{pfx}_head_end"))
+    if into_shift:
+        body += [Insn("andi", ("t0", "a1", "SZREG-1")),
+                 Insn("bnez", ("t0", f".L{pfx}_shift"),
+                      note="src still misaligned (backward: predicted taken)"),
+                 Insn("j", (f".L{pfx}_src_aligned",), note="src aligned too: the word copy")]
+    else:
+        body.append(Insn("j", (f".L{pfx}_head_done",)))
     if copy:
         why = ("dst is misaligned.  Load the aligned words holding the first and the",
                "last of the m = -dst & 7 head bytes, shift them into one value, and",
@@ -97,6 +110,9 @@ def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase:
         pseudo, regs = (), (("t1", "a bit of dst"),)
     pseudo += ("if (dst & 1) store 1 byte;", "if (dst & 2) store 2 bytes;",
                "if (dst & 4) store 4 bytes;")
+    if into_shift:
+        why += ("A source still misaligned goes straight to the shift copy.",)
+        pseudo += ("if (src & 7) goto shift; else goto word copy;",)
     return Phase(f".L{pfx}_head", "Alignment head, in pieces", why, pseudo, regs, tuple(body))
 
 
@@ -104,13 +120,15 @@ def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
                 sum_held: bool) -> list[Phase]:
     """The last r < SZREG bytes, out of line, and their own return.  A copy
     enters at `tail_pieces` (aligned source: load the word at a1) or, from
-    the shift copy, at `pieces` with the value built."""
+    the shift copy, at `pieces` with the value built and t1 = r."""
     body: list = []
     if copy:
         body += [Insn("REG_L", ("t0", "0(a1)"), _load_exit(exits, ph),
                       note="src is aligned: one word holds the r bytes"),
+                 Insn("sub", ("t1", END, "a0"), note="r: bytes left, 1..SZREG-1"),
                  Label(f".L{pfx}_pieces")]
-    body.append(Insn("sub", ("t1", END, "a0"), note="r: bytes left, 1..SZREG-1"))
+    else:
+        body.append(Insn("sub", ("t1", END, "a0"), note="r: bytes left, 1..SZREG-1"))
     body += _stores(exits, "t0" if copy else "zero", "t1", "t2", (4, 2, 1),
                     f".L{pfx}_pieces_done", f"{pfx}_tail", False)
     why = ("Fewer than SZREG bytes are left and dst is aligned: store "
@@ -125,14 +143,18 @@ def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
 
 
 def shift_pieces(pfx: str, ph: Phases, exits: FaultExits) -> list:
-    """After the shift copy (a1 back on the first source byte not copied,
-    a6 the aligned word holding it): build the last r bytes' value from
-    prev and the word holding the last byte, and store it in pieces."""
-    return [Insn("beq", ("a0", END, f".L{pfx}_pieces_done"),
+    """After the shift copy (a1 the aligned address of prev, a6 prev): put
+    a1 back on the first source byte not copied, build the last r bytes'
+    value from prev and the word holding the last byte, and store it in
+    pieces.  Ordered so that no instruction shares an issue pair with the
+    one it depends on."""
+    return [Insn("srli", ("t0", "a4", "3")),
+            Insn("sub", ("t1", END, "a0"), note="r: bytes left, 0..SZREG-1"),
+            Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied"),
+            Insn("addi", ("t3", "t1", "-1")),
+            Insn("beq", ("a0", END, f".L{pfx}_pieces_done"),
                  note="nothing left (forward: predicted not taken)"),
-            Insn("sub", ("t1", END, "a0")),
-            Insn("add", ("t3", "a1", "t1")),
-            Insn("addi", ("t3", "t3", "-1")),
+            Insn("add", ("t3", "t3", "a1")),
             Insn("andi", ("t3", "t3", ALIGN_MASK), note="the word holding the last byte"),
             Insn("REG_L", ("t3", "0(t3)"), _load_exit(exits, ph), note="prev again, or the next"),
             Insn("srl", ("t0", "a6", "a4")),

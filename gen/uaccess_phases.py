@@ -35,13 +35,14 @@ def sum_off() -> list[Insn]:
 
 def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
           user: bool = True, retry: bool = False, shift: bool = False,
-          tested: bool = False, once: bool = False) -> list:
+          tested: bool = False, once: bool = False, ready: int = 0) -> list:
     """A bottom-tested loop over whole blocks with an exact bound.
 
     It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
     Untested, it is entered only when the threshold guarantees one whole
     block; `tested` (size classes) skips it when less than a block remains.
     `once` (a tail step, tested, no lookahead): the block at most once.
+    `ready`: the caller's own test left LIMIT = end - ready.
     """
     assert not once or (tested and not block.lookahead)
     size = sum(s.offset for s in block.body if s.kind == "adv_dst")
@@ -52,7 +53,7 @@ def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: s
         out += [Insn("addi", (LIMIT, END, units(-size)),
                      note=f"last a0 from which {size} bytes remain"),
                 Insn("bgtu", ("a0", LIMIT, skip), note="less than one block left")]
-    if not tested or block.lookahead:
+    if (not tested or block.lookahead) and ready != span:
         out.append(Insn("addi", (LIMIT, END, units(-span)),
                         note=f"last a0 from which {span} bytes remain"))
     out += attach(block.prologue, exits, policy, user, retry, 0, shift)
@@ -134,7 +135,7 @@ def _retry(ph: Phases) -> bool:
 
 
 def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
-                then: bool = False, tested: bool | None = None) -> Phase:
+                then: bool = False, tested: bool | None = None, ready: int = 0) -> Phase:
     unroll, schedule = ((ph.then_unroll, ph.then_schedule) if then
                         else (ph.word_unroll, ph.word_schedule))
     block = S.word_copy(unroll, schedule, S.WORD_POOL)
@@ -152,17 +153,18 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                  (f"while (end - dst >= {size}) {{",
                   f"\tcopy {unroll} words; dst += {size}; src += {size};", "}"),
                  tuple(regs), tuple(block_loop(pfx, name, block, exits, ph.fault, True, _retry(ph),
-                                          tested=ph.tested if tested is None else tested)))
+                                          tested=ph.tested if tested is None else tested,
+                                          ready=ready)))
 
 
 def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
-               tested: bool | None = None) -> Phase:
+               tested: bool | None = None, ready: int = 0) -> Phase:
     """clear_user's word loop (or its second class): zero words, no source."""
     unroll = ph.then_unroll if then else ph.word_unroll
     name = "words_then" if then else "words"
     size = unroll * S.SZREG
     loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
-                      tested=ph.tested if tested is None else tested)
+                      tested=ph.tested if tested is None else tested, ready=ready)
     return Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if then else ""),
                  (f"Store {unroll} zero word(s) per iteration.",),
                  (f"while (end - dst >= {size}) store {unroll} zero words;",),
@@ -217,7 +219,8 @@ def _first_shift_block(ph: Phases) -> S.Block:
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     """The first shift loop of a class layout, entered with a whole block left."""
     block = _first_shift_block(ph)
-    body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True)
+    body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True,
+                      ready=ph.shift_block)
     body += [Insn("bne", ("a0", END, f".L{pfx}_shift_then"),
                   note="what is left: the second class (backward: predicted taken)"),
              Insn("j", (f".L{pfx}_done",))]
@@ -226,7 +229,8 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
                  (), (), tuple(body))
 
 
-def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False) -> Phase:
+def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False,
+                restore: bool = True) -> Phase:
     then = ph.then_shift_unroll
     block = _first_shift_block(ph)
     size = ph.shift_block
@@ -257,8 +261,9 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
         one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
         body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, _retry(ph), True,
                            tested=True)
-    body += [Insn("srli", ("t0", "a4", "3")),
-             Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
+    if restore:
+        body += [Insn("srli", ("t0", "a4", "3")),
+                 Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
             ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
             ("a6", "prev: the aligned source word being consumed"),

@@ -231,7 +231,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t3 - word in flight
 	 */
 .Lcopy_words:
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes

@@ -299,7 +299,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t6 - word in flight
 	 */
 .Lcopy_words:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
@@ -344,7 +343,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * 16 word(s) per iteration, schedule paired.
 	 */
 .Lcopy_shift_blocks:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
@@ -702,7 +700,6 @@ SYM_FUNC_START(__clear_user)
 	 *	a2 - loop limit: end - 64
 	 */
 .Lclear_words:
-	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8

@@ -89,6 +89,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 	andi	t0, a1, SZREG-1
 	bnez	t0, .Lcopy_shift
+.Lcopy_src_aligned:
 
 	/*
 	 * Size class.
@@ -254,11 +255,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bleu	a0, a2, 1b
 .Lcopy_shift_tail_skip:
 	srli	t0, a4, 3
+	sub	t1, a3, a0			/* r: bytes left, 0..SZREG-1 */
 	add	a1, a1, t0			/* back to the first source byte not copied */
+	addi	t3, t1, -1
 	beq	a0, a3, .Lcopy_pieces_done	/* nothing left (forward: predicted not taken) */
-	sub	t1, a3, a0
-	add	t3, a1, t1
-	addi	t3, t3, -1
+	add	t3, t3, a1
 	andi	t3, t3, -SZREG			/* the word holding the last byte */
 	fixup REG_L, t3, 0(t3), .Lcopy_bytes	/* prev again, or the next */
 	srl	t0, a6, a4
@@ -283,8 +284,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 .Lcopy_tail_pieces:
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes	/* src is aligned: one word holds the r bytes */
-.Lcopy_pieces:
 	sub	t1, a3, a0			/* r: bytes left, 1..SZREG-1 */
+.Lcopy_pieces:
 	andi	t2, t1, 4
 	beqz	t2, .Lcopy_tail_4
 	fixup sw, t0, 0(a0), .Lcopy_fault
@@ -345,11 +346,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * last of the m = -dst & 7 head bytes, shift them into one value, and
 	 * store it as a byte, halfword and word as dst's low bits say, each
 	 * naturally aligned, until dst is aligned.
+	 * A source still misaligned goes straight to the shift copy.
 	 *
 	 *	m = -dst & 7; v = src[0..m), from the aligned words holding it;
 	 *	if (dst & 1) store 1 byte;
 	 *	if (dst & 2) store 2 bytes;
 	 *	if (dst & 4) store 4 bytes;
+	 *	if (src & 7) goto shift; else goto word copy;
 	 *
 	 * Register roles:
 	 *	t0 - the head's bytes
@@ -361,17 +364,17 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 .Lcopy_head:
 	neg	t2, a0
+	addi	t3, a1, -1
 	andi	t2, t2, SZREG-1			/* m: bytes up to the aligned dst */
-	andi	t4, a1, SZREG-1
-	slli	t4, t4, 3			/* shr = 8 * (src & 7) */
-	neg	t5, t4				/* shl = 64 - shr (0 when src is aligned) */
 	andi	t1, a1, -SZREG			/* the word holding the first byte */
-	add	t3, a1, t2
-	addi	t3, t3, -1
-	andi	t3, t3, -SZREG			/* the word holding the last byte */
+	add	t3, t3, t2
 	fixup REG_L, t0, 0(t1), .Lcopy_bytes
+	andi	t3, t3, -SZREG			/* the word holding the last byte */
+	andi	t4, a1, SZREG-1
 	fixup REG_L, t3, 0(t3), .Lcopy_bytes	/* the same word when it holds all m bytes */
+	slli	t4, t4, 3			/* shr = 8 * (src & 7) */
 	add	a1, a1, t2
+	neg	t5, t4				/* shl = 64 - shr (0 when src is aligned) */
 	srl	t0, t0, t4
 	sll	t3, t3, t5
 	or	t0, t0, t3			/* the m source bytes, lowest first */
@@ -392,7 +395,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup sw, t0, 0(a0), .Lcopy_fault
 	addi	a0, a0, 4
 .Lcopy_head_end:
-	j	.Lcopy_head_done
+	andi	t0, a1, SZREG-1
+	bnez	t0, .Lcopy_shift		/* src still misaligned (backward: predicted taken) */
+	j	.Lcopy_src_aligned		/* src aligned too: the word copy */
 
 	/*
 	 * Word copy.
@@ -418,7 +423,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t6 - word in flight
 	 */
 .Lcopy_words:
-	addi	a2, a3, -32*SZREG		/* last a0 from which 256 bytes remain */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
@@ -495,7 +499,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * 32 word(s) per iteration, schedule paired.
 	 */
 .Lcopy_shift_blocks:
-	addi	a2, a3, -32*SZREG		/* last a0 from which 256 bytes remain */
 1:
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
@@ -1100,7 +1103,6 @@ SYM_FUNC_START(__clear_user)
 	 *	a2 - loop limit: end - 128
 	 */
 .Lclear_words:
-	addi	a2, a3, -16*SZREG		/* last a0 from which 128 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
