@@ -85,6 +85,8 @@ def settings(ph: Phases) -> list[str]:
     parts.append(f"tail {ph.tail}")
     if ph.ends != "bytes":
         parts.append(f"ends {ph.ends}")
+    if ph.inline != "none":
+        parts.append(f"inline {ph.inline}")
     return parts
 
 

@@ -139,12 +139,12 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     if copy and not fast:
         phases.append(_with_body(_dispatch(pfx, ph), [Label(f".L{pfx}_src_aligned")])
                       if head_into_shift else _dispatch(pfx, ph))
-    phases.append(Phase(None, "Size class",
-                        (f"Calls with a whole {big}-byte block left take the first word loop,",
-                         "out of line; shorter ones go straight to the second class."),
-                        (f"if (end - dst >= {big}) goto words;",), (("a2", f"end - {big}"),),
-                        (Insn("addi", (LIMIT, END, units(-big))),
-                         Insn("bleu", ("a0", LIMIT, f".L{pfx}_words")))))
+    inline_words = ph.inline in ("words", "both")
+    phases.append(_size_class(pfx, big, inline_words))
+    if inline_words:
+        phases.append(_with_body(words(tested=False, ready=big),
+                                 [Insn("beq", ("a0", END, f".L{pfx}_done"),
+                                       note="nothing left (forward: predicted not taken)")]))
     phases.append(words(then=True))
     tail = tail_phase(pfx, ph, exits, copy)
     if tail:
@@ -156,8 +156,11 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (f"if (dst != end) goto {left.replace('_', ' ')};",), (),
                             (Insn("bne", ("a0", END, f".L{pfx}_{left}")),)))
     phases.append(done_phase(pfx, sum_held))
+    inline_shift = ph.inline in ("shift", "both")
     if shift:
-        body = shift_phase(pfx, ph, exits, out_of_line=True, restore=not pieces)
+        done = f".L{pfx}_pieces_done" if pieces else f".L{pfx}_bytes_done"
+        body = shift_phase(pfx, ph, exits, out_of_line=True, restore=not pieces,
+                           inline_done=done if inline_shift else None)
         phases.append(_with_body(body, shift_pieces(pfx, ph, exits)) if pieces
                       else _then_bytes(pfx, body))
     if pieces:
@@ -168,11 +171,32 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     if ph.align != "none":
         phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))
-    phases.append(_then_bytes(pfx, words(tested=False, ready=big),
-                              f".L{pfx}_words_then", "what is left: the second class"))
-    if shift:
+    if not inline_words:
+        phases.append(_then_bytes(pfx, words(tested=False, ready=big),
+                                  f".L{pfx}_words_then", "what is left: the second class"))
+    if shift and not inline_shift:
         phases.append(shift_blocks_phase(pfx, ph, exits))
     return phases
+
+
+def _size_class(pfx: str, big: int, inline: bool) -> Phase:
+    """The test in front of the word loops: out of line, a call with a whole
+    block left branches to the first loop; in line, a shorter one branches
+    to the second class."""
+    if inline:
+        return Phase(None, "Size class",
+                     (f"Calls with a whole {big}-byte block left go on into the first word",
+                      "loop; shorter ones branch to the second class."),
+                     (f"if (end - dst < {big}) goto words_then;",), (("a2", f"end - {big}"),),
+                     (Insn("addi", (LIMIT, END, units(-big))),
+                      Insn("bgtu", ("a0", LIMIT, f".L{pfx}_words_then"),
+                           note="less than a whole block: the second class")))
+    return Phase(None, "Size class",
+                 (f"Calls with a whole {big}-byte block left take the first word loop,",
+                  "out of line; shorter ones go straight to the second class."),
+                 (f"if (end - dst >= {big}) goto words;",), (("a2", f"end - {big}"),),
+                 (Insn("addi", (LIMIT, END, units(-big))),
+                  Insn("bleu", ("a0", LIMIT, f".L{pfx}_words"))))
 
 
 def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:

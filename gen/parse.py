@@ -100,6 +100,10 @@ class _ToItems(Transformer):
         return tuple(_value(c, self.file) for c in children)
 
     @v_args(meta=True)
+    def unroll_list(self, meta, children):
+        return tuple(_value(c, self.file) for c in children)
+
+    @v_args(meta=True)
     def name_list(self, meta, children):
         return tuple(str(c) for c in children)
 
@@ -122,7 +126,8 @@ _add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift
               "tail", "fault", "forward", "backward",
               "sweep_small", "sweep_words", "sweep_shift")
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",
-              "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends")
+              "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
+              "inline", "sweep_inline")
 _add_blocks("target", "copy_user", "clear_user", "string_block", "sweep")
 _add_blocks("memcpy", "memmove", "memset", named=False)
 

@@ -47,6 +47,10 @@ class Phases:
                  sub-word head and last bytes (one byte at a time, or from
                  the aligned words that hold them, stored in 4-, 2- and
                  1-byte pieces).
+    inline:      "none" | "words" | "shift" | "both": which first-class loops
+                 of a size-class routine lie on the straight path (a call
+                 with a whole first block left falls through into them);
+                 the others sit out of line, behind a forward branch.
     tail:        "bytes" | "words" | "steps" | "overlap".  `words`: a one-word
                  loop after the last word loop; `steps` (size classes): one
                  straight-line block each of half, a quarter, ... one word of
@@ -69,6 +73,7 @@ class Phases:
     then_shift_unroll: int = 0
     then_shift_schedule: str = "loads_first"
     ends: str = "bytes"
+    inline: str = "none"
 
     @property
     def word_block(self) -> int:

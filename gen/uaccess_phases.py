@@ -230,7 +230,11 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
 
 
 def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = False,
-                restore: bool = True) -> Phase:
+                restore: bool = True, inline_done: str | None = None) -> Phase:
+    """The shift copy.  `out_of_line` (class layout): a call with a whole
+    first block left branches to `shift_blocks`; with `inline_done` that
+    loop is in line instead, a shorter call branches past it, and a call it
+    finishes leaves for `inline_done`."""
     then = ph.then_shift_unroll
     block = _first_shift_block(ph)
     size = ph.shift_block
@@ -240,7 +244,16 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
              Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
              Insn("REG_L", ("a6", "0(a1)"),
                   exits.retry(0, 0, True) if _retry(ph) else exits.label(0))]
-    if out_of_line:
+    if out_of_line and inline_done:
+        body = setup + [Insn("addi", (LIMIT, END, units(-size))),
+                        Insn("bgtu", ("a0", LIMIT, f".L{pfx}_shift_then"),
+                             note="less than a whole block: the second class")]
+        body += block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True,
+                           ready=size)
+        body += [Insn("beq", ("a0", END, inline_done),
+                      note="nothing left (forward: predicted not taken)"),
+                 Label(f".L{pfx}_shift_then")]
+    elif out_of_line:
         body = setup + [Insn("addi", (LIMIT, END, units(-size))),
                         Insn("bleu", ("a0", LIMIT, f".L{pfx}_shift_blocks"),
                              note="a whole block left: the first class, out of line"),

@@ -76,9 +76,9 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
               "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
               "sweep_then_words": "then_words", "sweep_then_shift": "then_shift",
-              "sweep_ends": "ends"}
+              "sweep_ends": "ends", "sweep_inline": "inline"}
 # axes whose values are the phase setting's one value each
-SINGLE_VALUED = ("align", "tail", "fault", "ends")
+SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline")
 SWEEP_KINDS = ("copy_user", "clear_user")
 # The tuner benches every point, seconds each: a bigger space is a mistake,
 # and checking each of its points would hold `check` up without bound.
@@ -99,17 +99,19 @@ def axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
         schedules = [base[name].values[1:2]]
     else:
         schedules = [()]
-    return list(dict.fromkeys((u, *sch) for u in axis.values[0] for sch in schedules))
+    return list(dict.fromkeys((u,) if u == "off" else (u, *sch)
+                              for u in axis.values[0] for sch in schedules))
 
 
 def describe_point(point: dict[str, tuple]) -> str:
     words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
              "align": "align", "tail": "tail", "fault": "fault",
              "then_words": "then words unroll", "then_shift": "then shift unroll",
-             "ends": "ends"}
+             "ends": "ends", "inline": "inline"}
     parts = []
     for name, values in point.items():
-        text = f"{words[name]} {values[0]}"
+        word = words[name].replace(" unroll", "") if values[0] == "off" else words[name]
+        text = f"{word} {values[0]}"
         parts.append(text + (f" schedule {values[1]}" if len(values) > 1 else ""))
     return ", ".join(parts)
 
@@ -191,7 +193,8 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
                                hint="remove the axis")
         if name in ("words", "shift", "then_words", "then_shift"):
             for u in s.values[0]:
-                check_unroll(u, s.loc, name.replace("_", " "))
+                if u != "off":
+                    check_unroll(u, s.loc, name.replace("_", " "))
         axes.append((name, tuple(s.values)))
     if not axes:
         raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,

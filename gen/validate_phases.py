@@ -128,7 +128,29 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     if "ends" in s:
         _check_ends(s["ends"], kind, ph, fast)
         ph = replace(ph, ends=s["ends"].values[0])
+    if "inline" in s:
+        _check_inline(s["inline"], kind, ph)
+        ph = replace(ph, inline=s["inline"].values[0])
     return ph
+
+
+def _check_inline(setting: Setting, kind: str, ph: Phases) -> None:
+    """`inline` places first-class loops of the class layout: it needs that
+    layout, and the loops it names."""
+    value = setting.values[0]
+    if kind not in USER_ROUTINES:
+        raise CopygenError(f"`inline` applies to copy_user and clear_user, not {kind}",
+                           setting.loc, hint="remove the `inline` line")
+    if value == "none":
+        return
+    if not ph.tested:
+        raise CopygenError(f"`inline {value}` needs size classes: a `then words` line",
+                           setting.loc, hint="without size classes every loop is in line "
+                                             "already; add e.g. `then words unroll 4`")
+    if value in ("shift", "both") and not ph.shift_unroll:
+        raise CopygenError(f"`inline {value}` puts the first shift loop in line, but this "
+                           f"{kind} has no shift copy", setting.loc,
+                           hint="use `inline words`")
 
 
 def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
@@ -158,8 +180,9 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
 
 def _then_class(s: dict[str, Setting], key: str, first: int, what: str,
                 limit: int) -> tuple[int, str]:
-    """(unroll, schedule) of one `then` class; (0, loads_first) when absent."""
-    if key not in s:
+    """(unroll, schedule) of one `then` class; (0, loads_first) when absent
+    or `off`."""
+    if key not in s or s[key].values[0] == "off":
         return 0, "loads_first"
     v, loc = s[key].values, s[key].loc
     check_unroll(v[0], loc, f"then {what}")
@@ -187,7 +210,7 @@ def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unro
             raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user and "
                                f"clear_user, not {kind}", s[key].loc,
                                hint="string routines test their loops in C already")
-    if "then_shift" in s:
+    if "then_shift" in s and s["then_shift"].values[0] != "off":
         if kind in FILLS:
             raise CopygenError(f"{kind} has no source: shift copy does not apply",
                                s["then_shift"].loc, hint="remove the `then shift` line")

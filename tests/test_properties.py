@@ -55,6 +55,10 @@ def strategies(draw):
     lclasses = bool(classes) and cwords > 1
     ltail = draw(hs.sampled_from(tails + ["steps"])) if lclasses else tail
     lends = draw(hs.sampled_from(["bytes", "pieces"])) if lclasses and not fast else "bytes"
+    # which first loops lie in line (size classes only; `shift` needs a shift copy)
+    inline = draw(hs.sampled_from(["none", "words"] + (["shift", "both"] if k else []))) \
+        if classes else "none"
+    linline = draw(hs.sampled_from(["none", "words"])) if lclasses else "none"
     text = f"""
 target t {{ xlen 64; misaligned {'fast' if fast else 'slow'} }}
 copy_user cu for t {{
@@ -62,10 +66,10 @@ copy_user cu for t {{
     words unroll {words} schedule {wsched}
     shift {shift}
     {classes}
-    tail {ctail}; ends {ends}; fault {fault}
+    tail {ctail}; ends {ends}; inline {inline}; fault {fault}
 }}
 clear_user cl for t {{ small below {small}; align {align}; words unroll {cwords}; tail {ltail}; fault {fault}
-    {"then words unroll 1" if lclasses else ""}; ends {lends} }}
+    {"then words unroll 1" if lclasses else ""}; ends {lends}; inline {linline} }}
 string lib for t {{
     memcpy {{ small below {small}; align {align}; words unroll {words} schedule {wsched}; shift {shift}; tail {tail} }}
     memmove {{ forward {draw(hs.sampled_from(['memcpy', 'bytes']))}; backward {draw(hs.sampled_from(['bytes', 'words']))} }}
@@ -101,7 +105,7 @@ def test_random_strategies_build_and_copy_correctly(tmp_path_factory, spec, seed
 SEED_TEXTS = [p.read_text() for p in EXAMPLES]
 TOKENS = ["{", "}", ";", "[", "]", ",", "0", "1", "7", "16", "17", "64", "0x40", "auto",
           "off", "unroll", "schedule", "pipelined", "paired", "then", "words", "shift", "tail",
-          "steps", "ends", "pieces",
+          "steps", "ends", "pieces", "inline", "both",
           "small",
           "below", "fault", "exact", "block", "align", "dst", "none", "src", "target",
           "copy_user", "clear_user", "string", "memcpy", "memmove", "memset", "sweep",
