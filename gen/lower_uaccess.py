@@ -29,9 +29,9 @@ above, the layout of the kernel's own routines.  With size classes
 through from entry to return, and the head and the first loops sit out of
 line after it.
 
-Role: lay out the phases (gen.uaccess_phases) of each function.
-May import gen.ir, gen.schedule, gen.fixups, gen.strategy, gen.uaccess_phases,
-gen.pieces.
+Role: lay out the phases (gen.uaccess_phases, gen.shift_phases) of each
+function.  May import gen.ir, gen.schedule, gen.fixups, gen.strategy,
+gen.uaccess_phases, gen.shift_phases, gen.pieces.
 """
 from __future__ import annotations
 
@@ -42,9 +42,10 @@ from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.pieces import head_pieces, shift_pieces, tail_pieces
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
+from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
-                                        fault_phase, fill_phase, head_phase, shift_blocks_phase,
-                                        shift_phase, tail_phase, word_phase)
+                                        fault_phase, fill_phase, head_phase, tail_phase,
+                                        word_phase)
 
 
 def _dispatch(pfx: str, ph: Phases) -> Phase:
