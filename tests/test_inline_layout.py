@@ -171,3 +171,20 @@ def test_inline_shift_trades_short_misaligned_calls_for_long_ones(tmp_path):
     assert cycles(inline, 1024) + 3 <= cycles(outline, 1024)
     # less than a block: the branch past the in-line loop is the one taken
     assert cycles(inline, 100) >= cycles(outline, 100) + 2
+
+
+@pytest.mark.slow
+def test_an_inline_word_loop_is_proved_for_every_n(tmp_path):
+    """The straight-path first loop, its forward exit to the return and the
+    second class behind it, proved with the full contract (no shift copy:
+    the u74 winner's proof, with `inline shift`, is the tuner's;
+    docs/tuning.md)."""
+    from copygen.verify.prove import prove_routine
+    from copygen.verify.verdict import verdict
+    text = (_text("words", "words").replace("    shift unroll 32 schedule paired\n", "    shift off\n")
+            .replace("    then shift off\n", "").replace("words unroll 32", "words unroll 4")
+            .replace("then words unroll 4\n", "then words unroll 2\n").replace("tail steps", "tail words"))
+    build = _build(tmp_path, "words", text)
+    assert "bgtu\ta0, a2, .Lcopy_words_then" in _function(build, "__asm_copy_to_user")
+    rep = prove_routine(str(build.elf), "__asm_copy_from_user", "from")
+    assert verdict(rep) == "proved", rep.status

@@ -7,11 +7,11 @@
  *   small below 16; align dst; words unroll 32 schedule loads_first;
  *     then words unroll 4 schedule loads_first;
  *     shift unroll 32 schedule paired; then shift unroll 4 schedule paired;
- *     tail words; ends pieces; fault exact
+ *     tail words; ends pieces; inline shift; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 8; align dst; words unroll 16 schedule loads_first;
- *     then words unroll 4 schedule loads_first; shift off; tail words;
- *     ends pieces; fault exact
+ *   small below 8; align dst; words unroll 4 schedule loads_first;
+ *     then words unroll 1 schedule loads_first; shift off; tail bytes;
+ *     ends pieces; inline words; fault exact
  */
 
 #include <linux/linkage.h>
@@ -184,6 +184,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
 	 * a byte copy would not.  32 word(s) per iteration, schedule paired.
+	 * That loop lies in line: a call with less than a whole block
+	 * branches past it.
 	 * Then 4 word(s) per iteration, schedule paired,
 	 * for what is left.
 	 * Then single words.
@@ -213,7 +215,172 @@ SYM_FUNC_START(__asm_copy_to_user)
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
 	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
 	addi	a2, a3, -32*SZREG
-	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
+	bgtu	a0, a2, .Lcopy_shift_then	/* less than a whole block: the second class */
+1:
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	or	t0, t0, t2
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_shift
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
+	or	t1, t1, t2
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	or	t0, t0, t2
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	or	t1, t1, t2
+	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	or	t0, t0, t2
+	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
+	or	t1, t1, t2
+	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
+	or	t0, t0, t2
+	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
+	or	t1, t1, t2
+	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
+	or	t0, t0, t2
+	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
+	or	t1, t1, t2
+	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
+	or	t0, t0, t2
+	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
+	or	t1, t1, t2
+	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
+	or	t0, t0, t2
+	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
+	or	t1, t1, t2
+	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
+	or	t0, t0, t2
+	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
+	or	t1, t1, t2
+	fixup REG_L, a7, 17*SZREG(a1), .Lcopy_retry_shift_plus_120
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
+	or	t0, t0, t2
+	fixup REG_L, a6, 18*SZREG(a1), .Lcopy_retry_shift_plus_128
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 16*SZREG(a0), .Lcopy_retry_shift_plus_128
+	or	t1, t1, t2
+	fixup REG_L, a7, 19*SZREG(a1), .Lcopy_retry_shift_plus_136
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 17*SZREG(a0), .Lcopy_retry_shift_plus_136
+	or	t0, t0, t2
+	fixup REG_L, a6, 20*SZREG(a1), .Lcopy_retry_shift_plus_144
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 18*SZREG(a0), .Lcopy_retry_shift_plus_144
+	or	t1, t1, t2
+	fixup REG_L, a7, 21*SZREG(a1), .Lcopy_retry_shift_plus_152
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 19*SZREG(a0), .Lcopy_retry_shift_plus_152
+	or	t0, t0, t2
+	fixup REG_L, a6, 22*SZREG(a1), .Lcopy_retry_shift_plus_160
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 20*SZREG(a0), .Lcopy_retry_shift_plus_160
+	or	t1, t1, t2
+	fixup REG_L, a7, 23*SZREG(a1), .Lcopy_retry_shift_plus_168
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 21*SZREG(a0), .Lcopy_retry_shift_plus_168
+	or	t0, t0, t2
+	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_shift_plus_176
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 22*SZREG(a0), .Lcopy_retry_shift_plus_176
+	or	t1, t1, t2
+	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_shift_plus_184
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 23*SZREG(a0), .Lcopy_retry_shift_plus_184
+	or	t0, t0, t2
+	fixup REG_L, a6, 26*SZREG(a1), .Lcopy_retry_shift_plus_192
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 24*SZREG(a0), .Lcopy_retry_shift_plus_192
+	or	t1, t1, t2
+	fixup REG_L, a7, 27*SZREG(a1), .Lcopy_retry_shift_plus_200
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 25*SZREG(a0), .Lcopy_retry_shift_plus_200
+	or	t0, t0, t2
+	fixup REG_L, a6, 28*SZREG(a1), .Lcopy_retry_shift_plus_208
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_shift_plus_208
+	or	t1, t1, t2
+	fixup REG_L, a7, 29*SZREG(a1), .Lcopy_retry_shift_plus_216
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_shift_plus_216
+	or	t0, t0, t2
+	fixup REG_L, a6, 30*SZREG(a1), .Lcopy_retry_shift_plus_224
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 28*SZREG(a0), .Lcopy_retry_shift_plus_224
+	or	t1, t1, t2
+	fixup REG_L, a7, 31*SZREG(a1), .Lcopy_retry_shift_plus_232
+	srl	t0, a6, a4
+	sll	t2, a7, a5
+	fixup REG_S, t1, 29*SZREG(a0), .Lcopy_retry_shift_plus_232
+	or	t0, t0, t2
+	fixup REG_L, a6, 32*SZREG(a1), .Lcopy_retry_shift_plus_240
+	srl	t1, a7, a4
+	sll	t2, a6, a5
+	fixup REG_S, t0, 30*SZREG(a0), .Lcopy_retry_shift_plus_240
+	or	t1, t1, t2
+	fixup REG_S, t1, 31*SZREG(a0), .Lcopy_retry_shift_plus_248
+	addi	a0, a0, 32*SZREG
+	addi	a1, a1, 32*SZREG
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lcopy_pieces_done	/* nothing left (forward: predicted not taken) */
 .Lcopy_shift_then:
 	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
 	bgtu	a0, a2, .Lcopy_shift_then_skip	/* less than one block left */
@@ -495,178 +662,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	j	.Lcopy_words_then		/* what is left: the second class */
 
 	/*
-	 * Shift copy, first class.
-	 * 32 word(s) per iteration, schedule paired.
-	 */
-.Lcopy_shift_blocks:
-1:
-	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	or	t0, t0, t2
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_shift
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
-	or	t1, t1, t2
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
-	or	t0, t0, t2
-	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
-	or	t1, t1, t2
-	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
-	or	t0, t0, t2
-	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
-	or	t1, t1, t2
-	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
-	or	t0, t0, t2
-	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
-	or	t1, t1, t2
-	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
-	or	t0, t0, t2
-	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
-	or	t1, t1, t2
-	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
-	or	t0, t0, t2
-	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
-	or	t1, t1, t2
-	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
-	or	t0, t0, t2
-	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
-	or	t1, t1, t2
-	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
-	or	t0, t0, t2
-	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
-	or	t1, t1, t2
-	fixup REG_L, a7, 17*SZREG(a1), .Lcopy_retry_shift_plus_120
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
-	or	t0, t0, t2
-	fixup REG_L, a6, 18*SZREG(a1), .Lcopy_retry_shift_plus_128
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 16*SZREG(a0), .Lcopy_retry_shift_plus_128
-	or	t1, t1, t2
-	fixup REG_L, a7, 19*SZREG(a1), .Lcopy_retry_shift_plus_136
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 17*SZREG(a0), .Lcopy_retry_shift_plus_136
-	or	t0, t0, t2
-	fixup REG_L, a6, 20*SZREG(a1), .Lcopy_retry_shift_plus_144
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 18*SZREG(a0), .Lcopy_retry_shift_plus_144
-	or	t1, t1, t2
-	fixup REG_L, a7, 21*SZREG(a1), .Lcopy_retry_shift_plus_152
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 19*SZREG(a0), .Lcopy_retry_shift_plus_152
-	or	t0, t0, t2
-	fixup REG_L, a6, 22*SZREG(a1), .Lcopy_retry_shift_plus_160
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 20*SZREG(a0), .Lcopy_retry_shift_plus_160
-	or	t1, t1, t2
-	fixup REG_L, a7, 23*SZREG(a1), .Lcopy_retry_shift_plus_168
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 21*SZREG(a0), .Lcopy_retry_shift_plus_168
-	or	t0, t0, t2
-	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_shift_plus_176
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 22*SZREG(a0), .Lcopy_retry_shift_plus_176
-	or	t1, t1, t2
-	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_shift_plus_184
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 23*SZREG(a0), .Lcopy_retry_shift_plus_184
-	or	t0, t0, t2
-	fixup REG_L, a6, 26*SZREG(a1), .Lcopy_retry_shift_plus_192
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 24*SZREG(a0), .Lcopy_retry_shift_plus_192
-	or	t1, t1, t2
-	fixup REG_L, a7, 27*SZREG(a1), .Lcopy_retry_shift_plus_200
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 25*SZREG(a0), .Lcopy_retry_shift_plus_200
-	or	t0, t0, t2
-	fixup REG_L, a6, 28*SZREG(a1), .Lcopy_retry_shift_plus_208
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_shift_plus_208
-	or	t1, t1, t2
-	fixup REG_L, a7, 29*SZREG(a1), .Lcopy_retry_shift_plus_216
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_shift_plus_216
-	or	t0, t0, t2
-	fixup REG_L, a6, 30*SZREG(a1), .Lcopy_retry_shift_plus_224
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 28*SZREG(a0), .Lcopy_retry_shift_plus_224
-	or	t1, t1, t2
-	fixup REG_L, a7, 31*SZREG(a1), .Lcopy_retry_shift_plus_232
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 29*SZREG(a0), .Lcopy_retry_shift_plus_232
-	or	t0, t0, t2
-	fixup REG_L, a6, 32*SZREG(a1), .Lcopy_retry_shift_plus_240
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 30*SZREG(a0), .Lcopy_retry_shift_plus_240
-	or	t1, t1, t2
-	fixup REG_S, t1, 31*SZREG(a0), .Lcopy_retry_shift_plus_248
-	addi	a0, a0, 32*SZREG
-	addi	a1, a1, 32*SZREG
-	bleu	a0, a2, 1b
-	bne	a0, a3, .Lcopy_shift_then	/* what is left: the second class (backward: predicted taken) */
-	j	.Lcopy_done
-
-	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set.  A word access that faulted may
@@ -932,19 +927,19 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Size class.
-	 * Calls with a whole 128-byte block left take the first word loop,
-	 * out of line; shorter ones go straight to the second class.
+	 * Calls with a whole 32-byte block left go on into the first word
+	 * loop; shorter ones branch to the second class.
 	 *
-	 *	if (end - dst >= 128) goto words;
+	 *	if (end - dst < 32) goto words_then;
 	 *
 	 * Register roles:
-	 *	a2 - end - 128
+	 *	a2 - end - 32
 	 */
-	addi	a2, a3, -16*SZREG
-	bleu	a0, a2, .Lclear_words
+	addi	a2, a3, -4*SZREG
+	bgtu	a0, a2, .Lclear_words_then	/* less than a whole block: the second class */
 
 	/*
-	 * Word fill, second class.
+	 * Word fill.
 	 * Store 4 zero word(s) per iteration.
 	 *
 	 *	while (end - dst >= 32) store 4 zero words;
@@ -952,9 +947,7 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a2 - loop limit: end - 32
 	 */
-.Lclear_words_then:
-	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
-	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
+.Lclear_words:
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
@@ -962,25 +955,25 @@ SYM_FUNC_START(__clear_user)
 	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
 	addi	a0, a0, 4*SZREG
 	bleu	a0, a2, 1b
-.Lclear_words_then_skip:
+	beq	a0, a3, .Lclear_done		/* nothing left (forward: predicted not taken) */
 
 	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
+	 * Word fill, second class.
+	 * Store 1 zero word(s) per iteration.
 	 *
-	 *	while (end - dst >= 8) copy one word;
+	 *	while (end - dst >= 8) store 1 zero words;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
 	 */
-.Lclear_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lclear_tail_words_done
+.Lclear_words_then:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
-.Lclear_tail_words_done:
+.Lclear_words_then_skip:
 
 	/*
 	 * Anything left.
@@ -1094,38 +1087,6 @@ SYM_FUNC_START(__clear_user)
 	j	.Lclear_head_done
 
 	/*
-	 * Word fill.
-	 * Store 16 zero word(s) per iteration.
-	 *
-	 *	while (end - dst >= 128) store 16 zero words;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 128
-	 */
-.Lclear_words:
-1:
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
-	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
-	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
-	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
-	fixup REG_S, zero, 8*SZREG(a0), .Lclear_fault_plus_64
-	fixup REG_S, zero, 9*SZREG(a0), .Lclear_fault_plus_72
-	fixup REG_S, zero, 10*SZREG(a0), .Lclear_fault_plus_80
-	fixup REG_S, zero, 11*SZREG(a0), .Lclear_fault_plus_88
-	fixup REG_S, zero, 12*SZREG(a0), .Lclear_fault_plus_96
-	fixup REG_S, zero, 13*SZREG(a0), .Lclear_fault_plus_104
-	fixup REG_S, zero, 14*SZREG(a0), .Lclear_fault_plus_112
-	fixup REG_S, zero, 15*SZREG(a0), .Lclear_fault_plus_120
-	addi	a0, a0, 16*SZREG
-	bleu	a0, a2, 1b
-	beq	a0, a3, .Lclear_done		/* nothing left */
-	j	.Lclear_words_then		/* what is left: the second class */
-
-	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
@@ -1145,42 +1106,6 @@ SYM_FUNC_START(__clear_user)
 	j	.Lclear_fault
 .Lclear_fault_plus_24:
 	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_32:
-	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_40:
-	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_48:
-	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_56:
-	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_64:
-	addi	a0, a0, 64			/* a0 is 64 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_72:
-	addi	a0, a0, 72			/* a0 is 72 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_80:
-	addi	a0, a0, 80			/* a0 is 80 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_88:
-	addi	a0, a0, 88			/* a0 is 88 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_96:
-	addi	a0, a0, 96			/* a0 is 96 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_104:
-	addi	a0, a0, 104			/* a0 is 104 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_112:
-	addi	a0, a0, 112			/* a0 is 112 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_120:
-	addi	a0, a0, 120			/* a0 is 120 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
