@@ -129,12 +129,12 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
         _check_ends(s["ends"], kind, ph, fast)
         ph = replace(ph, ends=s["ends"].values[0])
     if "inline" in s:
-        _check_inline(s["inline"], kind, ph)
+        _check_inline(s["inline"], kind, ph, fast)
         ph = replace(ph, inline=s["inline"].values[0])
     return ph
 
 
-def _check_inline(setting: Setting, kind: str, ph: Phases) -> None:
+def _check_inline(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     """`inline` places first-class loops of the class layout: it needs that
     layout, and the loops it names."""
     value = setting.values[0]
@@ -147,10 +147,11 @@ def _check_inline(setting: Setting, kind: str, ph: Phases) -> None:
         raise CopygenError(f"`inline {value}` needs size classes: a `then words` line",
                            setting.loc, hint="without size classes every loop is in line "
                                              "already; add e.g. `then words unroll 4`")
-    if value in ("shift", "both") and not ph.shift_unroll:
-        raise CopygenError(f"`inline {value}` puts the first shift loop in line, but this "
-                           f"{kind} has no shift copy", setting.loc,
-                           hint="use `inline words`")
+    if value in ("shift", "both") and (fast or not ph.shift_unroll):
+        why = ("its target has fast misaligned access, so no shift copy is emitted" if fast
+               else "it has no shift copy")
+        raise CopygenError(f"`inline {value}` puts the first shift loop of this {kind} in "
+                           f"line, but {why}", setting.loc, hint="use `inline words`")
 
 
 def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:

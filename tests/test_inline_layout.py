@@ -96,6 +96,15 @@ def test_bad_inline_lines_are_refused_where_they_stand(edit, says):
     assert (info.value.loc.file, info.value.loc.line) == ("bad.copy", want)
 
 
+def test_inline_shift_needs_a_shift_copy_that_is_emitted():
+    text = _text("both", "none").replace("misaligned slow", "misaligned fast")
+    text = text.replace("    ends pieces\n", "").replace("tail steps", "tail words")
+    with pytest.raises(CopygenError) as info:
+        load_text(text, "fast.copy")
+    assert "fast misaligned access" in info.value.message and info.value.loc.line == 10
+    assert load_text(text.replace("inline both", "inline words"), "fast.copy")
+
+
 def test_inline_does_not_apply_to_string_routines():
     text = ("target t { xlen 64; misaligned slow }\n"
             "string s for t {\n memcpy { small below 16; align dst; words unroll 4; shift unroll 4;"
