@@ -16,7 +16,7 @@ from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Insn, Label, Phase
 from copygen.gen.schedule import units
 from copygen.gen.strategy import Phases
-from copygen.gen.uaccess_phases import (ALIGN_MASK, END, LIMIT, _block_regs, _retry, _temps,
+from copygen.gen.uaccess_phases import (ALIGN_MASK, END, LIMIT, block_regs, block_temps, retries,
                                         block_loop, shift_tail, steps)
 
 
@@ -45,7 +45,7 @@ def _first_shift_block(ph: Phases) -> S.Block:
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     """The first shift loop of a class layout, entered with a whole block left."""
     block = _first_shift_block(ph)
-    body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True,
+    body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, retries(ph), True,
                       ready=ph.shift_block)
     body += [Insn("bne", ("a0", END, f".L{pfx}_shift_then"),
                   note="what is left: the second class (backward: predicted taken)"),
@@ -69,12 +69,12 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
              Insn("neg", ("a5", "a4"), note="shl = 64 - shr (sll uses the low 6 bits)"),
              Insn("andi", ("a1", "a1", ALIGN_MASK), note="src rounded down: aligned loads only"),
              Insn("REG_L", ("a6", "0(a1)"),
-                  exits.retry(0, 0, True) if _retry(ph) else exits.label(0))]
+                  exits.retry(0, 0, True) if retries(ph) else exits.label(0))]
     if out_of_line and inline_done:
         body = setup + [Insn("addi", (LIMIT, END, units(-size))),
                         Insn("bgtu", ("a0", LIMIT, f".L{pfx}_shift_then"),
                              note="less than a whole block: the second class")]
-        body += block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, _retry(ph), True,
+        body += block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, retries(ph), True,
                            ready=size)
         body += [Insn("beq", ("a0", END, inline_done),
                       note="nothing left (forward: predicted not taken)"),
@@ -85,20 +85,20 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
                              note="a whole block left: the first class, out of line"),
                         Label(f".L{pfx}_shift_then")]
     else:
-        body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, _retry(ph), True,
+        body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, retries(ph), True,
                                   tested=ph.tested)
     if then:
         second = _shift_block(then, ph.then_shift_schedule, _prev_read_after(ph))
-        body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, _retry(ph), True,
+        body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, retries(ph), True,
                            tested=True)
     if shift_tail(ph) and ph.tail == "steps":
         for k in steps(ph.last_shift_unroll):
             block = S.shift_copy(k, "paired", "a6", "a4", "a5", S.SHIFT_POOL)
-            body += block_loop(pfx, f"shift_step{k}", block, exits, ph.fault, True, _retry(ph),
+            body += block_loop(pfx, f"shift_step{k}", block, exits, ph.fault, True, retries(ph),
                                True, tested=True, once=True)
     elif shift_tail(ph):
         one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
-        body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, _retry(ph), True,
+        body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, retries(ph), True,
                            tested=True)
     if restore:
         body += [Insn("srli", ("t0", "a4", "3")),
@@ -107,8 +107,8 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
             ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
             ("a6", "prev: the aligned source word being consumed"),
             ("a1", "address of prev")]
-    regs += [(r, "next source word") for r in _block_regs(block) if r != "a6"]
-    regs += [(r, "part of the destination word being built") for r in _temps(block)]
+    regs += [(r, "next source word") for r in block_regs(block) if r != "a6"]
+    regs += [(r, "part of the destination word being built") for r in block_temps(block)]
     classes = (("That loop lies in line: a call with less than a whole block",
                 "branches past it.") if inline_done else ())
     classes += ((f"Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},",

@@ -110,7 +110,7 @@ def head_phase(pfx: str, exits: FaultExits, copy: bool, out_of_line: bool = Fals
                  regs, tuple(body))
 
 
-def _block_regs(block: S.Block, kinds=("load",)) -> list[str]:
+def block_regs(block: S.Block, kinds=("load",)) -> list[str]:
     """Registers a block loads into (or, for fills, stores from)."""
     seen: list[str] = []
     for st in block.prologue + block.body:
@@ -119,9 +119,9 @@ def _block_regs(block: S.Block, kinds=("load",)) -> list[str]:
     return seen
 
 
-def _temps(block: S.Block) -> list[str]:
+def block_temps(block: S.Block) -> list[str]:
     """Registers written by ALU steps that are not loaded words (shift temps)."""
-    loaded = set(_block_regs(block))
+    loaded = set(block_regs(block))
     seen: list[str] = []
     for st in block.body:
         if st.kind == "alu" and st.op != "mv" and st.operands[0] not in loaded | set(seen):
@@ -129,7 +129,7 @@ def _temps(block: S.Block) -> list[str]:
     return seen
 
 
-def _retry(ph: Phases) -> bool:
+def retries(ph: Phases) -> bool:
     """Copies under the exact policy resume the byte loop after a word fault."""
     return ph.fault == "exact"
 
@@ -141,7 +141,7 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
     block = S.word_copy(unroll, schedule, S.WORD_POOL)
     size = unroll * S.SZREG
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
-    regs += [(r, "word in flight") for r in _block_regs(block)]
+    regs += [(r, "word in flight") for r in block_regs(block)]
     why = [f"Copy {unroll} word(s) per iteration, schedule {schedule}."]
     if then:
         why.append("The second size class: what the first loop left, or all of a short call.")
@@ -152,7 +152,7 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                  tuple(why),
                  (f"while (end - dst >= {size}) {{",
                   f"\tcopy {unroll} words; dst += {size}; src += {size};", "}"),
-                 tuple(regs), tuple(block_loop(pfx, name, block, exits, ph.fault, True, _retry(ph),
+                 tuple(regs), tuple(block_loop(pfx, name, block, exits, ph.fault, True, retries(ph),
                                           tested=ph.tested if tested is None else tested,
                                           ready=ready)))
 
@@ -231,7 +231,7 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     done = f".L{pfx}_done"
     if ph.tail == "bytes":
         return None
-    retry = copy and _retry(ph)
+    retry = copy and retries(ph)
     if ph.tail == "steps":
         return _tail_steps(pfx, ph, exits, copy)
     body = _tail_words(pfx, exits, copy, retry)
@@ -257,7 +257,7 @@ def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
     for k in sizes:
         block = S.word_copy(k, "loads_first", S.WORD_POOL) if copy else S.fill_words(k)
         body += block_loop(pfx, f"step{k}", block, exits, ph.fault, True,
-                           copy and _retry(ph), tested=True, once=True)
+                           copy and retries(ph), tested=True, once=True)
     body.append(Label(f".L{pfx}_steps_done"))
     return Phase(f".L{pfx}_tail", "Tail, in steps",
                  (f"Fewer than {ph.then_unroll} words are left: one block each of "
