@@ -165,11 +165,13 @@ def test_a_wrong_fixup_in_the_pipelined_copy_is_found_by_a_faulting_run(
     (rep,) = json.loads(r.stdout)["files"][0]["reports"]
     assert rep["status"]["C3"] == "violated" and rep["status"]["C6"] == "violated"
     ex = rep["counterexamples"]["C3"]
-    # the search or a replayed model may find another n first (136 as well
-    # as 128 for the first edit): every run of either bug faults at the same
-    # offset and returns 8 fewer than the n - fault_offset bytes not stored
-    assert ex["fault_offset"] == fault_at, ex
-    assert ex["n"] - fault_at - ex["returned"] == n - fault_at - returned == 8, ex
+    # the search or a replayed model may find another n (136 as well as 128
+    # for the first edit) and another destination alignment: the head's 0-7
+    # bytes move the edited store to fault_at + 0..7.  Every run of either
+    # bug faults inside that store and returns 8 fewer than the
+    # n - fault_offset bytes not stored.
+    assert fault_at <= ex["fault_offset"] < fault_at + 8, ex
+    assert ex["n"] - ex["fault_offset"] - ex["returned"] == n - fault_at - returned == 8, ex
 
 
 def test_a_fault_exit_that_returns_at_once_is_violated_in_seconds(tmp_path):
