@@ -36,10 +36,12 @@ SET_PARAMS = "void *s, int c, size_t count"
 # Statement order of a C block per schedule.  C names no registers, so a
 # software-pipelined loop (loads carried over to the next iteration) is left
 # to the compiler: `pipelined` is written loads first, like the 2021 code;
-# `paired` (a shift copy's pairing of memory ops with shifts) is the
-# compiler's business too, and is written word by word.
+# `paired` (where increments and shifts issue beside memory ops) is the
+# compiler's business too: a word block is written loads first, a shift
+# block word by word.
 _C_ORDER = {"loads_first": "loads_first", "interleave": "interleave",
             "pipelined": "loads_first", "paired": "interleave"}
+_C_WORD_ORDER = {**_C_ORDER, "paired": "loads_first"}
 
 WORD_T = CTypedef("word_t", "A machine word that may alias any object, as the copies below need.",
                   "unsigned long __attribute__((__may_alias__))")
@@ -59,7 +61,7 @@ def _advance(depth: int, step: str, *ptrs: str) -> list[Stmt]:
 
 def word_block(k: int, schedule: str, depth: int) -> list[Stmt]:
     """k words from sw[] to dw[], in the statement order of the schedule."""
-    if _C_ORDER[schedule] == "interleave":
+    if _C_WORD_ORDER[schedule] == "interleave":
         return _stmts(depth, *(f"dw[{i}] = sw[{i}];" for i in range(k)))
     return _stmts(depth, *(f"word_t w{i} = sw[{i}];" for i in range(k)),
                   *(f"dw[{i}] = w{i};" for i in range(k)))

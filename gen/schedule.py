@@ -12,7 +12,11 @@ Schedules
   paired       (shift copy) the steps of neighbouring words interleaved so
                that every load and store sits beside a shift or an `or`: on
                a dual-issue core with one memory pipe each word then costs
-               its two memory slots plus half a slot, within one block
+               its two memory slots plus half a slot, within one block;
+               (word copy) loads first, with the dst increment after the
+               first load and the src increment after the last, so both
+               issue beside a load and the loop branch beside the last
+               store: a block costs its memory slots and nothing more
 
 A block is returned as `Block(prologue, body, epilogue, lookahead)`: body is
 the loop body without its branch; `lookahead` is how many blocks past the
@@ -98,6 +102,8 @@ def word_copy(unroll: int, schedule: str, pool: tuple[str, ...]) -> Block:
             body += [load(pool[i - grp.start], i * SZREG) for i in grp]
             body += [store(pool[i - grp.start], i * SZREG) for i in grp]
         return Block((), tuple(body + [adv_dst(size), adv_src(size)]), ())
+    if schedule == "paired":
+        return Block((), tuple(_words_paired(unroll, pool)), ())
     if schedule == "interleave":
         body = []
         for i in range(unroll):
@@ -113,6 +119,24 @@ def word_copy(unroll: int, schedule: str, pool: tuple[str, ...]) -> Block:
     body.append(adv_src(size))
     epilogue = [store(pool[i], i * SZREG) for i in range(unroll)] + [adv_dst(size)]
     return Block(tuple(prologue), tuple(body), tuple(epilogue), lookahead=1)
+
+
+def _words_paired(unroll: int, pool: tuple[str, ...]) -> list[Step]:
+    """loads_first with the increments moved up: a0 moves on after the
+    block's first load (so every store is addressed back from the new a0,
+    one cycle after the increment), a1 after the block's last load."""
+    size = unroll * SZREG
+    groups = _groups(unroll, len(pool))
+    body: list[Step] = []
+    for g, grp in enumerate(groups):
+        for i in grp:
+            body.append(load(pool[i - grp.start], i * SZREG))
+            if i == 0:
+                body.append(adv_dst(size))
+        if g == len(groups) - 1:
+            body.append(adv_src(size))
+        body += [store(pool[i - grp.start], i * SZREG - size) for i in grp]
+    return body
 
 
 # ---------------------------------------------------------------- shift copy

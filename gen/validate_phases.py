@@ -100,10 +100,6 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                            "traps them (misaligned slow)", s["tail"].loc,
                            hint="use `tail bytes` or `tail words`")
     limits = pipelined_limits()
-    if "words" in s and word_schedule == "paired":
-        raise CopygenError("schedule paired interleaves a shift copy's shifts with its loads "
-                           "and stores; a word loop has no shifts", s["words"].loc,
-                           hint="use loads_first, interleave or pipelined for `words`")
     if kind not in FILLS:
         if word_schedule == "pipelined" and word_unroll > limits["words"]:
             raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
@@ -193,9 +189,6 @@ def _then_class(s: dict[str, Setting], key: str, first: int, what: str,
                            hint="the second class takes what the first leaves: "
                                 "give it a smaller block")
     schedule = v[1] if len(v) > 1 else "loads_first"
-    if schedule == "paired" and what == "words":
-        raise CopygenError("schedule paired is for shift copies; a word loop has no shifts",
-                           loc, hint="use loads_first, interleave or pipelined")
     if schedule == "pipelined" and v[0] > limit:
         raise CopygenError(f"then {what} unroll {v[0]} schedule pipelined keeps too many "
                            f"words live; only {limit} fit", loc,

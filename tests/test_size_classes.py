@@ -40,9 +40,6 @@ def _error(text: str) -> CopygenError:
     (("then words unroll 2", "then words unroll 8"), ["not smaller", "unroll 8"]),
     (("    then words unroll 2\n", ""), ["`then shift` needs size classes"]),
     (("shift unroll 4 schedule paired", "shift off"), ["`then shift` without a shift copy"]),
-    (("words unroll 8 schedule loads_first", "words unroll 8 schedule paired"),
-     ["paired", "no shifts"]),
-    (("then words unroll 2", "then words unroll 2 schedule paired"), ["paired"]),
 ])
 def test_bad_classes_are_located_errors(edit, words):
     err = _error(CLASSES.replace(*edit))
