@@ -4,10 +4,10 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 32 schedule loads_first;
- *     then words unroll 4 schedule loads_first;
- *     shift unroll 32 schedule paired; then shift unroll 4 schedule paired;
- *     tail words; ends pieces; inline shift; fault exact
+ *   small below 16; align dst; words unroll 16 schedule paired;
+ *     then words unroll 4 schedule paired; shift unroll 32 schedule paired;
+ *     then shift unroll 4 schedule paired; tail words; ends pieces;
+ *     inline shift; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 8; align dst; words unroll 4 schedule loads_first;
  *     then words unroll 1 schedule loads_first; shift off; tail bytes;
@@ -93,20 +93,20 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Size class.
-	 * Calls with a whole 256-byte block left take the first word loop,
+	 * Calls with a whole 128-byte block left take the first word loop,
 	 * out of line; shorter ones go straight to the second class.
 	 *
-	 *	if (end - dst >= 256) goto words;
+	 *	if (end - dst >= 128) goto words;
 	 *
 	 * Register roles:
-	 *	a2 - end - 256
+	 *	a2 - end - 128
 	 */
-	addi	a2, a3, -32*SZREG
+	addi	a2, a3, -16*SZREG
 	bleu	a0, a2, .Lcopy_words
 
 	/*
 	 * Word copy, second class.
-	 * Copy 4 word(s) per iteration, schedule loads_first.
+	 * Copy 4 word(s) per iteration, schedule paired.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * Both pointers are SZREG-aligned here.
 	 *
@@ -126,15 +126,15 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_words_then_skip	/* less than one block left */
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
-	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
-	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
 	addi	a0, a0, 4*SZREG
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_32
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_32
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_32
 	addi	a1, a1, 4*SZREG
+	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_24
+	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_16
+	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_8
 	bleu	a0, a2, 1b
 .Lcopy_words_then_skip:
 
@@ -568,15 +568,15 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 32 word(s) per iteration, schedule loads_first.
+	 * Copy 16 word(s) per iteration, schedule paired.
 	 * Both pointers are SZREG-aligned here.
 	 *
-	 *	while (end - dst >= 256) {
-	 *		copy 32 words; dst += 256; src += 256;
+	 *	while (end - dst >= 128) {
+	 *		copy 16 words; dst += 128; src += 128;
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 256
+	 *	a2 - loop limit: end - 128
 	 *	a4 - word in flight
 	 *	a5 - word in flight
 	 *	a6 - word in flight
@@ -592,71 +592,39 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_words:
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
-	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t4, 8*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_bytes
-	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
-	fixup REG_S, t4, 8*SZREG(a0), .Lcopy_retry_plus_64
-	fixup REG_S, t5, 9*SZREG(a0), .Lcopy_retry_plus_72
-	fixup REG_S, t6, 10*SZREG(a0), .Lcopy_retry_plus_80
-	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t1, 16*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t2, 17*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t3, 18*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t4, 19*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t5, 20*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t6, 21*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_plus_88
-	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_plus_96
-	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_plus_104
-	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_plus_112
-	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_plus_120
-	fixup REG_S, t1, 16*SZREG(a0), .Lcopy_retry_plus_128
-	fixup REG_S, t2, 17*SZREG(a0), .Lcopy_retry_plus_136
-	fixup REG_S, t3, 18*SZREG(a0), .Lcopy_retry_plus_144
-	fixup REG_S, t4, 19*SZREG(a0), .Lcopy_retry_plus_152
-	fixup REG_S, t5, 20*SZREG(a0), .Lcopy_retry_plus_160
-	fixup REG_S, t6, 21*SZREG(a0), .Lcopy_retry_plus_168
-	fixup REG_L, a4, 22*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, a5, 23*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t0, 26*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t1, 27*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t2, 28*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t3, 29*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t4, 30*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_L, t5, 31*SZREG(a1), .Lcopy_retry_plus_176
-	fixup REG_S, a4, 22*SZREG(a0), .Lcopy_retry_plus_176
-	fixup REG_S, a5, 23*SZREG(a0), .Lcopy_retry_plus_184
-	fixup REG_S, a6, 24*SZREG(a0), .Lcopy_retry_plus_192
-	fixup REG_S, a7, 25*SZREG(a0), .Lcopy_retry_plus_200
-	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_plus_208
-	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_plus_216
-	fixup REG_S, t2, 28*SZREG(a0), .Lcopy_retry_plus_224
-	fixup REG_S, t3, 29*SZREG(a0), .Lcopy_retry_plus_232
-	fixup REG_S, t4, 30*SZREG(a0), .Lcopy_retry_plus_240
-	fixup REG_S, t5, 31*SZREG(a0), .Lcopy_retry_plus_248
-	addi	a0, a0, 32*SZREG
-	addi	a1, a1, 32*SZREG
+	addi	a0, a0, 16*SZREG
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t4, 8*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_retry_dst_minus_128
+	fixup REG_S, a4, -16*SZREG(a0), .Lcopy_retry_dst_minus_128
+	fixup REG_S, a5, -15*SZREG(a0), .Lcopy_retry_dst_minus_120_src_plus_8
+	fixup REG_S, a6, -14*SZREG(a0), .Lcopy_retry_dst_minus_112_src_plus_16
+	fixup REG_S, a7, -13*SZREG(a0), .Lcopy_retry_dst_minus_104_src_plus_24
+	fixup REG_S, t0, -12*SZREG(a0), .Lcopy_retry_dst_minus_96_src_plus_32
+	fixup REG_S, t1, -11*SZREG(a0), .Lcopy_retry_dst_minus_88_src_plus_40
+	fixup REG_S, t2, -10*SZREG(a0), .Lcopy_retry_dst_minus_80_src_plus_48
+	fixup REG_S, t3, -9*SZREG(a0), .Lcopy_retry_dst_minus_72_src_plus_56
+	fixup REG_S, t4, -8*SZREG(a0), .Lcopy_retry_dst_minus_64_src_plus_64
+	fixup REG_S, t5, -7*SZREG(a0), .Lcopy_retry_dst_minus_56_src_plus_72
+	fixup REG_S, t6, -6*SZREG(a0), .Lcopy_retry_dst_minus_48_src_plus_80
+	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
+	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
+	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
+	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
+	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
+	addi	a1, a1, 16*SZREG
+	fixup REG_S, a4, -5*SZREG(a0), .Lcopy_retry_minus_40
+	fixup REG_S, a5, -4*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_S, a6, -3*SZREG(a0), .Lcopy_retry_minus_24
+	fixup REG_S, a7, -2*SZREG(a0), .Lcopy_retry_minus_16
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lcopy_done		/* nothing left */
 	j	.Lcopy_words_then		/* what is left: the second class */
@@ -678,99 +646,60 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_plus_248:
+.Lcopy_retry_dst_minus_40_src_plus_88:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_240:
+.Lcopy_retry_dst_minus_48_src_plus_80:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_232:
+.Lcopy_retry_dst_minus_56_src_plus_72:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_224:
+.Lcopy_retry_dst_minus_64_src_plus_64:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_216:
+.Lcopy_retry_dst_minus_72_src_plus_56:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_208:
+.Lcopy_retry_dst_minus_80_src_plus_48:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_200:
+.Lcopy_retry_dst_minus_88_src_plus_40:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_192:
+.Lcopy_retry_dst_minus_96_src_plus_32:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_184:
+.Lcopy_retry_dst_minus_104_src_plus_24:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_176:
+.Lcopy_retry_dst_minus_112_src_plus_16:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_168:
+.Lcopy_retry_dst_minus_120_src_plus_8:
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_160:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_152:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_144:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_136:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_128:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_120:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_112:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_104:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_96:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_8:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, 8			/* and its source byte */
+.Lcopy_retry_dst_minus_128:
+	addi	a0, a0, -128			/* the first byte not stored is 128 before a0 */
+	j	.Lcopy_bytes
+.Lcopy_retry_dst_minus_32:
+	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
+	j	.Lcopy_bytes
+.Lcopy_retry_minus_40:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_32:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_24:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_16:
+	addi	a0, a0, -8			/* one word more than the exit below */
+	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_8:
+	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
+	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
 .Lcopy_retry_shift_plus_248:
 	addi	a0, a0, 8			/* one word more than the exit below */
