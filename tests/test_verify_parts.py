@@ -1,6 +1,7 @@
-"""Pieces of the verifier on their own: live registers at loop heads, and
-the W-free interval goals that stand for "every byte below a bound written"
-and "nothing written at or past it"."""
+"""Pieces of the verifier on their own: live registers at loop heads, the
+W-free interval goals that stand for "every byte below a bound written"
+and "nothing written at or past it", and the second try a query gets when
+it runs out of its wall-clock limit."""
 from __future__ import annotations
 
 import z3
@@ -233,3 +234,36 @@ def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
     assert join_cuts(0, loop, back, {1}) == {2, 16}
     assert segment_paths(0, loop, back, {1, 2, 16}) == 64
     assert join_cuts(0, edges, set(), set()) == set()       # no loop: no join cut
+
+
+class _GivesUpOnce:
+    """A solver that gives up at its first check and answers the second."""
+
+    def __init__(self, answer):
+        self.answer, self.limits, self.checks = answer, [], 0
+
+    def set(self, key, value):
+        assert key == "timeout"
+        self.limits.append(value)
+
+    def check(self):
+        self.checks += 1
+        return z3.unknown if self.checks == 1 else self.answer
+
+
+def test_a_query_that_gives_up_at_the_full_limit_is_asked_again_with_more_time():
+    """The limit is wall-clock time: under load a query that an idle
+    machine proves can run out, so at the full limit it gets a second,
+    longer try; a short-limit query (a first attempt with a cheaper
+    formulation) does not."""
+    from copygen.verify import dataproof
+    s = _GivesUpOnce(z3.unsat)
+    assert dataproof.check_patiently(s, dataproof.TIMEOUT_MS) == z3.unsat
+    assert s.limits == [dataproof.TIMEOUT_MS, dataproof.TIMEOUT_MS * dataproof.PATIENCE]
+    short = _GivesUpOnce(z3.unsat)
+    assert dataproof.check_patiently(short, 3000) == z3.unknown and short.checks == 1
+    # a real solver: an easy query is answered at once, with one limit set
+    real = z3.SolverFor("QF_BV")
+    x = z3.BitVec("x", 8)
+    real.add(z3.Not(x + 1 - 1 == x))
+    assert dataproof.check_patiently(real, dataproof.TIMEOUT_MS) == z3.unsat

@@ -22,6 +22,11 @@ from copygen.verify.nowrap import lemmas
 from copygen.verify.z3ops import bv
 
 TIMEOUT_MS = 60000      # per byte query
+# Z3's limit is wall-clock time, so a machine busy with other proofs can
+# run out where an idle one does not.  A query given the full limit that
+# gives up is asked once more with PATIENCE times the limit before it
+# counts as unknown, so that a verdict does not depend on the load.
+PATIENCE = 4
 # Many small goals under the same facts (a cursor's interval goals) are
 # asked of one solver holding the facts, each goal pushed and popped: about
 # 4x faster than a fresh solver per goal on u74pipelined's cursor checks.
@@ -30,6 +35,17 @@ TIMEOUT_MS = 60000      # per byte query
 # slower), so only `all_valid` uses it, and what it gives up on within
 # INCREMENTAL_MS is asked again of a fresh solver with the full limit.
 INCREMENTAL_MS = 10000
+
+
+def check_patiently(s: z3.Solver, limit_ms: int) -> z3.CheckSatResult:
+    """s.check() within limit_ms; at the full limit, once more with
+    PATIENCE times it when the solver gives up (see PATIENCE)."""
+    s.set("timeout", limit_ms)
+    r = s.check()
+    if r == z3.unknown and limit_ms >= TIMEOUT_MS:
+        s.set("timeout", limit_ms * PATIENCE)
+        r = s.check()
+    return r
 
 
 def leaves(e, guards=()):
@@ -83,9 +99,8 @@ class ByteProver:
 
     def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
         s = z3.SolverFor("QF_BV")
-        s.set("timeout", limit_ms)
         s.add(*self.base, *facts, z3.Not(goal), *lemmas(self.world, [*facts, goal]))
-        return s.check()
+        return check_patiently(s, limit_ms)
 
     def valid_within(self, goal, limit_ms: int) -> z3.CheckSatResult:
         """One goal, one one-shot solver, a shorter limit."""
