@@ -143,6 +143,9 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
     regs += [(r, "word in flight") for r in block_regs(block)]
     why = [f"Copy {unroll} word(s) per iteration, schedule {schedule}."]
+    if schedule == "paired":
+        why += ["dst moves on after the first load, src after the last, so that both",
+                "increments issue beside loads; the stores address back from the new dst."]
     if then:
         why.append("The second size class: what the first loop left, or all of a short call.")
     why += (["The source may be misaligned: this core handles that in hardware."] if fast

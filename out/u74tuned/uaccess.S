@@ -107,6 +107,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Word copy, second class.
 	 * Copy 4 word(s) per iteration, schedule paired.
+	 * dst moves on after the first load, src after the last, so that both
+	 * increments issue beside loads; the stores address back from the new dst.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * Both pointers are SZREG-aligned here.
 	 *
@@ -569,6 +571,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Word copy.
 	 * Copy 16 word(s) per iteration, schedule paired.
+	 * dst moves on after the first load, src after the last, so that both
+	 * increments issue beside loads; the stores address back from the new dst.
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	while (end - dst >= 128) {
