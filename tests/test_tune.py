@@ -257,3 +257,40 @@ def test_a_rerun_after_a_generator_change_ranks_the_new_code(tmp_path, monkeypat
                              ).fetchone()[0]
     assert new and not new & old and joined == 4
     assert _rows(r) == first            # the same machine code, so the same cycles
+
+
+def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch):
+    """A proof that gave up says nothing about the code, only about the
+    prover's limits: a rerun after the prover changed asks again, while a
+    verdict of the same prover, and any proof, stand."""
+    from copygen.tune import run
+    from copygen.tune.store import Store
+    from copygen.verify.cache import prover_fingerprint
+    src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4, 8] }\n"), tmp_path / "p.db"
+    _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json"))
+    store = Store(db)
+    (run_id,) = [r["run"] for r in store.runs()]
+    codes = [r["code"] for r in run.ranked(store.results(run_id))]
+    store.add_proof(codes[0], "unknown", {}, {}, 1.0, "an older prover")
+    store.add_proof(codes[1], "unknown", {}, {}, 1.0, prover_fingerprint())
+    store.add_proof(codes[2], "proved", {}, {}, 1.0, "an older prover")
+    asked = []
+    monkeypatch.setattr(run, "_prove", lambda st, code, *rest: asked.append(code))
+    run.prove_top(store, run_id, "copy_user", 3, str(tmp_path / "proofs"), 1)
+    assert asked == [codes[0]]
+
+
+def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(tmp_path):
+    from copygen.tune.store import Store
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as con:
+        con.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);"
+                          "INSERT INTO meta VALUES ('schema', '1');"
+                          "CREATE TABLE proofs (code TEXT PRIMARY KEY, verdict TEXT, "
+                          "status TEXT, detail TEXT, seconds REAL);"
+                          "INSERT INTO proofs VALUES ('a', 'unknown', '{}', '{}', 1.0);"
+                          "INSERT INTO proofs VALUES ('b', 'proved', '{}', '{}', 1.0);")
+    store = Store(db)
+    assert store.proof_of("a") == "unknown" and store.proof_of("b") == "proved"
+    assert store.needs_proof("a", "this prover") and not store.needs_proof("b", "this prover")
+    assert store.needs_proof("c", "this prover")

@@ -1,7 +1,7 @@
 """Pieces of the verifier on their own: live registers at loop heads, the
 W-free interval goals that stand for "every byte below a bound written"
-and "nothing written at or past it", and the second try a query gets when
-it runs out of its wall-clock limit."""
+and "nothing written at or past it", and solver budgets that do not depend
+on the machine's load."""
 from __future__ import annotations
 
 import z3
@@ -236,34 +236,40 @@ def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
     assert join_cuts(0, edges, set(), set()) == set()       # no loop: no join cut
 
 
-class _GivesUpOnce:
-    """A solver that gives up at its first check and answers the second."""
-
-    def __init__(self, answer):
-        self.answer, self.limits, self.checks = answer, [], 0
-
-    def set(self, key, value):
-        assert key == "timeout"
-        self.limits.append(value)
-
-    def check(self):
-        self.checks += 1
-        return z3.unknown if self.checks == 1 else self.answer
+def _units(q) -> int:
+    return int(q.solver.statistics().get_key_value("rlimit count"))
 
 
-def test_a_query_that_gives_up_at_the_full_limit_is_asked_again_with_more_time():
-    """The limit is wall-clock time: under load a query that an idle
-    machine proves can run out, so at the full limit it gets a second,
-    longer try; a short-limit query (a first attempt with a cheaper
-    formulation) does not."""
-    from copygen.verify import dataproof
-    s = _GivesUpOnce(z3.unsat)
-    assert dataproof.check_patiently(s, dataproof.TIMEOUT_MS) == z3.unsat
-    assert s.limits == [dataproof.TIMEOUT_MS, dataproof.TIMEOUT_MS * dataproof.PATIENCE]
-    short = _GivesUpOnce(z3.unsat)
-    assert dataproof.check_patiently(short, 3000) == z3.unknown and short.checks == 1
-    # a real solver: an easy query is answered at once, with one limit set
-    real = z3.SolverFor("QF_BV")
-    x = z3.BitVec("x", 8)
-    real.add(z3.Not(x + 1 - 1 == x))
-    assert dataproof.check_patiently(real, dataproof.TIMEOUT_MS) == z3.unsat
+def test_a_query_takes_the_same_steps_whatever_ran_before_and_stops_at_its_budget():
+    """Budgets are Z3 resource units, not wall-clock time, and each query
+    has a context of its own: the same facts take the same number of steps
+    after other work in the process, and a budget below that number stops
+    the query, however fast or busy the machine is."""
+    from copygen.verify.budget import UNITS_PER_MS, Query
+    x, y = z3.BitVecs("x y", 16)
+    wide = [z3.ZeroExt(16, v) for v in (x, y)]
+    # unsat (65521 is prime), and only a search through multipliers says so
+    facts = [wide[0] * wide[1] == 65521, z3.UGT(x, 1), z3.UGT(y, 1)]
+    first = Query(facts)
+    assert first.check(10_000) == z3.unsat
+    steps = _units(first)
+    other = z3.SolverFor("QF_BV")                # work in the caller's context between
+    other.add(x * 3 == y, y * 5 == x + 7)
+    other.check()
+    again = Query(facts)
+    assert again.check(10_000) == z3.unsat and _units(again) == steps
+    assert steps > 8 * UNITS_PER_MS
+    short = Query(facts)
+    ms = max(1, steps // UNITS_PER_MS // 4)
+    assert short.check(ms) == z3.unknown
+    assert _units(short) <= ms * UNITS_PER_MS + 1000
+
+
+def test_a_counter_model_evaluates_the_callers_formulas():
+    """Houdini drops the candidates a counter-model falsifies: the model
+    lives in the query's own context, the candidates in the prover's."""
+    from copygen.verify.budget import Query
+    x = z3.BitVec("x", 64)
+    q = Query([z3.ULT(x, 10), z3.Not(x == 3), z3.UGT(x, 7)])
+    assert q.check(1000) == z3.sat
+    assert q.true_in_model([z3.UGT(x, 7), x == 3, z3.Or(x == 8, x == 9)]) == [True, False, True]

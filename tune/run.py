@@ -132,7 +132,7 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
     """Prove the `top` best evaluated codes of the run (in rank order, after
     the guards), and keep going down the ranking until one is proved or 3 x
     top are tried."""
-    from copygen.verify.cache import ProofCache
+    from copygen.verify.cache import ProofCache, prover_fingerprint
     tried, proved = 0, 0
     seen: set[str] = set()
     for row in ranked(store.results(run), guards):
@@ -143,13 +143,13 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
             break
         tried += 1
         advance(row["label"])
-        if store.proof_of(row["code"]) is None:
+        if store.needs_proof(row["code"], prover_fingerprint()):
             _prove(store, row["code"], kind, ProofCache(proof_cache), jobs)
         proved += store.proof_of(row["code"]) == "proved"
 
 
 def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
-    from copygen.verify.cache import code_key as proof_key
+    from copygen.verify.cache import code_key as proof_key, prover_fingerprint
     from copygen.verify.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
@@ -164,7 +164,8 @@ def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
         if rep is None:
             rep = prove_routine(str(elf), symbol, vkind, jobs=jobs)
             cache.put(key, rep)
-    store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds)
+    store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds,
+                    prover_fingerprint())
 
 
 def winner(rows: list[dict]) -> dict | None:

@@ -8,7 +8,9 @@ Tables (schema SCHEMA):
            share a key and are evaluated once)
   evals    one row per (code key, profile, workload): expected cycles per
            call, code bytes, the size x alignment grid, the seconds it took
-  proofs   one row per code key: the verdict and each clause's status
+  proofs   one row per code key: the verdict and each clause's status, and
+           the fingerprint of the prover that gave it (an `unknown` from
+           another prover is proved again: verify.cache.prover_fingerprint)
 
 Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed
@@ -44,7 +46,7 @@ CREATE TABLE IF NOT EXISTS evals (code TEXT, profile TEXT, workload TEXT, expect
     mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL,
     PRIMARY KEY (code, profile, workload));
 CREATE TABLE IF NOT EXISTS proofs (code TEXT PRIMARY KEY, verdict TEXT, status TEXT,
-    detail TEXT, seconds REAL);
+    detail TEXT, seconds REAL, prover TEXT);
 """
 
 
@@ -72,6 +74,10 @@ class Store:
         if schema != str(SCHEMA):
             raise CopygenError(f"{path} is a tuning store of schema {schema}, this copygen "
                                f"reads {SCHEMA}", hint="give --db a new file name")
+        cols = {r[1] for r in self.db.execute("PRAGMA table_info(proofs)")}
+        if "prover" not in cols:        # a store written before proofs named their prover
+            with self.db:
+                self.db.execute("ALTER TABLE proofs ADD COLUMN prover TEXT")
 
     @classmethod
     def open_existing(cls, path: str | Path) -> "Store":
@@ -146,11 +152,20 @@ class Store:
         return sorted(out, key=lambda r: (r["expected"] is None, r["expected"] or 0, r["label"]))
 
     # --- proofs -------------------------------------------------------------------
-    def add_proof(self, code: str, verdict: str, status: dict, detail: dict, seconds: float) -> None:
+    def add_proof(self, code: str, verdict: str, status: dict, detail: dict, seconds: float,
+                  prover: str) -> None:
         with self.db:
-            self.db.execute("INSERT OR REPLACE INTO proofs VALUES (?,?,?,?,?)",
-                            (code, verdict, json.dumps(status), json.dumps(detail), seconds))
+            self.db.execute("INSERT OR REPLACE INTO proofs (code, verdict, status, detail, "
+                            "seconds, prover) VALUES (?,?,?,?,?,?)",
+                            (code, verdict, json.dumps(status), json.dumps(detail), seconds,
+                             prover))
 
     def proof_of(self, code: str) -> str | None:
         r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()
         return r[0] if r else None
+
+    def needs_proof(self, code: str, prover: str) -> bool:
+        """No verdict yet, or an `unknown` that another prover gave up on
+        (its limits or its invariants may not be this prover's)."""
+        r = self.db.execute("SELECT verdict, prover FROM proofs WHERE code=?", (code,)).fetchone()
+        return r is None or (r[0] == "unknown" and r[1] != prover)

@@ -12,40 +12,28 @@ Before splitting, registers the start invariant pins to source words
 (S - D) & 7 is split into its 8 values, so that funnel shifts by a
 symbolic amount become fixed byte selections.
 
-Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops, verify.nowrap.
+Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops, verify.nowrap,
+verify.budget.
 """
 from __future__ import annotations
 
 import z3
 
+from copygen.verify.budget import Query, budget, translated
 from copygen.verify.nowrap import lemmas
 from copygen.verify.z3ops import bv
 
-TIMEOUT_MS = 60000      # per byte query
-# Z3's limit is wall-clock time, so a machine busy with other proofs can
-# run out where an idle one does not.  A query given the full limit that
-# gives up is asked once more with PATIENCE times the limit before it
-# counts as unknown, so that a verdict does not depend on the load.
-PATIENCE = 4
+# Budget per byte query (verify.budget): twice the steps of the hardest one
+# answered in u74tuned's proofs (223 million units, docs/verifier.md).
+TIMEOUT_MS = 120000
 # Many small goals under the same facts (a cursor's interval goals) are
 # asked of one solver holding the facts, each goal pushed and popped: about
 # 4x faster than a fresh solver per goal on u74pipelined's cursor checks.
 # Z3's incremental solver is weaker than its one-shot bit-blasting solver on
 # hard goals (the byte leaves, C3's coverage on fault paths: measured 2x
 # slower), so only `all_valid` uses it, and what it gives up on within
-# INCREMENTAL_MS is asked again of a fresh solver with the full limit.
+# INCREMENTAL_MS is asked again of a fresh solver with the full budget.
 INCREMENTAL_MS = 10000
-
-
-def check_patiently(s: z3.Solver, limit_ms: int) -> z3.CheckSatResult:
-    """s.check() within limit_ms; at the full limit, once more with
-    PATIENCE times it when the solver gives up (see PATIENCE)."""
-    s.set("timeout", limit_ms)
-    r = s.check()
-    if r == z3.unknown and limit_ms >= TIMEOUT_MS:
-        s.set("timeout", limit_ms * PATIENCE)
-        r = s.check()
-    return r
 
 
 def leaves(e, guards=()):
@@ -73,24 +61,25 @@ class ByteProver:
         # preconditions, BV invariants, path condition, and the no-wrap
         # lemmas of their pointer comparisons (verify.nowrap)
         self.base = base_facts + lemmas(world, base_facts)
-        self._solver: z3.Solver | None = None
+        self._inc: Query | None = None
 
     def valid(self, facts: list, goal) -> z3.CheckSatResult:
         """unsat when the base facts and `facts` imply `goal`."""
         return self._fresh(facts, goal)
 
     def all_valid(self, goals: list) -> bool:
-        """Every goal follows from the base facts (one incremental solver)."""
-        if self._solver is None:
-            self._solver = z3.SolverFor("QF_BV")
-            self._solver.set("timeout", INCREMENTAL_MS)
-            self._solver.add(*self.base)
-        s = self._solver
+        """Every goal follows from the base facts (one incremental solver,
+        in a context of its own: the same goals in the same order take the
+        same steps)."""
+        if self._inc is None:
+            self._inc = Query(self.base)
+            budget(self._inc.solver, INCREMENTAL_MS)
+        q = self._inc
         for goal in goals:
-            s.push()
-            s.add(z3.Not(goal), *lemmas(self.world, [goal]))
-            r = s.check()
-            s.pop()
+            q.solver.push()
+            q.solver.add(*translated([z3.Not(goal), *lemmas(self.world, [goal])], q.ctx))
+            r = q.solver.check()
+            q.solver.pop()
             if r == z3.unknown:
                 r = self._fresh([], goal)
             if r != z3.unsat:
@@ -98,9 +87,8 @@ class ByteProver:
         return True
 
     def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
-        s = z3.SolverFor("QF_BV")
-        s.add(*self.base, *facts, z3.Not(goal), *lemmas(self.world, [*facts, goal]))
-        return check_patiently(s, limit_ms)
+        return Query([*self.base, *facts, z3.Not(goal),
+                      *lemmas(self.world, [*facts, goal])]).check(limit_ms)
 
     def valid_within(self, goal, limit_ms: int) -> z3.CheckSatResult:
         """One goal, one one-shot solver, a shorter limit."""

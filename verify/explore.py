@@ -9,7 +9,8 @@ every user access that may fault (the fault path resumes at its fixup with
 the state from before the access, as the trap handler restores it).
 
 Role: produce `Segment` results; the prover decides what to check.
-May import z3, emu.semantics, verify.program, verify.symstate, verify.world.
+May import z3, emu.semantics, verify.budget, verify.program, verify.symstate,
+verify.world.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import z3
 
 from copygen.emu.semantics import SEMANTICS
+from copygen.verify.budget import budget
 from copygen.verify.program import Program, ProgramError
 from copygen.verify.symstate import SymState
 from copygen.verify.world import SR_SUM, World
@@ -131,7 +133,7 @@ class Explorer:
     def __init__(self, prog: Program, world: World, cut_points, assumptions: list):
         self.prog, self.world, self.cuts = prog, world, set(cut_points)
         self.solver = z3.Solver()
-        self.solver.set("timeout", 20000)
+        budget(self.solver, 20000)
         self.solver.add(*world.preconditions(), *assumptions)
 
     def feasible(self, cond: list) -> bool:

@@ -14,6 +14,7 @@ import z3
 
 from copygen.verify.candidates import Cand, bound_key, formula, strength, strongest, term_exprs
 from copygen.verify.explore import Explorer, merge_cut_ends
+from copygen.verify.budget import Query
 from copygen.verify.liveness import live_at
 from copygen.verify.nowrap import lemmas
 from copygen.verify.parallel import fork_map
@@ -21,10 +22,8 @@ from copygen.verify.symstate import SymState
 from copygen.verify.world import BV8, BV64, World
 from copygen.verify.z3ops import bv
 
-# Solver time per query about registers; what a batch gives up on is tried
-# alone.  (A limit in Z3 resource units instead would make outcomes
-# independent of the machine's load; tried at 7 million units, it cost proofs
-# that 3 s allows: to be calibrated.)
+# Budget per query about registers (verify.budget); what a batch gives up
+# on is tried alone.
 TIMEOUT_MS = 3000
 SP = 2
 MEMORY_KINDS = ("cursor", "rcursor", "word")
@@ -78,8 +77,8 @@ class Proof:
             return []
         return self.formulas(strongest(self.inv[start]), self.heads[start])
 
-    def solver(self, start: int | None, cond: list, goal, read=()) -> z3.Solver:
-        """A solver holding the preconditions, the start's invariants, the
+    def solver(self, start: int | None, cond: list, goal, read=()) -> Query:
+        """A one-shot query holding the preconditions, the start's invariants, the
         path condition and the negated goal; for facts about registers, so
         the invariants enter without their memory contents (a weaker
         hypothesis: still sound, and pure bit-vector queries are much
@@ -87,13 +86,9 @@ class Proof:
         out (World.fault_free); `read`: formulas the caller evaluates in a
         model, which must not need them either.  The no-wrap lemmas of
         every pointer comparison go in (verify.nowrap)."""
-        s = z3.SolverFor("QF_BV")
-        s.set("timeout", TIMEOUT_MS)
         facts = self.world.fault_free([*self.pre, *self.data.bv_facts(start), *cond],
                                       z3.And(goal, *read))
-        s.add(*facts, *lemmas(self.world, [*facts, goal, *read]))
-        s.add(z3.Not(goal))
-        return s
+        return Query([*facts, *lemmas(self.world, [*facts, goal, *read]), z3.Not(goal)])
 
     def houdini(self, guesses: dict[int, list[Cand]], jobs: int = 1) -> dict[int, list[Cand]]:
         """The greatest inductive subset of the guesses.  Facts about registers
@@ -196,7 +191,7 @@ class Proof:
         solver gives up on one."""
         for i, c in enumerate(group):
             (f,) = self.formulas([c], end.state)
-            r = self.solver(start, end.cond, f).check()
+            r = self.solver(start, end.cond, f).check(TIMEOUT_MS)
             if r == z3.unsat:
                 return group[i:]
             if r == z3.unknown:     # a weaker bound needs the same reasoning: as hard
@@ -214,16 +209,15 @@ class Proof:
         wait_fs = self.formulas(waiting, end.state)
         while targets:
             fs = self.formulas(targets, end.state)
-            s = self.solver(start, end.cond, z3.And(*fs), read=wait_fs)
-            r = s.check()
+            q = self.solver(start, end.cond, z3.And(*fs), read=wait_fs)
+            r = q.check(TIMEOUT_MS)
             if r == z3.unsat:
                 break
             if r == z3.unknown:
                 return [], targets, refuted
-            m = s.model()
-            keep = [c for c, f in zip(targets, fs) if z3.is_true(m.eval(f, model_completion=True))]
-            refuted |= {c for c, f in zip(waiting, wait_fs)
-                        if not z3.is_true(m.eval(f, model_completion=True))}
+            truth = q.true_in_model([*fs, *wait_fs])
+            keep = [c for c, ok in zip(targets, truth) if ok]
+            refuted |= {c for c, ok in zip(waiting, truth[len(fs):]) if not ok}
             assert len(keep) < len(targets)
             targets = keep
         return targets, [], refuted

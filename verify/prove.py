@@ -19,7 +19,8 @@ import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
 from copygen.verify.coverage import cover_goals
-from copygen.verify.dataproof import TIMEOUT_MS, check_patiently
+from copygen.verify.budget import Query
+from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.gcguard import proving
 from copygen.verify.houdini import Proof
@@ -141,9 +142,7 @@ class Check:
 
 def _ask(facts: list, goal, limit_ms: int) -> z3.CheckSatResult:
     """unsat when the facts imply goal (one one-shot solver)."""
-    s = z3.SolverFor("QF_BV")
-    s.add(*facts, z3.Not(goal))
-    return check_patiently(s, limit_ms)
+    return Query([*facts, z3.Not(goal)]).check(limit_ms)
 
 
 SKIPPED = "skipped: the clause already failed in this process"

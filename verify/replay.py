@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import z3
 
+from copygen.verify.budget import budget
 from copygen.verify.clauses import STRING_KINDS
 from copygen.verify.concrete import MARGIN, PAGE, Scenario, loads_outside, run, verdicts
 from copygen.verify.samples import scenario, with_fault
@@ -45,7 +46,7 @@ def _model(proof, f, fault: bool | None):
         extra = want + ([] if limit is None else [z3.ULE(w.N, bv(limit))])
         pr = proof.data.prover(f.start, f.cond, extra)
         s = z3.SolverFor("QF_ABV")
-        s.set("timeout", 20000)
+        budget(s, 20000)
         s.add(*pr.base, z3.Not(f.goal))
         if s.check() == z3.sat:
             return s.model()

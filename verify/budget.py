@@ -1,0 +1,67 @@
+"""Solver budgets that do not depend on the machine's load.
+
+Z3's `timeout` is wall-clock: on a machine busy with other proofs a query
+gives up where an idle one would not, and a verdict would then depend on
+what else ran.  A budget here is given in milliseconds of this idle
+machine and set as a resource limit (`rlimit`, Z3's count of its own
+steps) of UNITS_PER_MS units per millisecond, with a wall-clock backstop
+BACKSTOP times longer for a query that spends its time outside the counted
+steps.
+
+The steps a query takes also depend on the context's history (term ids,
+caches): the same query asked again in one context can take a different
+number of steps (a factoring query: 6.7 to 31.9 million units in four
+asks).  So a one-shot query is translated into a context of its own: the
+same facts give the same steps and the same answer, whatever ran before it
+in the process and however busy the machine is.
+
+Role: `budget` (limits on a solver) and `Query` (a one-shot query in a
+fresh context).  May import z3 only.
+"""
+from __future__ import annotations
+
+import z3
+
+# Units per idle millisecond: bench/solver_units.py logs every query of
+# `copygen verify` with its units and seconds; docs/verifier.md has the
+# figures this rate comes from.
+UNITS_PER_MS = 4000
+# Wall-clock backstop, in multiples of the budget's idle time.
+BACKSTOP = 10
+
+
+def budget(s: z3.Solver, ms: int) -> None:
+    """Limit each check of s to ms idle milliseconds' worth of steps."""
+    s.set("rlimit", ms * UNITS_PER_MS)
+    s.set("timeout", ms * BACKSTOP)
+
+
+def translated(fs, ctx: z3.Context) -> list:
+    """fs in ctx, translated together so that shared subterms are
+    translated once."""
+    fs = list(fs)
+    if not fs:
+        return []
+    out = z3.And(*fs).translate(ctx).children()
+    assert len(out) == len(fs), "Z3 flattened the conjunction"
+    return out
+
+
+class Query:
+    """facts, in a context of their own, checked within a budget; the
+    model of a sat answer evaluates formulas of the caller's context."""
+
+    def __init__(self, facts, logic: str = "QF_BV") -> None:
+        self.ctx = z3.Context()
+        self.solver = z3.SolverFor(logic, ctx=self.ctx)
+        self.solver.add(*translated(facts, self.ctx))
+
+    def check(self, ms: int) -> z3.CheckSatResult:
+        budget(self.solver, ms)
+        return self.solver.check()
+
+    def true_in_model(self, fs) -> list[bool]:
+        """For each of fs: true in the model of the last (sat) check."""
+        m = self.solver.model()
+        return [z3.is_true(m.eval(f, model_completion=True))
+                for f in translated(fs, self.ctx)]
