@@ -18,15 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
-def main(path: str, symbol: str, jobs: int) -> None:
-    from copygen.verify import dataproof
-    from copygen.verify.houdini import Proof
-    from copygen.verify.infer import bases
-    from copygen.verify.samples import collect
-    from copygen.verify.inputs import linked_elf
-    from copygen.verify.program import Program
-    from copygen.verify.prove import Check, ClauseChecker, guess_all
-    from copygen.verify.world import KINDS, World
+def _instrument() -> tuple[dict, dict, dict]:
+    """Wrap the prover's entry points with timers: (bit-vector query count and
+    time, time per (clause, kind) check, Houdini's time per path)."""
+    from copygen.verify import dataproof, houdini
+    from copygen.verify.prove import Check
 
     calls = {"n": 0, "t": 0.0}
     orig_valid = dataproof.ByteProver.valid
@@ -49,8 +45,6 @@ def main(path: str, symbol: str, jobs: int) -> None:
         return r
     Check.run = run
 
-    # Houdini's time per path (start -> end pc), in this process
-    from copygen.verify import houdini
     paths: dict = {}
     for name in ("_kept", "_first_provable"):
         orig = getattr(houdini.Proof, name)
@@ -62,7 +56,19 @@ def main(path: str, symbol: str, jobs: int) -> None:
             paths[k] = paths.get(k, 0.0) + time.time() - t0
             return r
         setattr(houdini.Proof, name, timed)
+    return calls, per, paths
 
+
+def main(path: str, symbol: str, jobs: int) -> None:
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases
+    from copygen.verify.samples import collect
+    from copygen.verify.inputs import linked_elf
+    from copygen.verify.program import Program
+    from copygen.verify.prove import ClauseChecker, guess_all
+    from copygen.verify.world import KINDS, World
+
+    calls, per, paths = _instrument()
     elf = str(linked_elf(path, Path("build/verify") / Path(path).stem))
     kind = KINDS[symbol]
     t = time.time()

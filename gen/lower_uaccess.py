@@ -119,13 +119,27 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     not taken): the path of a short aligned copy falls through from entry to
     return; the alignment head and the first word and shift loops sit out of
     line, so only calls that need them take a forward branch."""
+    return (_straight_path(pfx, ph, fast, exits, sum_held, copy)
+            + _out_of_line(pfx, ph, fast, exits, sum_held, copy))
+
+
+def _words(pfx: str, ph: Phases, exits: FaultExits, fast: bool, copy: bool, **kw) -> Phase:
+    """A word loop of the class layout: copy, or fill for clear_user."""
+    if copy:
+        return word_phase(pfx, ph, exits, fast, **kw)
+    return fill_phase(pfx, ph, exits, **kw)
+
+
+def _into_shift(ph: Phases, fast: bool, copy: bool) -> tuple[bool, bool]:
+    """(shift copy present, the head in pieces branches straight into it)."""
+    shift = bool(copy and ph.shift_unroll and not fast)
+    return shift, shift and ph.ends == "pieces" and ph.align != "none"
+
+
+def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
+                   sum_held: bool, copy: bool) -> list[Phase]:
+    """From entry to the first return: the tests, the word loops in line and the tail."""
     big = ph.word_block
-
-    def words(then: bool = False, tested: bool | None = None, ready: int = 0) -> Phase:
-        if copy:
-            return word_phase(pfx, ph, exits, fast, then=then, tested=tested, ready=ready)
-        return fill_phase(pfx, ph, exits, then=then, tested=tested, ready=ready)
-
     pieces = ph.ends == "pieces"
     phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
@@ -135,18 +149,16 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (Insn("andi", ("t1", "a0", "SZREG-1")),
                              Insn("bnez", ("t1", f".L{pfx}_head")),
                              Label(f".L{pfx}_head_done"))))
-    shift = copy and ph.shift_unroll and not fast
-    head_into_shift = shift and pieces and ph.align != "none"
     if copy and not fast:
         phases.append(_with_body(_dispatch(pfx, ph), [Label(f".L{pfx}_src_aligned")])
-                      if head_into_shift else _dispatch(pfx, ph))
+                      if _into_shift(ph, fast, copy)[1] else _dispatch(pfx, ph))
     inline_words = ph.inline in ("words", "both")
     phases.append(_size_class(pfx, big, inline_words))
     if inline_words:
-        phases.append(_with_body(words(tested=False, ready=big),
+        phases.append(_with_body(_words(pfx, ph, exits, fast, copy, tested=False, ready=big),
                                  [Insn("beq", ("a0", END, f".L{pfx}_done"),
                                        note="nothing left (forward: predicted not taken)")]))
-    phases.append(words(then=True))
+    phases.append(_words(pfx, ph, exits, fast, copy, then=True))
     tail = tail_phase(pfx, ph, exits, copy)
     if tail:
         phases.append(tail)
@@ -157,7 +169,17 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (f"if (dst != end) goto {left.replace('_', ' ')};",), (),
                             (Insn("bne", ("a0", END, f".L{pfx}_{left}")),)))
     phases.append(done_phase(pfx, sum_held))
+    return phases
+
+
+def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
+                 sum_held: bool, copy: bool) -> list[Phase]:
+    """After the first return: the shift copy, the pieces, the byte loop,
+    the head and the first loops that do not lie in line."""
+    pieces = ph.ends == "pieces"
+    shift, head_into_shift = _into_shift(ph, fast, copy)
     inline_shift = ph.inline in ("shift", "both")
+    phases = []
     if shift:
         done = f".L{pfx}_pieces_done" if pieces else f".L{pfx}_bytes_done"
         body = shift_phase(pfx, ph, exits, out_of_line=True, restore=not pieces,
@@ -172,8 +194,9 @@ def _class_layout(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     if ph.align != "none":
         phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))
-    if not inline_words:
-        phases.append(_then_bytes(pfx, words(tested=False, ready=big),
+    if ph.inline not in ("words", "both"):
+        phases.append(_then_bytes(pfx, _words(pfx, ph, exits, fast, copy, tested=False,
+                                              ready=ph.word_block),
                                   f".L{pfx}_words_then", "what is left: the second class"))
     if shift and not inline_shift:
         phases.append(shift_blocks_phase(pfx, ph, exits))

@@ -61,8 +61,35 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
     first block left branches to `shift_blocks`; with `inline_done` that
     loop is in line instead, a shorter call branches past it, and a call it
     finishes leaves for `inline_done`."""
-    then = ph.then_shift_unroll
     block = _first_shift_block(ph)
+    size = ph.shift_block
+    body = _shift_body(pfx, ph, exits, block, out_of_line, restore, inline_done)
+    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
+            ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
+            ("a6", "prev: the aligned source word being consumed"),
+            ("a1", "address of prev")]
+    regs += [(r, "next source word") for r in block_regs(block) if r != "a6"]
+    regs += [(r, "part of the destination word being built") for r in block_temps(block)]
+    return Phase(f".L{pfx}_shift", "Shift copy",
+                 ("The source is misaligned against the destination.  Load only aligned",
+                  "source words and build each destination word from two neighbours;",
+                  "this never makes a misaligned access and only reads aligned words",
+                  "that hold at least one byte of the source, so it cannot fault where",
+                  f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
+                  f" schedule {ph.shift_schedule}.") + _shift_classes(ph, inline_done),
+                 ("prev = *(u64 *)(src & ~7);",
+                  f"while (end - dst >= {size}) {{",
+                  "\tnext = *(u64 *)((src & ~7) + 8);",
+                  "\t*(u64 *)dst = (prev >> shr) | (next << shl);",
+                  "\tprev = next; dst += 8; src += 8;", "}"),
+                 tuple(regs), tuple(body))
+
+
+def _shift_body(pfx: str, ph: Phases, exits: FaultExits, block, out_of_line: bool,
+                restore: bool, inline_done: str | None) -> list:
+    """The shift copy's instructions: set-up, the first loop where the
+    layout puts it, the second class, the words left, and src moved back
+    to the first byte not copied when `restore`."""
     size = ph.shift_block
     setup = [Insn("andi", ("a4", "a1", "SZREG-1"), note="off = src & (SZREG - 1)"),
              Insn("slli", ("a4", "a4", "3"), note="shr = 8 * off: bits, not SZREG units"),
@@ -87,14 +114,14 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
     else:
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, retries(ph), True,
                                   tested=ph.tested)
-    if then:
-        second = _shift_block(then, ph.then_shift_schedule, _prev_read_after(ph))
+    if ph.then_shift_unroll:
+        second = _shift_block(ph.then_shift_unroll, ph.then_shift_schedule, _prev_read_after(ph))
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, retries(ph), True,
                            tested=True)
     if shift_tail(ph) and ph.tail == "steps":
         for k in steps(ph.last_shift_unroll):
-            block = S.shift_copy(k, "paired", "a6", "a4", "a5", S.SHIFT_POOL)
-            body += block_loop(pfx, f"shift_step{k}", block, exits, ph.fault, True, retries(ph),
+            step = S.shift_copy(k, "paired", "a6", "a4", "a5", S.SHIFT_POOL)
+            body += block_loop(pfx, f"shift_step{k}", step, exits, ph.fault, True, retries(ph),
                                True, tested=True, once=True)
     elif shift_tail(ph):
         one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
@@ -103,12 +130,12 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
     if restore:
         body += [Insn("srli", ("t0", "a4", "3")),
                  Insn("add", ("a1", "a1", "t0"), note="back to the first source byte not copied")]
-    regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}"),
-            ("a4", "shr = 8 * (src & 7)"), ("a5", "shl = 64 - shr"),
-            ("a6", "prev: the aligned source word being consumed"),
-            ("a1", "address of prev")]
-    regs += [(r, "next source word") for r in block_regs(block) if r != "a6"]
-    regs += [(r, "part of the destination word being built") for r in block_temps(block)]
+    return body
+
+
+def _shift_classes(ph: Phases, inline_done: str | None) -> tuple[str, ...]:
+    """The comment lines that say which loops follow the first and where it lies."""
+    then = ph.then_shift_unroll
     classes = (("That loop lies in line: a call with less than a whole block",
                 "branches past it.") if inline_done else ())
     classes += ((f"Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},",
@@ -117,16 +144,4 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
         classes += (("Then one block each of " + ", ".join(map(str, steps(ph.last_shift_unroll)))
                      + " word(s), as what is left needs.",) if ph.tail == "steps"
                     else ("Then single words.",))
-    return Phase(f".L{pfx}_shift", "Shift copy",
-                 ("The source is misaligned against the destination.  Load only aligned",
-                  "source words and build each destination word from two neighbours;",
-                  "this never makes a misaligned access and only reads aligned words",
-                  "that hold at least one byte of the source, so it cannot fault where",
-                  f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
-                  f" schedule {ph.shift_schedule}.") + classes,
-                 ("prev = *(u64 *)(src & ~7);",
-                  f"while (end - dst >= {size}) {{",
-                  "\tnext = *(u64 *)((src & ~7) + 8);",
-                  "\t*(u64 *)dst = (prev >> shr) | (next << shl);",
-                  "\tprev = next; dst += 8; src += 8;", "}"),
-                 tuple(regs), tuple(body))
+    return classes

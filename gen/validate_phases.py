@@ -57,60 +57,19 @@ def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> 
 
 def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
     s = settings_by_key(item)
-    for key in REQUIRED[kind]:
-        if key not in s:
-            what = f"{kind} `{item.name}`" if item.name else kind
-            raise CopygenError(f"{what} has no `{key}` phase", item.loc,
-                               hint=f"every {kind} needs: " + ", ".join(REQUIRED[kind]))
-    if "fault" in s and kind not in USER_ROUTINES:
-        raise CopygenError(f"`fault` does not apply to {kind}: kernel memory never faults",
-                           s["fault"].loc, hint="remove the `fault` line")
+    _check_required(item, s, kind)
     fast = target.fast_misaligned
     align = s["align"].values[0] if "align" in s else "dst"
     wv = s["words"].values
     word_unroll = wv[0]
     check_unroll(word_unroll, s["words"].loc, "words")
     word_schedule = wv[1] if len(wv) > 1 else "loads_first"
-    shift_unroll, shift_schedule = 0, "loads_first"
-    if "shift" in s:
-        sv = s["shift"].values
-        if kind in FILLS and sv[0] != "off":
-            raise CopygenError(f"{kind} has no source: shift copy does not apply",
-                               s["shift"].loc, hint="remove the `shift` line")
-        if sv[0] != "off":
-            shift_unroll = sv[0]
-            check_unroll(shift_unroll, s["shift"].loc, "shift")
-            shift_schedule = sv[1] if len(sv) > 1 else "loads_first"
-            if fast:
-                warnings.append(Warning_(
-                    "shift copy on a target with fast misaligned access is pointless; "
-                    "the word loop already takes misaligned sources", s["shift"].loc,
-                    hint="write `shift off`"))
-    if align == "src" and not fast:
-        raise CopygenError("`align src` leaves the destination misaligned, and this target "
-                           "traps misaligned stores", s["align"].loc,
-                           hint="use `align dst` (shift copy handles the source)")
-    if align == "none" and not fast:
-        raise CopygenError("without an alignment head the word loop makes misaligned "
-                           "accesses, which this target traps (misaligned slow)", s["align"].loc,
-                           hint="use `align dst`")
+    shift_unroll, shift_schedule = _shift_setting(s, kind, fast, warnings)
     tail = s["tail"].values[0]
-    if tail == "overlap" and not fast:
-        raise CopygenError("an overlapping word tail is a misaligned access; this target "
-                           "traps them (misaligned slow)", s["tail"].loc,
-                           hint="use `tail bytes` or `tail words`")
+    _check_misaligned_policy(s, align, tail, fast)
     limits = pipelined_limits()
     if kind not in FILLS:
-        if word_schedule == "pipelined" and word_unroll > limits["words"]:
-            raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
-                               f"{word_unroll} words live, but only {limits['words']} "
-                               "caller-saved registers are free", s["words"].loc,
-                               hint=f"unroll at most {limits['words']}, or use loads_first")
-        if shift_unroll and shift_schedule == "pipelined" and shift_unroll > limits["shift"]:
-            raise CopygenError(f"shift unroll {shift_unroll} schedule pipelined needs "
-                               f"{shift_unroll} words live besides prev and two temporaries;"
-                               f" only {limits['shift']} fit", s["shift"].loc,
-                               hint=f"unroll at most {limits['shift']}")
+        _check_live_words(s, word_unroll, word_schedule, shift_unroll, shift_schedule, limits)
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                            tested=then[0] > 0)
@@ -128,6 +87,68 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
         _check_inline(s["inline"], kind, ph, fast)
         ph = replace(ph, inline=s["inline"].values[0])
     return ph
+
+
+def _check_required(item: Item, s: dict, kind: str) -> None:
+    """Every phase the routine needs is there, and `fault` only where memory can fault."""
+    for key in REQUIRED[kind]:
+        if key not in s:
+            what = f"{kind} `{item.name}`" if item.name else kind
+            raise CopygenError(f"{what} has no `{key}` phase", item.loc,
+                               hint=f"every {kind} needs: " + ", ".join(REQUIRED[kind]))
+    if "fault" in s and kind not in USER_ROUTINES:
+        raise CopygenError(f"`fault` does not apply to {kind}: kernel memory never faults",
+                           s["fault"].loc, hint="remove the `fault` line")
+
+
+def _shift_setting(s: dict, kind: str, fast: bool, warnings: list) -> tuple[int, str]:
+    """(unroll, schedule) of the shift copy; (0, loads_first) when there is none."""
+    if "shift" not in s or s["shift"].values[0] == "off":
+        return 0, "loads_first"
+    sv = s["shift"].values
+    if kind in FILLS:
+        raise CopygenError(f"{kind} has no source: shift copy does not apply",
+                           s["shift"].loc, hint="remove the `shift` line")
+    check_unroll(sv[0], s["shift"].loc, "shift")
+    if fast:
+        warnings.append(Warning_(
+            "shift copy on a target with fast misaligned access is pointless; "
+            "the word loop already takes misaligned sources", s["shift"].loc,
+            hint="write `shift off`"))
+    return sv[0], sv[1] if len(sv) > 1 else "loads_first"
+
+
+def _check_misaligned_policy(s: dict, align: str, tail: str, fast: bool) -> None:
+    """On a target that traps misaligned accesses, no choice may make one."""
+    if fast:
+        return
+    if align == "src":
+        raise CopygenError("`align src` leaves the destination misaligned, and this target "
+                           "traps misaligned stores", s["align"].loc,
+                           hint="use `align dst` (shift copy handles the source)")
+    if align == "none":
+        raise CopygenError("without an alignment head the word loop makes misaligned "
+                           "accesses, which this target traps (misaligned slow)", s["align"].loc,
+                           hint="use `align dst`")
+    if tail == "overlap":
+        raise CopygenError("an overlapping word tail is a misaligned access; this target "
+                           "traps them (misaligned slow)", s["tail"].loc,
+                           hint="use `tail bytes` or `tail words`")
+
+
+def _check_live_words(s: dict, word_unroll: int, word_schedule: str, shift_unroll: int,
+                      shift_schedule: str, limits: dict) -> None:
+    """A pipelined loop keeps a block's words live: they must fit the free registers."""
+    if word_schedule == "pipelined" and word_unroll > limits["words"]:
+        raise CopygenError(f"words unroll {word_unroll} schedule pipelined keeps "
+                           f"{word_unroll} words live, but only {limits['words']} "
+                           "caller-saved registers are free", s["words"].loc,
+                           hint=f"unroll at most {limits['words']}, or use loads_first")
+    if shift_unroll and shift_schedule == "pipelined" and shift_unroll > limits["shift"]:
+        raise CopygenError(f"shift unroll {shift_unroll} schedule pipelined needs "
+                           f"{shift_unroll} words live besides prev and two temporaries;"
+                           f" only {limits['shift']} fit", s["shift"].loc,
+                           hint=f"unroll at most {limits['shift']}")
 
 
 def _check_inline(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
