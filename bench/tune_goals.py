@@ -10,7 +10,9 @@ Benches __asm_copy_to_user of each file at the tuner's 12 sizes (8 B to
 own grid samples 4 of the 56 misaligned pairs; this script measures them
 all.  Reports, against each baseline, every cell where the tuned routine
 is slower, and the smallest speed-up over each goal's range (ratios
-against the first baseline).  Writes bench/results/tune_goals_<profile>.json.
+against the first baseline), then the speed-up per size and class against
+the first baseline.  Writes bench/results/tune_goals_<profile>.json, or the
+file given by --out (for a trial that must not replace the recorded one).
 """
 from __future__ import annotations
 
@@ -69,6 +71,8 @@ def main() -> int:
     ap.add_argument("tuned", type=Path)
     ap.add_argument("--profile", default="u74")
     ap.add_argument("--baseline", type=Path, action="append", required=True)
+    ap.add_argument("--out", type=Path, help="where to write the JSON (default: "
+                    "bench/results/tune_goals_<profile>.json)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as cache:
         ours = grid(args.tuned, args.profile, cache)
@@ -86,9 +90,15 @@ def main() -> int:
     for b, r in result["baselines"].items():
         cells = ", ".join(f"{c} {n} B {x}x" for c, n, x in r["slower_cells"]) or "none"
         print(f"slower than {Path(b).stem} in: {cells}")
-    out = ROOT / "bench" / "results" / f"tune_goals_{args.profile}.json"
+    print(f"\nspeed-up against {args.baseline[0].stem} (cycles of {args.tuned.stem}):")
+    classes = list(first["speedup"])
+    print("  size  " + "".join(f"{c:>22s}" for c in classes))
+    for n in GRID_SIZES:
+        print(f"{n:6d}  " + "".join(f"{first['speedup'][c][str(n)]:>13.3f}x ({ours[c][str(n)]:6.1f})"
+                                    for c in classes))
+    out = args.out or ROOT / "bench" / "results" / f"tune_goals_{args.profile}.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out.relative_to(ROOT)}")
+    print(f"wrote {out}")
     return 0
 
 
