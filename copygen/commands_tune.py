@@ -145,8 +145,8 @@ def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
         return given
     st = load_file(file, available())
     chosen = [s for s in st.sweeps if sweep in (None, s.name)]
-    routine = chosen[0].routine if chosen else None
-    for r in (st.copy_user, st.clear_user):
+    routine = chosen[0].routine.partition(".")[0] if chosen else None
+    for r in (st.copy_user, st.clear_user, st.string):
         if r is not None and r.name == routine:
             return r.target.profile
     return st.targets[0].profile
@@ -163,8 +163,10 @@ def _open_store(path: Path) -> Store:
 
 def _baseline_check(path: str, kind: str) -> str:
     st = load_file(path, available())
-    if getattr(st, kind) is None:
-        raise CopygenError(f"baseline {path} has no {kind} routine", hint="give a file that defines one")
+    if getattr(st, "string" if kind in ("memcpy", "memset") else kind) is None:
+        what = "string block" if kind in ("memcpy", "memset") else f"{kind} routine"
+        raise CopygenError(f"baseline {path} has no {what} (for its {kind})",
+                           hint="give a file that defines one")
     return path
 
 
@@ -173,7 +175,7 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, workload
     out = {}
     for name in names:
         text = read_source(name)
-        key = code_key(text)
+        key = code_key(text, kind)
         row = store.eval_of(key, profile, eval_workload(workload, align_mix))
         if row is None:
             row = evaluate(Job(key, text, kind, profile, workload, align_mix, cache))
@@ -234,7 +236,7 @@ def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
         args = json.loads(meta["args"])
         base = {}
         for name in args.get("baselines", []):
-            key = code_key(read_source(name)) if Path(name).is_file() else None
+            key = code_key(read_source(name), meta["kind"]) if Path(name).is_file() else None
             row = store.eval_of(key, meta["profile"], eval_workload(
                 meta["workload"], args.get("align_mix", "spec"))) if key else None
             if row:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -92,6 +92,15 @@ class _ToItems(Transformer):
         return Item(kind, name, ref, rest, Loc(self.file, meta.line, meta.column), ref_loc)
 
     @v_args(meta=True)
+    def sweep(self, meta, children):
+        """`sweep NAME for LIB.FN`: the ref is `LIB.FN`, located at LIB."""
+        item = self._block("sweep", meta, children)
+        toks = [c for c in children if isinstance(c, Token)]
+        if len(toks) > 2:
+            item = replace(item, ref=f"{toks[1]}.{toks[2]}")
+        return item
+
+    @v_args(meta=True)
     def start(self, meta, children):
         return list(children)
 
@@ -128,7 +137,7 @@ _add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",
               "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
               "inline", "sweep_inline")
-_add_blocks("target", "copy_user", "clear_user", "string_block", "sweep")
+_add_blocks("target", "copy_user", "clear_user", "string_block")
 _add_blocks("memcpy", "memmove", "memset", named=False)
 
 

@@ -80,6 +80,8 @@ SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "sh
 # axes whose values are the phase setting's one value each
 SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline")
 SWEEP_KINDS = ("copy_user", "clear_user")
+# the functions of a string block a sweep may tune (memmove reuses memcpy's phases)
+STRING_FNS = ("memcpy", "memset")
 # The tuner benches every point, seconds each: a bigger space is a mistake,
 # and checking each of its points would hold `check` up without bound.
 MAX_SWEEP_POINTS = 100_000
@@ -170,25 +172,51 @@ def _sweep_points(item: Item, base: Item, target: Target, warnings: list) -> Non
             hint="copygen tune lists each pruned point with its reason"))
 
 
+def swept_routine(item: Item, routines: dict[str, Item]) -> tuple[Item, Item]:
+    """(the routine sweep `item` tunes, the top-level block that holds it):
+    a copy_user or clear_user routine is its own block; `LIB.memcpy` and
+    `LIB.memset` are functions of string block LIB."""
+    lib, _, fn = item.ref.partition(".")
+    if lib not in routines:
+        known = ", ".join(sorted(routines)) or "none"
+        raise CopygenError(f"sweep `{item.name}` is for unknown routine `{lib}`",
+                           item.ref_loc, hint=f"routines in this file: {known}")
+    top = routines[lib]
+    if not fn:
+        if top.kind not in SWEEP_KINDS:
+            raise CopygenError(f"sweep `{item.name}` is for `{lib}`, a string block",
+                               item.ref_loc, hint=f"name the function it tunes: "
+                                                  f"`{lib}.memcpy` or `{lib}.memset`")
+        return top, top
+    if top.kind != "string_block":
+        raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, but `{lib}` is a "
+                           f"{top.kind} routine, which has no functions", item.ref_loc,
+                           hint=f"write `sweep {item.name} for {lib}`")
+    if fn not in STRING_FNS:
+        why = (": memmove has no phases of its own (it reuses memcpy's)"
+               if fn == "memmove" else "")
+        raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, not a function a sweep "
+                           f"can tune{why}", item.ref_loc,
+                           hint=f"sweep `{lib}.memcpy` or `{lib}.memset`")
+    sub = next((f for f in top.settings if isinstance(f, Item) and f.kind == fn), None)
+    if sub is None:
+        raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, but string `{lib}` has "
+                           f"no {fn} block", item.ref_loc, hint=f"add a {fn} block to `{lib}`")
+    return sub, top
+
+
 def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
            warnings: list) -> Sweep:
-    if item.ref not in routines:
-        known = ", ".join(sorted(routines)) or "none"
-        raise CopygenError(f"sweep `{item.name}` is for unknown routine `{item.ref}`",
-                           item.ref_loc, hint=f"routines in this file: {known}")
-    base = routines[item.ref]
-    if base.kind not in SWEEP_KINDS:
-        raise CopygenError(f"sweep `{item.name}` is for `{item.ref}`, a string block",
-                           item.ref_loc, hint="a sweep tunes one copy_user or clear_user routine")
+    base, top = swept_routine(item, routines)
     axes = []
     for s in settings_by_key(item).values():
         name = SWEEP_AXES[s.key]
         if name == "shift" and base.kind in FILLS:
-            raise CopygenError(f"a `shift` axis for {base.kind} `{base.name}`: it has no "
+            raise CopygenError(f"a `shift` axis for {base.kind} `{item.ref}`: it has no "
                                "source, so shift copy does not apply", s.loc,
                                hint="remove the `shift` axis")
         if name == "then_shift" and base.kind in FILLS:
-            raise CopygenError(f"a `then shift` axis for {base.kind} `{base.name}`: it has no "
+            raise CopygenError(f"a `then shift` axis for {base.kind} `{item.ref}`: it has no "
                                "source, so shift copy does not apply", s.loc,
                                hint="remove the axis")
         if name in ("words", "shift", "then_words", "then_shift"):
@@ -199,7 +227,7 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
     if not axes:
         raise CopygenError(f"sweep `{item.name}` has no axis", item.loc,
                            hint="e.g. `words unroll [1, 2, 4, 8]`")
-    _sweep_points(item, base, targets[base.ref], warnings)
+    _sweep_points(item, base, targets[top.ref], warnings)
     return Sweep(item.name, item.ref, tuple(axes), item.loc)
 
 

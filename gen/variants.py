@@ -1,6 +1,7 @@
 """The points of a sweep, each as a complete `.copy` file.
 
-A sweep names one routine and axes of values; a point sets one value per
+A sweep names one routine (a copy_user or clear_user routine, or memcpy or
+memset of a string block) and axes of values; a point sets one value per
 axis on that routine, and its variant is the base file with the routine's
 settings replaced (every other block kept, sweeps dropped), written with
 gen.unparse.  A point that is not a valid routine (valid values that do not
@@ -13,13 +14,13 @@ gen.errors.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import Item, Setting, parse_text, read_source
 from copygen.gen.unparse import file_text
-from copygen.gen.validate import (SWEEP_AXES, axis_choices, build_strategy, describe_point, settings_by_key,
-                                  sweep_point_error)
+from copygen.gen.validate import (SWEEP_AXES, axis_choices, build_strategy, describe_point,
+                                  settings_by_key, swept_routine, sweep_point_error)
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,8 @@ class Variant:
 @dataclass(frozen=True)
 class Space:
     sweep: str
-    routine: str           # the swept routine's name
-    kind: str              # copy_user | clear_user
+    routine: str           # the swept routine's name (`LIB.memcpy` for a string function)
+    kind: str              # copy_user | clear_user | memcpy | memset
     variants: tuple[Variant, ...]
     pruned: tuple[tuple[str, str], ...] = ()    # (point label, the validator's reason)
 
@@ -61,13 +62,14 @@ def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
     if sweep not in names:
         raise CopygenError(f"no sweep `{sweep}` in {path}", hint=f"sweeps there: {', '.join(names)}")
     item = next(it for it in items if it.kind == "sweep" and it.name == sweep)
-    base = next(it for it in items if it.kind in ("copy_user", "clear_user") and it.name == item.ref)
+    routines = {it.name: it for it in items if it.kind not in ("target", "sweep")}
+    base, top = swept_routine(item, routines)
     kept = [it for it in items if it.kind != "sweep"]
     base_settings = settings_by_key(base)
     axes = [(SWEEP_AXES[a.key], a) for a in settings_by_key(item).values()]
     choices = [axis_choices(a, base_settings) for _, a in axes]
     variants, pruned = [], []
-    target = next(tg for tg in st.targets if tg.name == base.ref)
+    target = next(tg for tg in st.targets if tg.name == top.ref)
     locs = {name: a.loc for name, a in axes}
     for values in itertools.product(*choices):
         point = tuple((name, v) for (name, _), v in zip(axes, values))
@@ -76,9 +78,16 @@ def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
             pruned.append((describe_point(dict(point)), err.message))
             continue
         settings = {**base_settings, **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
-        routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc, base.ref_loc)
-        blocks = [routine if it is base else it for it in kept]
-        header = [f"{base.name}: point of sweep `{sweep}` in {path}", describe_point(dict(point))]
-        alone = [it for it in blocks if it.kind == "target" or it is routine]
+        routine = replace(base, settings=tuple(settings.values()))
+        block = routine if top is base else _with_function(top, routine)
+        blocks = [block if it is top else it for it in kept]
+        header = [f"{item.ref}: point of sweep `{sweep}` in {path}", describe_point(dict(point))]
+        alone = [it for it in blocks if it.kind == "target" or it is block]
         variants.append(Variant(point, file_text(blocks, header), file_text(alone, header)))
-    return Space(sweep, base.name, base.kind, tuple(variants), tuple(pruned))
+    return Space(sweep, item.ref, base.kind, tuple(variants), tuple(pruned))
+
+
+def _with_function(lib: Item, fn: Item) -> Item:
+    """String block `lib` with its function of fn's kind replaced by `fn`."""
+    return replace(lib, settings=tuple(fn if isinstance(f, Item) and f.kind == fn.kind else f
+                                       for f in lib.settings))

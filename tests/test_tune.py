@@ -294,3 +294,92 @@ def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(
     assert store.proof_of("a") == "unknown" and store.proof_of("b") == "proved"
     assert store.needs_proof("a", "this prover") and not store.needs_proof("b", "this prover")
     assert store.needs_proof("c", "this prover")
+
+
+LIB = """target u74 { xlen 64; misaligned slow }
+copy_user k for u74 { small below 71; align dst; words unroll 8 schedule loads_first;
+                      shift unroll 1 schedule interleave; tail bytes; fault exact }
+clear_user c for u74 { small below 16; align dst; words unroll 4; tail bytes; fault exact }
+string lib for u74 {
+    memcpy { small below 16; align dst; words unroll 1; shift unroll 1; tail bytes }
+    memset { small below 16; align dst; words unroll 1; tail bytes }
+}
+"""
+
+
+def _rank_of(path, routine, workload):
+    r = CliRunner().invoke(main, ["rank", str(path), "--routine", routine, "--workload", workload,
+                                  "--json"])
+    assert r.exit_code == 0, r.output
+    (row,) = json.loads(r.stdout)["ranking"][routine]
+    return row["expected_cycles"]
+
+
+def test_a_memset_sweep_ranks_the_string_function(tmp_path):
+    src = _file(tmp_path, LIB + "sweep ms for lib.memset { words unroll [1, 4]; tail [bytes, words] }\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "s.db", "--top", "0", "--workload", "small",
+              "--json", "--baseline", ROOT / "examples" / "string2021.copy",
+              "--report", tmp_path / "rep")
+    rows = _rows(r)
+    assert len(rows) == 4 and "over memset lib.memset: 4 points" in r.stderr
+    assert rows[0][2] <= rows[-1][2]
+    base = json.loads(r.stdout)["baselines"][str(ROOT / "examples" / "string2021.copy")]
+    assert base["expected"] == pytest.approx(
+        _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small"), abs=0.06)
+    # each row's figure is the memset of its point, as `copygen rank` measures it
+    from copygen.gen.variants import sweep_space
+    texts = {v.label: v.text for v in sweep_space(str(src), "ms").variants}
+    for _, label, cycles in (rows[0], rows[-1]):
+        assert cycles == pytest.approx(
+            _rank_of(_file(tmp_path, texts[label], "point.copy"), "memset", "small"), abs=0.06)
+
+
+def test_copy_and_clear_sweeps_share_a_store_without_mixing_their_rows(tmp_path):
+    """A baseline's uaccess.S holds both its copy_user and its clear_user:
+    the sweeps of one file share its default store, and each must see the
+    baseline's own routine of the kind it tunes."""
+    src = _file(tmp_path, LIB + "sweep a for k { words unroll [4, 8] schedule [loads_first] }\n"
+                               "sweep b for c { words unroll [2, 4] }\n")
+    base = ROOT / "examples" / "kernel2021.copy"
+    got = {}
+    for sweep, routine in (("a", "copy_to_user"), ("b", "clear_user")):
+        r = _tune(tmp_path, src, "--sweep", sweep, "--db", tmp_path / "one.db", "--top", "0",
+                  "--workload", "small", "--baseline", base, "--json")
+        assert r.exit_code == 0, r.stderr
+        got[routine] = json.loads(r.stdout)["baselines"][str(base)]["expected"]
+    for routine, cycles in got.items():
+        assert cycles == pytest.approx(_rank_of(base, routine, "small"), abs=0.06)
+
+
+@pytest.mark.parametrize("sweep,message", [
+    ("sweep s for lib { words unroll [2] }", "a string block"),
+    ("sweep s for lib.memmove { words unroll [2] }", "memmove has no phases"),
+    ("sweep s for lib.strcpy { words unroll [2] }", "not a function a sweep can tune"),
+    ("sweep s for k.memcpy { words unroll [2] }", "has no functions"),
+    ("sweep s for lib.memset { shift unroll [1] }", "no source"),
+    ("sweep s for lib.memcpy { fault [exact] }", "`fault` does not apply to memcpy"),
+    ("sweep s for lib.memcpy { ends [pieces] }", "`ends` applies to copy_user and clear_user"),
+])
+def test_bad_string_sweeps_are_located_errors(tmp_path, sweep, message):
+    src = _file(tmp_path, LIB + sweep + "\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "x.db")
+    assert r.exit_code == 2, r.output
+    assert message in r.stderr and f"{src}:" in r.stderr
+    assert not (tmp_path / "x.db").exists()
+
+
+@pytest.mark.slow
+def test_a_memcpy_sweep_proves_its_winner_which_builds(tmp_path):
+    src = _file(tmp_path, LIB + "sweep mc for lib.memcpy { words unroll [1, 4]; shift unroll [1, 2] }\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "m.db", "--top", "1", "--workload", "small",
+              "--json", "--report", tmp_path / "rep")
+    rows = json.loads(r.stdout)["rows"]
+    assert r.exit_code == 0 and rows[0]["proof"] == "proved"
+    win = tmp_path / "rep" / "winner.copy"
+    assert rows[0]["point"] in win.read_text()
+    assert json.loads(r.stdout)["winner"]["expected_cycles"] == pytest.approx(
+        _rank_of(win, "memcpy", "small"), abs=0.06)
+    proved = CliRunner().invoke(main, ["verify", str(win), "--routine", "memcpy",
+                                       "--proof-cache", str(tmp_path / "proofs"),
+                                       "--workdir", str(tmp_path / "w")])
+    assert proved.exit_code == 0, proved.output

@@ -22,7 +22,10 @@ from copygen.measure.bench import Bench, Case
 from copygen.measure.rank import expected_cycles
 from copygen.measure.workload import make_workload
 
-SYMBOL = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user"}
+SYMBOL = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user",
+          "memcpy": "memcpy", "memset": "memset"}
+# the routines that only store (no source): their grid is over dst offsets only
+FILLS = ("clear_user", "memset")
 GRID_SIZES = (8, 16, 32, 64, 72, 128, 256, 512, 1024, 2048, 4096, 8192)
 # (src, dst) offsets standing for each alignment class (measure.bench.align_class)
 GRID_PAIRS = {
@@ -36,7 +39,7 @@ GRID_PAIRS = {
 class Job:
     code: str            # the key of the code the variant emits
     text: str            # the .copy text to build
-    kind: str            # copy_user | clear_user
+    kind: str            # copy_user | clear_user | memcpy | memset
     profile: str
     workload: str
     align_mix: str
@@ -58,7 +61,7 @@ def evaluate(job: Job) -> dict:
     bench = Bench(elf, load_profile(job.profile), max(max(GRID_SIZES), max(s for s, _ in wl.sizes)))
     exp = expected_cycles(bench, str(src), symbol, wl)
     grid = {}
-    for cls, pairs in GRID_PAIRS["copy" if job.kind == "copy_user" else "clear"].items():
+    for cls, pairs in GRID_PAIRS["clear" if job.kind in FILLS else "copy"].items():
         grid[cls] = {str(n): sum(bench.run(Case(symbol, n, s, d)).cycles for s, d in pairs) / len(pairs)
                      for n in GRID_SIZES}
     return {"code": job.code, "expected": exp.expected_cycles, "mean_size": exp.mean_size,

@@ -28,7 +28,7 @@ from copygen.gen.variants import Space, sweep_space
 from copygen.tune.evaluate import SYMBOL, Job, evaluate
 from copygen.tune.store import Store, eval_workload
 
-KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear"}
+KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear", "memcpy": "memcpy", "memset": "memset"}
 
 
 @dataclass
@@ -39,10 +39,15 @@ class Plan:
     points: list[tuple[str, str, str, str]] = field(default_factory=list)
 
 
-def code_key(text: str) -> str:
-    """A hash of the uaccess.S a variant emits (under a fixed source name)."""
+def code_key(text: str, kind: str) -> str:
+    """A hash of the routine kind and the file a variant's routine is emitted
+    into (uaccess.S, or string.c for memcpy and memset), under a fixed source
+    name.  The kind is part of it: one uaccess.S holds both copy_user and
+    clear_user, which a store shared by two sweeps evaluates apart."""
     st = load_text(text, "variant.copy")
-    return hashlib.sha256(emit.render_uaccess(st, "variant.copy").encode()).hexdigest()
+    render = emit.render_string if kind in ("memcpy", "memset") else emit.render_uaccess
+    text_out = render(st, "variant.copy") or ""
+    return hashlib.sha256(f"{kind}\n{text_out}".encode()).hexdigest()
 
 
 def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: str,
@@ -51,7 +56,7 @@ def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: s
     ident = json.dumps([read_source(path), space.sweep, profile, workload, align_mix])
     p = Plan(hashlib.sha256(ident.encode()).hexdigest()[:16], space)
     for v in space.variants:
-        key = code_key(v.alone)
+        key = code_key(v.alone, space.kind)
         p.codes.setdefault(key, v.alone)
         p.points.append((json.dumps(v.as_dict(), sort_keys=True), v.label, key, v.text))
     return p
