@@ -25,6 +25,13 @@ TWELVE = HEAD + "sweep s for k { small below [71, 96]; words unroll [1, 2, 3, 4,
 FOUR = HEAD + "sweep s for k { words unroll [2, 4] schedule [loads_first, pipelined] }\n"
 BROKEN = HEAD + "sweep s for k { words unroll [4]; fault [exact, block] }\n"
 
+LIB = HEAD + """clear_user c for u74 { small below 16; align dst; words unroll 4; tail bytes; fault exact }
+string lib for u74 {
+    memcpy { small below 16; align dst; words unroll 1; shift unroll 1; tail bytes }
+    memset { small below 16; align dst; words unroll 1; tail bytes }
+}
+"""
+
 
 def _file(tmp_path, text, name="t.copy"):
     path = tmp_path / name
@@ -140,9 +147,16 @@ def test_show_renders_the_store_without_recomputing(tmp_path, monkeypatch):
     ("sweep s for k { words unroll [] }", "syntax error"),
     ("sweep s for k { small below [0, 100000000000000000000] }", "small below"),
     ("sweep s for nobody { words unroll [2] }", "unknown routine `nobody`"),
+    ("sweep s for lib { words unroll [2] }", "a string block"),
+    ("sweep s for lib.memmove { words unroll [2] }", "memmove has no phases"),
+    ("sweep s for lib.strcpy { words unroll [2] }", "not a function a sweep can tune"),
+    ("sweep s for k.memcpy { words unroll [2] }", "has no functions"),
+    ("sweep s for lib.memset { shift unroll [1] }", "no source"),
+    ("sweep s for lib.memcpy { fault [exact] }", "`fault` does not apply to memcpy"),
+    ("sweep s for lib.memcpy { ends [pieces] }", "`ends` applies to copy_user and clear_user"),
 ])
 def test_bad_sweeps_are_located_errors(tmp_path, sweep, message):
-    src = _file(tmp_path, HEAD + sweep + "\n")
+    src = _file(tmp_path, LIB + sweep + "\n")
     r = _tune(tmp_path, src, "--db", tmp_path / "x.db")
     assert r.exit_code == 2, r.output
     assert message in r.stderr and f"{src}:" in r.stderr
@@ -296,17 +310,6 @@ def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(
     assert store.needs_proof("c", "this prover")
 
 
-LIB = """target u74 { xlen 64; misaligned slow }
-copy_user k for u74 { small below 71; align dst; words unroll 8 schedule loads_first;
-                      shift unroll 1 schedule interleave; tail bytes; fault exact }
-clear_user c for u74 { small below 16; align dst; words unroll 4; tail bytes; fault exact }
-string lib for u74 {
-    memcpy { small below 16; align dst; words unroll 1; shift unroll 1; tail bytes }
-    memset { small below 16; align dst; words unroll 1; tail bytes }
-}
-"""
-
-
 def _rank_of(path, routine, workload):
     r = CliRunner().invoke(main, ["rank", str(path), "--routine", routine, "--workload", workload,
                                   "--json"])
@@ -349,23 +352,6 @@ def test_copy_and_clear_sweeps_share_a_store_without_mixing_their_rows(tmp_path)
         got[routine] = json.loads(r.stdout)["baselines"][str(base)]["expected"]
     for routine, cycles in got.items():
         assert cycles == pytest.approx(_rank_of(base, routine, "small"), abs=0.06)
-
-
-@pytest.mark.parametrize("sweep,message", [
-    ("sweep s for lib { words unroll [2] }", "a string block"),
-    ("sweep s for lib.memmove { words unroll [2] }", "memmove has no phases"),
-    ("sweep s for lib.strcpy { words unroll [2] }", "not a function a sweep can tune"),
-    ("sweep s for k.memcpy { words unroll [2] }", "has no functions"),
-    ("sweep s for lib.memset { shift unroll [1] }", "no source"),
-    ("sweep s for lib.memcpy { fault [exact] }", "`fault` does not apply to memcpy"),
-    ("sweep s for lib.memcpy { ends [pieces] }", "`ends` applies to copy_user and clear_user"),
-])
-def test_bad_string_sweeps_are_located_errors(tmp_path, sweep, message):
-    src = _file(tmp_path, LIB + sweep + "\n")
-    r = _tune(tmp_path, src, "--db", tmp_path / "x.db")
-    assert r.exit_code == 2, r.output
-    assert message in r.stderr and f"{src}:" in r.stderr
-    assert not (tmp_path / "x.db").exists()
 
 
 @pytest.mark.slow
