@@ -36,8 +36,10 @@ class _DefaultRun(click.Group):
 def tune() -> None:
     """Search a sweep's strategy space: `copygen tune FILE.copy [options]`.
 
-    Expands the sweep, builds every point once (points that emit the same
-    routine are one evaluation), benches each in the emulator under the
+    A sweep tunes one copy_user or clear_user routine, or the memcpy or
+    memset of a string block (`sweep S for LIB.memcpy`).  Expands the
+    sweep, builds every point once (points that emit the same routine are
+    one evaluation), benches each in the emulator under the
     workload and a size x alignment grid, ranks them by expected cycles per
     call, proves the top K with the full contract, and keeps everything in
     an SQLite store (--db) committed point by point: a killed run started
