@@ -369,3 +369,20 @@ def test_a_memcpy_sweep_proves_its_winner_which_builds(tmp_path):
                                        "--proof-cache", str(tmp_path / "proofs"),
                                        "--workdir", str(tmp_path / "w")])
     assert proved.exit_code == 0, proved.output
+
+
+def test_a_string_sweep_takes_its_profile_from_the_string_block_target(tmp_path):
+    src = _file(tmp_path, """target u74 { xlen 64; misaligned slow }
+target c910 { xlen 64; misaligned fast; profile c910 }
+string lib for c910 {
+    memcpy { small below 16; align dst; words unroll 1; shift off; tail bytes }
+    memset { small below 16; align dst; words unroll 1; tail bytes }
+}
+sweep s for lib.memset { words unroll [1, 2] }
+""")
+    r = _tune(tmp_path, src, "--db", tmp_path / "p.db", "--top", "0", "--workload", "small",
+              "--json")
+    assert r.exit_code == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["run"]["profile"] == "c910" and out["run"]["kind"] == "memset"
+    assert out["run"]["routine"] == "lib.memset" and len(out["rows"]) == 2
