@@ -14,11 +14,11 @@ import click
 from copygen.emu.profile import available, load_profile
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import read_source
-from copygen.gen.validate import load_file
+from copygen.gen.validate import STRING_FNS, load_file
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import EXIT_HELP, command, envelope, plain_tables, print_tables, progress, table_console
 from copygen.tune import report
-from copygen.tune.evaluate import STRING_KINDS, Job, evaluate
+from copygen.tune.evaluate import Job, evaluate
 from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, winner
 from copygen.tune.store import Store, eval_workload
 
@@ -165,8 +165,8 @@ def _open_store(path: Path) -> Store:
 
 def _baseline_check(path: str, kind: str) -> str:
     st = load_file(path, available())
-    if getattr(st, "string" if kind in STRING_KINDS else kind) is None:
-        what = "string block" if kind in STRING_KINDS else f"{kind} routine"
+    if getattr(st, "string" if kind in STRING_FNS else kind) is None:
+        what = "string block" if kind in STRING_FNS else f"{kind} routine"
         raise CopygenError(f"baseline {path} has no {what} (for its {kind})",
                            hint="give a file that defines one")
     return path

@@ -18,16 +18,13 @@ from elftools.elf.elffile import ELFFile
 
 from copygen.emu.profile import load_profile
 from copygen.gen.build import build_cached
+from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
 from copygen.measure.rank import expected_cycles
 from copygen.measure.workload import make_workload
 
 SYMBOL = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user",
           "memcpy": "memcpy", "memset": "memset"}
-# the routines that only store (no source): their grid is over dst offsets only
-FILLS = ("clear_user", "memset")
-# the string.c functions a sweep can tune (gen.validate.STRING_FNS)
-STRING_KINDS = ("memcpy", "memset")
 GRID_SIZES = (8, 16, 32, 64, 72, 128, 256, 512, 1024, 2048, 4096, 8192)
 # (src, dst) offsets standing for each alignment class (measure.bench.align_class)
 GRID_PAIRS = {

@@ -23,9 +23,9 @@ from pathlib import Path
 from copygen.gen import emit
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import read_source
-from copygen.gen.validate import load_text
+from copygen.gen.validate import STRING_FNS, load_text
 from copygen.gen.variants import Space, sweep_space
-from copygen.tune.evaluate import STRING_KINDS, SYMBOL, Job, evaluate
+from copygen.tune.evaluate import SYMBOL, Job, evaluate
 from copygen.tune.store import Store, eval_workload
 
 KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear", "memcpy": "memcpy", "memset": "memset"}
@@ -45,7 +45,7 @@ def code_key(text: str, kind: str) -> str:
     name.  The kind is part of it: one uaccess.S holds both copy_user and
     clear_user, which a store shared by two sweeps evaluates apart."""
     st = load_text(text, "variant.copy")
-    render = emit.render_string if kind in STRING_KINDS else emit.render_uaccess
+    render = emit.render_string if kind in STRING_FNS else emit.render_uaccess
     text_out = render(st, "variant.copy") or ""
     return hashlib.sha256(f"{kind}\n{text_out}".encode()).hexdigest()
 
