@@ -182,6 +182,50 @@ def test_gcc_unrolled_memcpy_is_proved(tmp_path):
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
 
+COUNT_IN_A2 = """
+target c910 {
+    xlen 64
+    misaligned fast
+    profile c910
+}
+
+string count_lib for c910 {
+    memcpy {
+        small below 8
+        align none
+        words unroll 2 schedule interleave
+        shift off
+        tail overlap
+    }
+    memmove {
+        forward memcpy
+        backward words
+    }
+    memset {
+        small below 8
+        align none
+        words unroll 8
+        tail overlap
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("fn", ["memcpy", "memset"])
+def test_gcc_loop_end_from_the_count_register_is_proved(tmp_path, fn):
+    """With bytes only below 8, GCC runs the block loop's cursor up to
+    dst + (n & -block) and keeps n in a2 across it; the word step and the
+    overlapping tail after it test n & 8 and n & 15.  Proving them needs
+    the loop end tied to the count register (a `mask` invariant whose
+    second register the loop leaves alone): every clause proved."""
+    from copygen.gen.build import build_file
+    src = tmp_path / "count.copy"
+    src.write_text(COUNT_IN_A2)
+    elf = str(build_file(src, tmp_path / "out").elf)
+    rep = prove_routine(elf, fn, fn)
+    assert all(st in ("proved", "yes") for st in rep.status.values()), rep.as_dict()
+
+
 @pytest.mark.slow
 def test_gcc_memcpy_with_a_stack_frame_is_proved(tmp_path):
     """u74pipelined's memcpy saves s0-s2 before its shift copy and restores

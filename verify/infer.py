@@ -47,7 +47,7 @@ def guess(snaps: list, kind: str, roles: dict[int, str] | None = None) -> list[C
         atoms += list(combinations(varying, 2))
     cands += _linear(atoms, xs, terms, kind_terms(kind))
     cands += _sums(varying, xs, terms)
-    cands += _masked_sums(varying, xs, terms)
+    cands += _masked_sums(varying, unchanged, xs, terms)
     cands += _block_distances(varying, xs)
     if kind == "memmove":      # the other kinds' proofs do without (and run 20 % faster)
         cands += _scaled(varying, xs, terms)
@@ -110,15 +110,18 @@ def _sums(varying, xs, terms) -> list[Cand]:
 MASKS = (7, 15, 31, 63, 127)      # a block of 1, 2, 4, 8 or 16 words, less one
 
 
-def _masked_sums(varying, xs, terms) -> list[Cand]:
+def _masked_sums(varying, unchanged, xs, terms) -> list[Cand]:
     """x[a] + (x[b] & m) fixed relative to a term, or to x[b] itself ("@"):
     a word loop's end plus the bytes it leaves over is the buffer end, the
     bytes its blocks cover are the count rounded down to a block (GCC
-    computes the one from the other).  The smallest block m + 1 that fits."""
+    computes the one from the other).  The smallest block m + 1 that fits.
+    x[b] may be a register the loop leaves alone, such as the count GCC
+    keeps in a2 while its loop runs a cursor up to dst + (n & -16)."""
     moving = [r for r in varying if len({x[r] for x in xs}) > 1]
+    fixed = [r for r in unchanged if len({x[r] for x in xs}) > 1]
     out = []
     for a in moving:
-        for b in moving:
+        for b in moving + fixed:
             if a != b:
                 out += _masked_sum(a, b, xs, terms)
     return out
