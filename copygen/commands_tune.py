@@ -188,7 +188,8 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, workload
 
 def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str,
             guards=()) -> None:
-    rows = ranked(store.results(run), {g: base[g] for g in guards if g in base})
+    from copygen.verify.cache import prover_fingerprint
+    rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base})
     meta = next(r for r in store.runs() if r["run"] == run)
     win = winner(rows)
     table = report.table_rows(rows, base, shown)

@@ -292,6 +292,13 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
     monkeypatch.setattr(run, "_prove", lambda st, code, *rest: asked.append(code))
     run.prove_top(store, run_id, "copy_user", 3, str(tmp_path / "proofs"), 1)
     assert asked == [codes[0]]
+    # until it is asked again, the older prover's unknown disqualifies nothing
+    label = {r["code"]: r["label"] for r in store.results(run_id)}
+    out = CliRunner().invoke(main, ["tune", "show", str(db), "--json"])
+    shown = {r["point"]: r["proof"] for r in json.loads(out.stdout)["rows"]}
+    assert shown[label[codes[0]]] == "not proved (an earlier prover's unknown)"
+    assert shown[label[codes[1]]].startswith("DISQUALIFIED")
+    assert shown[label[codes[2]]] == "proved"
 
 
 def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(tmp_path):

@@ -27,6 +27,8 @@ def status_text(row: dict) -> str:
 def _proof_text(row: dict) -> str:
     v = row.get("verdict")
     if v is None:
+        if row.get("stale"):
+            return "not proved (an earlier prover's unknown)"
         return "not proved (below the top K)" if row.get("expected") is not None else "not evaluated"
     if v == "proved":
         return "proved"

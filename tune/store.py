@@ -133,15 +133,17 @@ class Store:
         return {"expected": r[0], "mean_size": r[1], "code_bytes": r[2], "grid": json.loads(r[3]),
                 "seconds": r[4]}
 
-    def results(self, run: str) -> list[dict]:
+    def results(self, run: str, prover: str | None = None) -> list[dict]:
         """Every point of `run` with its evaluation (None until evaluated)
-        and proof, best expected cycles first, then by label."""
+        and proof, best expected cycles first, then by label.  Given the
+        current `prover`, an `unknown` another prover left is no verdict
+        (the row says "stale"): this prover has not tried that code yet."""
         profile, workload, args = self.db.execute(
             "SELECT profile, workload, args FROM runs WHERE run=?", (run,)).fetchone()
         meta = (profile, eval_workload(workload, json.loads(args or "{}").get("align_mix", "spec")))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
-            "pr.verdict, pr.status, pr.detail FROM points p "
+            "pr.verdict, pr.status, pr.detail, pr.prover FROM points p "
             "LEFT JOIN evals e ON e.code = p.code AND e.profile = ? AND e.workload = ? "
             "LEFT JOIN proofs pr ON pr.code = p.code WHERE p.run = ?", (*meta, run)).fetchall()
         out = [{"point": json.loads(r[0]), "label": r[1], "code": r[2], "text": r[3],
@@ -149,6 +151,10 @@ class Store:
                 "grid": json.loads(r[7]) if r[7] else None, "verdict": r[8],
                 "status": json.loads(r[9]) if r[9] else None,
                 "detail": json.loads(r[10]) if r[10] else None} for r in rows]
+        if prover is not None:
+            for r, raw in zip(out, rows):
+                if r["verdict"] == "unknown" and raw[11] != prover:
+                    r.update(verdict=None, status=None, detail=None, stale=True)
         return sorted(out, key=lambda r: (r["expected"] is None, r["expected"] or 0, r["label"]))
 
     # --- proofs -------------------------------------------------------------------
