@@ -4,9 +4,9 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910tuned_lib (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 16; align none; words unroll 2 schedule interleave; shift off; tail overlap
+ *   memcpy:  small below 8; align none; words unroll 4 schedule interleave; shift off; tail overlap
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail overlap
+ *   memset:  small below 8; align none; words unroll 2 schedule loads_first; shift off; tail overlap
  */
 
 #include <linux/compiler.h>
@@ -23,7 +23,7 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 typedef unsigned long __attribute__((__may_alias__, __aligned__(1))) uword_t;
 
 /*
- * memcpy: bytes below 16; otherwise copy 2 word(s) per iteration (interleave);
+ * memcpy: bytes below 8; otherwise copy 4 word(s) per iteration (interleave);
  * then the tail (overlap).
  */
 void *__memcpy(void *dest, const void *src, size_t count)
@@ -31,20 +31,22 @@ void *__memcpy(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if (count < 16)
+	if (count < 8)
 		goto copy_bytes;
 
 	/* Words: the source may be misaligned; this core does that in hardware. */
-	while (count >= 2 * SZREG) {
+	while (count >= 4 * SZREG) {
 		word_t *dw = (word_t *)d;
 		const uword_t *sw = (const uword_t *)s;
 
 		dw[0] = sw[0];
 		dw[1] = sw[1];
+		dw[2] = sw[2];
+		dw[3] = sw[3];
 
-		d += 2 * SZREG;
-		s += 2 * SZREG;
-		count -= 2 * SZREG;
+		d += 4 * SZREG;
+		s += 4 * SZREG;
+		count -= 4 * SZREG;
 	}
 	while (count >= SZREG) {
 		*(word_t *)d = *(const uword_t *)s;
@@ -121,36 +123,26 @@ void *memmove(void *dest, const void *src, size_t count) __weak __alias(__memmov
 EXPORT_SYMBOL(memmove);
 
 /*
- * memset: bytes below 16; otherwise align with single bytes, then store
- * 8 word(s) of the replicated byte per iteration; then the tail (overlap).
+ * memset: bytes below 8; otherwise store
+ * 2 word(s) of the replicated byte per iteration; then the tail (overlap).
  */
 void *__memset(void *s, int c, size_t count)
 {
 	u8 *d = s;
 
-	if (count >= 16) {
+	if (count >= 8) {
 		word_t w = (u8)c;
 
 		w |= w << 8;
 		w |= w << 16;
 		w |= w << 32;
-		while ((uintptr_t)d & WORD_MASK) {
-			*d++ = c;
-			count--;
-		}
-		while (count >= 8 * SZREG) {
+		while (count >= 2 * SZREG) {
 			word_t *dw = (word_t *)d;
 
 			dw[0] = w;
 			dw[1] = w;
-			dw[2] = w;
-			dw[3] = w;
-			dw[4] = w;
-			dw[5] = w;
-			dw[6] = w;
-			dw[7] = w;
-			d += 8 * SZREG;
-			count -= 8 * SZREG;
+			d += 2 * SZREG;
+			count -= 2 * SZREG;
 		}
 		while (count >= SZREG) {
 			*(word_t *)d = w;
