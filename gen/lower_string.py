@@ -82,11 +82,12 @@ def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
     return _stmts(depth, *loads, *stores, f"prev = n{k - 1};")
 
 
-def _word_loop(k: int, schedule: str, depth: int, src_type: str) -> list[Stmt]:
+def _word_loop(k: int, schedule: str, depth: int, src_type: str,
+               dst_type: str = "word_t") -> list[Stmt]:
     """Blocks of k words while at least k words remain."""
     step = f"{k} * SZREG"
     return (_stmts(depth, f"while (count >= {step}) {{")
-            + _stmts(depth + 1, "word_t *dw = (word_t *)d;",
+            + _stmts(depth + 1, f"{dst_type} *dw = ({dst_type} *)d;",
                      f"const {src_type} *sw = (const {src_type} *)s;")
             + [BLANK] + word_block(k, schedule, depth + 1) + [BLANK]
             + _advance(depth + 1, step, "d", "s") + _stmts(depth, "}"))
@@ -129,14 +130,24 @@ def _memcpy_doc(p: Phases, shift: bool) -> Comment:
     return Comment(0, tuple(f"{text};\nthen the tail ({p.tail}).".split("\n")))
 
 
+def _dst_type(p: Phases) -> str:
+    """How a fast core's word loops address dst: as an aligned word only
+    after a head has aligned it (a misaligned word_t access is undefined
+    in C, and UBSAN's alignment check reports it)."""
+    return "word_t" if p.align == "dst" else "uword_t"
+
+
 def _memcpy_fast(p: Phases) -> list[CPhase]:
     """Words at any source alignment, then the tail in words or one overlapping word."""
-    out = [CPhase("words", (BLANK, Comment(1, (
-        "Words: the source may be misaligned; this core does that in hardware.",)),
-        *_word_loop(p.word_unroll, p.word_schedule, 1, "uword_t")))]
+    dst = _dst_type(p)
+    why = ("Words: the source may be misaligned; this core does that in hardware."
+           if p.align == "dst" else
+           "Words: either pointer may be misaligned; this core does that in hardware.")
+    out = [CPhase("words", (BLANK, Comment(1, (why,)),
+                            *_word_loop(p.word_unroll, p.word_schedule, 1, "uword_t", dst)))]
     if p.tail != "bytes":
         out.append(CPhase("word tail", tuple(_one_word_loop(
-            1, "*(word_t *)d = *(const uword_t *)s;", "d", "s"))))
+            1, f"*({dst} *)d = *(const uword_t *)s;", "d", "s"))))
     if p.tail == "overlap":
         out.append(CPhase("overlap tail", (
             Comment(1, ("One word ending at the end; it rewrites copied bytes with equal ones.",)),
@@ -273,12 +284,13 @@ def _memset_doc(p: Phases) -> Comment:
 def _memset_words(p: Phases, fast: bool) -> list[CPhase]:
     k = p.word_unroll
     step = f"{k} * SZREG"
+    dst = _dst_type(p)
     out = [CPhase("words", (*_stmts(2, f"while (count >= {step}) {{"),
-                            *_stmts(3, "word_t *dw = (word_t *)d;"), BLANK,
+                            *_stmts(3, f"{dst} *dw = ({dst} *)d;"), BLANK,
                             *_stmts(3, *(f"dw[{i}] = w;" for i in range(k))),
                             *_advance(3, step, "d"), *_stmts(2, "}")))]
     if p.tail != "bytes":
-        out.append(CPhase("word tail", tuple(_one_word_loop(2, "*(word_t *)d = w;", "d"))))
+        out.append(CPhase("word tail", tuple(_one_word_loop(2, f"*({dst} *)d = w;", "d"))))
     if p.tail == "overlap":
         assert fast, "an overlapping tail is a misaligned access"
         out.append(CPhase("overlap tail", (

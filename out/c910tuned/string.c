@@ -34,9 +34,9 @@ void *__memcpy(void *dest, const void *src, size_t count)
 	if (count < 8)
 		goto copy_bytes;
 
-	/* Words: the source may be misaligned; this core does that in hardware. */
+	/* Words: either pointer may be misaligned; this core does that in hardware. */
 	while (count >= 4 * SZREG) {
-		word_t *dw = (word_t *)d;
+		uword_t *dw = (uword_t *)d;
 		const uword_t *sw = (const uword_t *)s;
 
 		dw[0] = sw[0];
@@ -49,7 +49,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		count -= 4 * SZREG;
 	}
 	while (count >= SZREG) {
-		*(word_t *)d = *(const uword_t *)s;
+		*(uword_t *)d = *(const uword_t *)s;
 		d += SZREG;
 		s += SZREG;
 		count -= SZREG;
@@ -137,7 +137,7 @@ void *__memset(void *s, int c, size_t count)
 		w |= w << 16;
 		w |= w << 32;
 		while (count >= 2 * SZREG) {
-			word_t *dw = (word_t *)d;
+			uword_t *dw = (uword_t *)d;
 
 			dw[0] = w;
 			dw[1] = w;
@@ -145,7 +145,7 @@ void *__memset(void *s, int c, size_t count)
 			count -= 2 * SZREG;
 		}
 		while (count >= SZREG) {
-			*(word_t *)d = w;
+			*(uword_t *)d = w;
 			d += SZREG;
 			count -= SZREG;
 		}
