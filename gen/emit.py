@@ -87,6 +87,8 @@ def settings(ph: Phases) -> list[str]:
         parts.append(f"ends {ph.ends}")
     if ph.inline != "none":
         parts.append(f"inline {ph.inline}")
+    if ph.expect != "none":
+        parts.append(f"expect {ph.expect}")
     return parts
 
 
@@ -126,9 +128,15 @@ def banner(st: Strategy, source: str) -> dict:
 def string_banner(lib: StringLib, source: str) -> dict:
     move = lib.memmove
     return _banner(source, [_named(lib.name, lib.target),
-                            f"  memcpy:  {describe(lib.memcpy)}",
+                            *_labelled("memcpy:  ", settings(lib.memcpy)),
                             f"  memmove: forward {move.forward}; backward {move.backward}",
-                            f"  memset:  {describe(lib.memset)}"])
+                            *_labelled("memset:  ", settings(lib.memset))])
+
+
+def _labelled(label: str, parts: list[str]) -> list[str]:
+    """`label` and the settings after it, wrapped under the first setting."""
+    lines = [ln.strip() for ln in _wrapped(parts, 70 - len(label))]
+    return [f"  {label}{lines[0]}"] + [f"  {' ' * len(label)}{ln}" for ln in lines[1:]]
 
 
 def uaccess_functions(st: Strategy) -> list[Function]:

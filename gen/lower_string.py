@@ -99,10 +99,20 @@ def _one_word_loop(depth: int, store: str, *ptrs: str) -> list[Stmt]:
             + _advance(depth + 1, "SZREG", *ptrs) + _stmts(depth, "}"))
 
 
-def _head(depth: int, store: str) -> list[Stmt]:
-    """Single bytes until dst is word-aligned."""
-    return _stmts(depth, "while ((uintptr_t)d & WORD_MASK) {") + _stmts(
+def _head(depth: int, store: str, p: Phases | None = None) -> list[Stmt]:
+    """Single bytes until dst is word-aligned (`expect aligned`: rarely any)."""
+    test = "(uintptr_t)d & WORD_MASK"
+    test = _expect(p, test, likely=False) if p else test
+    return _stmts(depth, f"while ({test}) {{") + _stmts(
         depth + 1, store, "count--;") + _stmts(depth, "}")
+
+
+def _expect(p: Phases, cond: str, likely: bool) -> str:
+    """`cond`, wrapped in likely() or unlikely() when the strategy says
+    which way the alignment tests go (`expect aligned`)."""
+    if p.expect == "none":
+        return cond
+    return f"{'likely' if likely else 'unlikely'}({cond})"
 
 
 def _byte_loop(depth: int, store: str, ret: str) -> list[Stmt]:
@@ -183,7 +193,8 @@ def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
     The word tail belongs to the co-aligned branch: the shift copy leaves
     fewer than a block of bytes, which the byte loop takes."""
     assert p.tail != "overlap", "an overlapping tail is a misaligned access"
-    out = [CPhase("words", (BLANK, *_stmts(1, "if (!((uintptr_t)s & WORD_MASK)) {"),
+    aligned = _expect(p, "!((uintptr_t)s & WORD_MASK)", likely=True)
+    out = [CPhase("words", (BLANK, *_stmts(1, f"if ({aligned}) {{"),
                             Comment(2, ("Co-aligned: whole words.",)),
                             *_word_loop(p.word_unroll, p.word_schedule, 2, "word_t")))]
     if p.tail == "words":
@@ -201,7 +212,7 @@ def memcpy_function(lib: StringLib) -> CFunction:
     if p.align == "dst":
         phases.append(CPhase("head", (BLANK, Comment(1, (
             "Head: single bytes until dst is word-aligned (count covers it).",)),
-            *_head(1, "*d++ = *s++;"))))
+            *_head(1, "*d++ = *s++;", p))))
     phases += _memcpy_fast(p) if target.fast_misaligned else _memcpy_slow(p, shift)
     phases.append(CPhase("bytes", (Stmt(0, "copy_bytes:"),
                                    *_byte_loop(1, "*d++ = *s++;", "return dest;"))))
@@ -306,7 +317,7 @@ def memset_function(lib: StringLib) -> CFunction:
               CPhase("replicate", (*_stmts(2, "word_t w = (u8)c;"), BLANK,
                                    *_stmts(2, *(f"w |= w << {s};" for s in replicate_shifts()))))]
     if p.align == "dst":
-        phases.append(CPhase("head", tuple(_head(2, "*d++ = c;"))))
+        phases.append(CPhase("head", tuple(_head(2, "*d++ = c;", p))))
     phases = _close(phases + _memset_words(p, lib.target.fast_misaligned), 1)
     phases.append(CPhase("bytes", tuple(_byte_loop(1, "*d++ = c;", "return s;"))))
     return CFunction("__memset", "memset", "void *", SET_PARAMS, _memset_doc(p), tuple(phases))

@@ -51,6 +51,9 @@ class Phases:
                  of a size-class routine lie on the straight path (a call
                  with a whole first block left falls through into them);
                  the others sit out of line, behind a forward branch.
+    expect:      "none" | "aligned" (string functions): likely()/unlikely()
+                 on the alignment tests, so that GCC lays out the path of
+                 word-aligned pointers as the fall-through one.
     tail:        "bytes" | "words" | "steps" | "overlap".  `words`: a one-word
                  loop after the last word loop; `steps` (size classes): one
                  straight-line block each of half, a quarter, ... one word of
@@ -74,6 +77,7 @@ class Phases:
     then_shift_schedule: str = "loads_first"
     ends: str = "bytes"
     inline: str = "none"
+    expect: str = "none"
 
     @property
     def word_block(self) -> int:

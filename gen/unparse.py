@@ -14,7 +14,7 @@ SWEEP_WORDS = {"sweep_small": "small below", "sweep_words": "words unroll",
                "sweep_shift": "shift unroll", "sweep_then_words": "then words unroll",
                "sweep_then_shift": "then shift unroll"}
 SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
-               "sweep_ends": "ends", "sweep_inline": "inline"}
+               "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect"}
 
 
 def _list(values) -> str:

@@ -76,9 +76,9 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
               "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
               "sweep_then_words": "then_words", "sweep_then_shift": "then_shift",
-              "sweep_ends": "ends", "sweep_inline": "inline"}
+              "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect"}
 # axes whose values are the phase setting's one value each
-SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline")
+SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline", "expect")
 SWEEP_KINDS = ("copy_user", "clear_user")
 # the functions of a string block a sweep may tune (memmove reuses memcpy's phases)
 STRING_FNS = ("memcpy", "memset")
@@ -109,7 +109,7 @@ def describe_point(point: dict[str, tuple]) -> str:
     words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
              "align": "align", "tail": "tail", "fault": "fault",
              "then_words": "then words unroll", "then_shift": "then shift unroll",
-             "ends": "ends", "inline": "inline"}
+             "ends": "ends", "inline": "inline", "expect": "expect"}
     parts = []
     for name, values in point.items():
         word = words[name].replace(" unroll", "") if values[0] == "off" else words[name]

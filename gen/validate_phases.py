@@ -86,6 +86,12 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     if "inline" in s:
         _check_inline(s["inline"], kind, ph, fast)
         ph = replace(ph, inline=s["inline"].values[0])
+    if "expect" in s:
+        if kind in USER_ROUTINES:
+            raise CopygenError(f"`expect` applies to the string functions, not {kind}",
+                               s["expect"].loc, hint="a user-access routine's layout is "
+                                                     "chosen by `inline`; remove the line")
+        ph = replace(ph, expect=s["expect"].values[0])
     return ph
 
 

@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/c910fast.copy
  *
  * c910_string (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail overlap
+ *   memcpy:  small below 16; align dst;
+ *            words unroll 8 schedule loads_first; shift off; tail overlap
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail overlap
+ *   memset:  small below 16; align dst;
+ *            words unroll 8 schedule loads_first; shift off; tail overlap
  */
 
 #include <linux/compiler.h>

@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910tuned_lib (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 8; align none; words unroll 4 schedule interleave; shift off; tail overlap
+ *   memcpy:  small below 8; align none; words unroll 4 schedule interleave;
+ *            shift off; tail overlap
  *   memmove: forward memcpy; backward words
- *   memset:  small below 8; align none; words unroll 2 schedule loads_first; shift off; tail overlap
+ *   memset:  small below 8; align none;
+ *            words unroll 2 schedule loads_first; shift off; tail overlap
  */
 
 #include <linux/compiler.h>

@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/tune_c910.copy
  *
  * c910_tune_lib (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 16; align dst; words unroll 1 schedule loads_first; shift off; tail bytes
+ *   memcpy:  small below 16; align dst;
+ *            words unroll 1 schedule loads_first; shift off; tail bytes
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst; words unroll 1 schedule loads_first; shift off; tail bytes
+ *   memset:  small below 16; align dst;
+ *            words unroll 1 schedule loads_first; shift off; tail bytes
  */
 
 #include <linux/compiler.h>

@@ -4,9 +4,12 @@
  * Regenerate with: copygen build examples/tune_u74.copy
  *
  * u74_tune_lib (target u74: xlen 64, misaligned slow):
- *   memcpy:  small below 16; align dst; words unroll 1 schedule loads_first; shift unroll 1 schedule loads_first; tail bytes
+ *   memcpy:  small below 16; align dst;
+ *            words unroll 1 schedule loads_first;
+ *            shift unroll 1 schedule loads_first; tail bytes
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst; words unroll 1 schedule loads_first; shift off; tail bytes
+ *   memset:  small below 16; align dst;
+ *            words unroll 1 schedule loads_first; shift off; tail bytes
  */
 
 #include <linux/compiler.h>

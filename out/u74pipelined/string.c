@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/u74pipelined.copy
  *
  * u74_string (target u74: xlen 64, misaligned slow):
- *   memcpy:  small below 16; align dst; words unroll 8 schedule pipelined; shift unroll 4 schedule loads_first; tail words
+ *   memcpy:  small below 16; align dst; words unroll 8 schedule pipelined;
+ *            shift unroll 4 schedule loads_first; tail words
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst; words unroll 8 schedule loads_first; shift off; tail words
+ *   memset:  small below 16; align dst;
+ *            words unroll 8 schedule loads_first; shift off; tail words
  */
 
 #include <linux/compiler.h>
