@@ -5,10 +5,12 @@
  *
  * u74tuned_lib (target u74: xlen 64, misaligned slow):
  *   memcpy:  small below 8; align dst; words unroll 8 schedule loads_first;
- *            shift unroll 2 schedule loads_first; tail words
+ *            shift unroll 2 schedule loads_first; tail words;
+ *            expect aligned
  *   memmove: forward memcpy; backward words
  *   memset:  small below 16; align dst;
- *            words unroll 2 schedule loads_first; shift off; tail words
+ *            words unroll 2 schedule loads_first; shift off; tail words;
+ *            expect aligned
  */
 
 #include <linux/compiler.h>
@@ -38,12 +40,12 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		goto copy_bytes;
 
 	/* Head: single bytes until dst is word-aligned (count covers it). */
-	while ((uintptr_t)d & WORD_MASK) {
+	while (unlikely((uintptr_t)d & WORD_MASK)) {
 		*d++ = *s++;
 		count--;
 	}
 
-	if (!((uintptr_t)s & WORD_MASK)) {
+	if (likely(!((uintptr_t)s & WORD_MASK))) {
 		/* Co-aligned: whole words. */
 		while (count >= 8 * SZREG) {
 			word_t *dw = (word_t *)d;
@@ -166,7 +168,7 @@ void *__memset(void *s, int c, size_t count)
 		w |= w << 8;
 		w |= w << 16;
 		w |= w << 32;
-		while ((uintptr_t)d & WORD_MASK) {
+		while (unlikely((uintptr_t)d & WORD_MASK)) {
 			*d++ = c;
 			count--;
 		}
