@@ -130,7 +130,8 @@ def string_banner(lib: StringLib, source: str) -> dict:
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", settings(lib.memcpy)),
                             f"  memmove: forward {move.forward}; backward {move.backward}",
-                            *_labelled("memset:  ", settings(lib.memset))])
+                            *_labelled("memset:  ", [part for part in settings(lib.memset)
+                                                     if part != "shift off"])])
 
 
 def _labelled(label: str, parts: list[str]) -> list[str]:

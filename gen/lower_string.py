@@ -137,7 +137,10 @@ def _memcpy_doc(p: Phases, shift: bool) -> Comment:
     if shift:
         text += (",\nor, when the source is misaligned against dst, build each word from two\n"
                  f"aligned source words ({p.shift_unroll} per iteration, {p.shift_schedule})")
-    return Comment(0, tuple(f"{text};\nthen the tail ({p.tail}).".split("\n")))
+    text += f";\nthen the tail ({p.tail})."
+    if p.expect == "aligned":
+        text += "\nThe branch hints make aligned pointers the fall-through path."
+    return Comment(0, tuple(text.split("\n")))
 
 
 def _dst_type(p: Phases) -> str:
@@ -287,9 +290,11 @@ def replicate_shifts() -> tuple[int, ...]:
 
 def _memset_doc(p: Phases) -> Comment:
     head = "align with single bytes, then " if p.align == "dst" else ""
+    hint = (("The branch hint makes an aligned dst the fall-through path.",)
+            if p.expect == "aligned" and p.align == "dst" else ())
     return Comment(0, (f"memset: bytes below {p.threshold}; otherwise {head}store",
                        f"{p.word_unroll} word(s) of the replicated byte per iteration;"
-                       f" then the tail ({p.tail})."))
+                       f" then the tail ({p.tail}).", *hint))
 
 
 def _memset_words(p: Phases, fast: bool) -> list[CPhase]:

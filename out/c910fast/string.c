@@ -8,7 +8,7 @@
  *            words unroll 8 schedule loads_first; shift off; tail overlap
  *   memmove: forward memcpy; backward words
  *   memset:  small below 16; align dst;
- *            words unroll 8 schedule loads_first; shift off; tail overlap
+ *            words unroll 8 schedule loads_first; tail overlap
  */
 
 #include <linux/compiler.h>

@@ -8,7 +8,7 @@
  *            shift off; tail overlap
  *   memmove: forward memcpy; backward words
  *   memset:  small below 8; align none;
- *            words unroll 2 schedule loads_first; shift off; tail overlap
+ *            words unroll 2 schedule loads_first; tail overlap
  */
 
 #include <linux/compiler.h>

@@ -8,7 +8,7 @@
  *            words unroll 1 schedule loads_first; shift off; tail bytes
  *   memmove: forward memcpy; backward words
  *   memset:  small below 16; align dst;
- *            words unroll 1 schedule loads_first; shift off; tail bytes
+ *            words unroll 1 schedule loads_first; tail bytes
  */
 
 #include <linux/compiler.h>

@@ -8,7 +8,7 @@
  *            shift unroll 4 schedule loads_first; tail words
  *   memmove: forward memcpy; backward words
  *   memset:  small below 16; align dst;
- *            words unroll 8 schedule loads_first; shift off; tail words
+ *            words unroll 8 schedule loads_first; tail words
  */
 
 #include <linux/compiler.h>

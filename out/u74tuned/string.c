@@ -9,7 +9,7 @@
  *            expect aligned
  *   memmove: forward memcpy; backward words
  *   memset:  small below 16; align dst;
- *            words unroll 2 schedule loads_first; shift off; tail words;
+ *            words unroll 2 schedule loads_first; tail words;
  *            expect aligned
  */
 
@@ -30,6 +30,7 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
  * or, when the source is misaligned against dst, build each word from two
  * aligned source words (2 per iteration, loads_first);
  * then the tail (words).
+ * The branch hints make aligned pointers the fall-through path.
  */
 void *__memcpy(void *dest, const void *src, size_t count)
 {
@@ -157,6 +158,7 @@ EXPORT_SYMBOL(memmove);
 /*
  * memset: bytes below 16; otherwise align with single bytes, then store
  * 2 word(s) of the replicated byte per iteration; then the tail (words).
+ * The branch hint makes an aligned dst the fall-through path.
  */
 void *__memset(void *s, int c, size_t count)
 {
