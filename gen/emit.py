@@ -68,18 +68,20 @@ def render_phase(ph: Phase) -> str:
     return "\n".join(lines)
 
 
-def describe(ph: Phases) -> str:
-    return "; ".join(settings(ph))
+def describe(ph: Phases, fill: bool = False) -> str:
+    return "; ".join(settings(ph, fill))
 
 
-def settings(ph: Phases) -> list[str]:
-    """The phases as `.copy` settings, size classes and ends included."""
+def settings(ph: Phases, fill: bool = False) -> list[str]:
+    """The phases as `.copy` settings, size classes and ends included.  A
+    fill (clear_user, memset) has no source, so no shift copy to name."""
     parts = [f"small below {ph.threshold}", f"align {ph.align}",
              f"words unroll {ph.word_unroll} schedule {ph.word_schedule}"]
     if ph.then_unroll:
         parts.append(f"then words unroll {ph.then_unroll} schedule {ph.then_schedule}")
-    parts.append(f"shift unroll {ph.shift_unroll} schedule {ph.shift_schedule}"
-                 if ph.shift_unroll else "shift off")
+    if not fill:
+        parts.append(f"shift unroll {ph.shift_unroll} schedule {ph.shift_schedule}"
+                     if ph.shift_unroll else "shift off")
     if ph.then_shift_unroll:
         parts.append(f"then shift unroll {ph.then_shift_unroll} schedule {ph.then_shift_schedule}")
     parts.append(f"tail {ph.tail}")
@@ -121,7 +123,8 @@ def banner(st: Strategy, source: str) -> dict:
         if r is None:
             continue
         lines.append(_named(r.name, r.target))
-        lines += _wrapped(settings(r.phases) + [f"fault {r.phases.fault}"])
+        lines += _wrapped(settings(r.phases, fill=r is st.clear_user)
+                          + [f"fault {r.phases.fault}"])
     return _banner(source, lines)
 
 
@@ -130,8 +133,7 @@ def string_banner(lib: StringLib, source: str) -> dict:
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", settings(lib.memcpy)),
                             f"  memmove: forward {move.forward}; backward {move.backward}",
-                            *_labelled("memset:  ", [part for part in settings(lib.memset)
-                                                     if part != "shift off"])])
+                            *_labelled("memset:  ", settings(lib.memset, fill=True))])
 
 
 def _labelled(label: str, parts: list[str]) -> list[str]:

@@ -87,10 +87,7 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
         _check_inline(s["inline"], kind, ph, fast)
         ph = replace(ph, inline=s["inline"].values[0])
     if "expect" in s:
-        if kind in USER_ROUTINES:
-            raise CopygenError(f"`expect` applies to the string functions, not {kind}",
-                               s["expect"].loc, hint="a user-access routine's layout is "
-                                                     "chosen by `inline`; remove the line")
+        _check_expect(s["expect"], kind)
         ph = replace(ph, expect=s["expect"].values[0])
     return ph
 
@@ -155,6 +152,15 @@ def _check_live_words(s: dict, word_unroll: int, word_schedule: str, shift_unrol
                            f"{shift_unroll} words live besides prev and two temporaries;"
                            f" only {limits['shift']} fit", s["shift"].loc,
                            hint=f"unroll at most {limits['shift']}")
+
+
+def _check_expect(setting: Setting, kind: str) -> None:
+    """Branch hints are for GCC's layout of the string functions; a
+    user-access routine's layout is the assembly's own (`inline`)."""
+    if kind in USER_ROUTINES:
+        raise CopygenError(f"`expect` applies to the string functions, not {kind}",
+                           setting.loc, hint="a user-access routine's layout is "
+                                             "chosen by `inline`; remove the line")
 
 
 def _check_inline(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:

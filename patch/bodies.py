@@ -31,7 +31,8 @@ def strategy_lines(st: Strategy, kind: str) -> list[str]:
     r = st.copy_user if kind == "copy_user" else st.clear_user
     t = r.target
     head = f"{kind} {r.name} for {t.name} (xlen {t.xlen}, misaligned {t.misaligned})"
-    rest = textwrap.wrap(f"{describe(r.phases)}; fault {r.phases.fault}", 56)
+    rest = textwrap.wrap(f"{describe(r.phases, fill=kind == 'clear_user')}; "
+                         f"fault {r.phases.fault}", 56)
     return [head, *rest]
 
 

@@ -8,7 +8,7 @@
  *     shift off; tail overlap; fault exact
  * c910_clear (target c910: xlen 64, misaligned fast):
  *   small below 39; align dst; words unroll 4 schedule loads_first;
- *     shift off; tail overlap; fault exact
+ *     tail overlap; fault exact
  */
 
 #include <linux/linkage.h>

@@ -8,7 +8,7 @@
  *     shift unroll 1 schedule interleave; tail bytes; fault exact
  * kernel2021_clear (target u74: xlen 64, misaligned slow):
  *   small below 16; align dst; words unroll 1 schedule loads_first;
- *     shift off; tail bytes; fault exact
+ *     tail bytes; fault exact
  */
 
 #include <linux/linkage.h>

@@ -10,8 +10,7 @@
  *     then shift unroll 1 schedule interleave; tail words; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 16; align dst; words unroll 8 schedule loads_first;
- *     then words unroll 1 schedule loads_first; shift off; tail bytes;
- *     fault exact
+ *     then words unroll 1 schedule loads_first; tail bytes; fault exact
  */
 
 #include <linux/linkage.h>

@@ -8,7 +8,7 @@
  *     shift unroll 4 schedule pipelined; tail words; fault exact
  * u74_clear (target u74: xlen 64, misaligned slow):
  *   small below 71; align dst; words unroll 8 schedule loads_first;
- *     shift off; tail words; fault exact
+ *     tail words; fault exact
  */
 
 #include <linux/linkage.h>

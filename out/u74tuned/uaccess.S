@@ -10,8 +10,8 @@
  *     inline shift; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 8; align dst; words unroll 4 schedule loads_first;
- *     then words unroll 1 schedule loads_first; shift off; tail bytes;
- *     ends pieces; inline words; fault exact
+ *     then words unroll 1 schedule loads_first; tail bytes; ends pieces;
+ *     inline words; fault exact
  */
 
 #include <linux/linkage.h>
