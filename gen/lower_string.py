@@ -176,6 +176,9 @@ def _shift_copy(p: Phases) -> CPhase:
     why = ("Shift copy: aligned loads only.  Each destination word takes the",
            "upper bytes of prev and the lower bytes of the next source word.",
            "Every word loaded holds at least one source byte.")
+    tail = p.tail == "words" and k > 1
+    if tail:
+        why += ("Whole words the block loop leaves go one at a time.",)
     setup = _stmts(2, "unsigned int off = (uintptr_t)s & WORD_MASK;",
                    f"unsigned int shr = {BYTE_BITS} * off;",
                    f"unsigned int shl = {BYTE_BITS} * SZREG - shr;",
@@ -185,7 +188,14 @@ def _shift_copy(p: Phases) -> CPhase:
     loop = (_stmts(2, f"while (count >= {k} * SZREG) {{") + _stmts(3, "word_t *dw = (word_t *)d;")
             + [BLANK] + shift_block(k, p.shift_schedule, 3) + [BLANK]
             + _stmts(3, f"sw += {k};", f"d += {k} * SZREG;", f"count -= {k} * SZREG;")
-            + _stmts(2, "}", "s = (const u8 *)sw + off;"))
+            + _stmts(2, "}"))
+    if tail:
+        loop += (_stmts(2, "while (count >= SZREG) {")
+                 + _stmts(3, "word_t next = sw[1];",
+                          "*(word_t *)d = (prev >> shr) | (next << shl);", "prev = next;",
+                          "sw++;", "d += SZREG;", "count -= SZREG;")
+                 + _stmts(2, "}"))
+    loop += _stmts(2, "s = (const u8 *)sw + off;")
     return CPhase("shift copy", (*_stmts(1, "} else {"), Comment(2, why), *setup, BLANK, *loop,
                                  *_stmts(1, "}"), BLANK))
 
@@ -193,8 +203,9 @@ def _shift_copy(p: Phases) -> CPhase:
 def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
     """Whole words when src is co-aligned with dst, else the shift copy (if any).
 
-    The word tail belongs to the co-aligned branch: the shift copy leaves
-    fewer than a block of bytes, which the byte loop takes."""
+    With `tail words` both branches take the whole words their block loop
+    leaves one at a time (the shift copy building each from two source
+    words); the byte loop takes what is left."""
     assert p.tail != "overlap", "an overlapping tail is a misaligned access"
     aligned = _expect(p, "!((uintptr_t)s & WORD_MASK)", likely=True)
     out = [CPhase("words", (BLANK, *_stmts(1, f"if ({aligned}) {{"),

@@ -10,7 +10,9 @@ correct already (the invariant); a constant must equal the expected byte.
 Before splitting, registers the start invariant pins to source words
 (`word` candidates) are replaced by those words, and the misalignment
 (S - D) & 7 is split into its 8 values, so that funnel shifts by a
-symbolic amount become fixed byte selections.
+symbolic amount become fixed byte selections.  A shift amount computed on
+the path (from a cursor the path moved) is not a register the split
+names: `forced` finds the one value the facts of a case leave it.
 
 Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops, verify.nowrap,
 verify.budget.
@@ -94,6 +96,26 @@ class ByteProver:
         """One goal, one one-shot solver, a shorter limit."""
         return self._fresh([], goal, limit_ms)
 
+    def forced(self, facts: list, terms: list) -> list | None:
+        """[(term, value)] when the facts leave each term one value; [] when
+        the facts cannot hold together (nothing to check); None when some
+        term may take two values or the solver gives up."""
+        q = Query([*self.base, *facts, *lemmas(self.world, facts)])
+        r = q.check(TIMEOUT_MS)
+        if r == z3.unsat:
+            return []
+        if r != z3.sat:
+            return None
+        model = q.solver.model()
+        out = []
+        for term in terms:
+            there = model.eval(term.translate(q.ctx), model_completion=True)
+            value = z3.BitVecVal(there.as_long(), term.size())
+            if self.valid(facts, term == value) != z3.unsat:
+                return None
+            out.append((term, value))
+        return out
+
     def bytes_ok(self, byte, expected, start_byte=None, start_ok=None, extra=()) -> bool:
         """byte (simplified) equals expected under every guard; a leaf equal to
         start_byte is fine where start_ok (a BV fact) holds."""
@@ -114,6 +136,22 @@ class ByteProver:
             if self.valid(facts, goal) != z3.unsat:
                 return False
         return True
+
+
+def shift_amounts(e) -> list:
+    """The shift amounts in e that are not constants (a funnel shift's
+    amount computed on the path), each once."""
+    kinds = (z3.Z3_OP_BLSHR, z3.Z3_OP_BSHL, z3.Z3_OP_BASHR)
+    seen, out, todo = set(), {}, [e]
+    while todo:
+        x = todo.pop()
+        if x.get_id() in seen or not z3.is_app(x):
+            continue
+        seen.add(x.get_id())
+        if x.decl().kind() in kinds and not z3.is_bv_value(x.arg(1)):
+            out.setdefault(x.arg(1).get_id(), x.arg(1))
+        todo.extend(x.children())
+    return list(out.values())
 
 
 def split_offsets(world):

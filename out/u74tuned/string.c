@@ -84,6 +84,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		 * Shift copy: aligned loads only.  Each destination word takes the
 		 * upper bytes of prev and the lower bytes of the next source word.
 		 * Every word loaded holds at least one source byte.
+		 * Whole words the block loop leaves go one at a time.
 		 */
 		unsigned int off = (uintptr_t)s & WORD_MASK;
 		unsigned int shr = 8 * off;
@@ -103,6 +104,14 @@ void *__memcpy(void *dest, const void *src, size_t count)
 			sw += 2;
 			d += 2 * SZREG;
 			count -= 2 * SZREG;
+		}
+		while (count >= SZREG) {
+			word_t next = sw[1];
+			*(word_t *)d = (prev >> shr) | (next << shl);
+			prev = next;
+			sw++;
+			d += SZREG;
+			count -= SZREG;
 		}
 		s = (const u8 *)sw + off;
 	}
