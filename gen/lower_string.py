@@ -4,7 +4,8 @@ Layout of each function, by phase title (a phase the strategy does not
 call for is left out):
 
   memcpy   entry         locals; sizes below the threshold -> bytes
-           head          bytes until dst is word-aligned (align dst)
+           head          bytes until dst is word-aligned (align dst), or one
+                         word at dst, then dst rounded up (align overlap)
            words         blocks of whole words: the source as it is on a
                          fast core, else only when it is co-aligned with dst
            word tail     whole words one at a time (tail words | overlap)
@@ -12,9 +13,9 @@ call for is left out):
            shift copy    misaligned source from aligned loads (slow cores)
            bytes         the byte loop shared by small sizes and the tail
   memmove  entry; forward (memcpy, or bytes; behind a memcpy with an
-           overlapping tail, words then bytes when the buffers overlap);
+           overlapping head or tail, words then bytes when the buffers overlap);
            ends (both cursors to the end); backward words; backward bytes
-  memset   entry; replicate (the byte into every byte of a word); head;
+  memset   entry; replicate (the byte into every byte of a word); head (as memcpy's);
            words; word tail; overlap tail; bytes
 
 Every number the C carries (threshold, unroll, replication shifts) and the
@@ -131,7 +132,9 @@ def _has_shift(p: Phases, target: Target) -> bool:
 
 
 def _memcpy_doc(p: Phases, shift: bool) -> Comment:
-    head = "align dst with single\nbytes, then " if p.align == "dst" else ""
+    head = {"dst": "align dst with single\nbytes, then ",
+            "overlap": "store one word at dst and round dst\nup to a word boundary, then "
+            }.get(p.align, "")
     text = (f"memcpy: bytes below {p.threshold}; otherwise {head}copy {p.word_unroll} word(s)"
             f" per iteration ({p.word_schedule})")
     if shift:
@@ -147,14 +150,25 @@ def _dst_type(p: Phases) -> str:
     """How a fast core's word loops address dst: as an aligned word only
     after a head has aligned it (a misaligned word_t access is undefined
     in C, and UBSAN's alignment check reports it)."""
-    return "word_t" if p.align == "dst" else "uword_t"
+    return "word_t" if p.align in ("dst", "overlap") else "uword_t"
+
+
+def _overlap_head(depth: int, store: str, *ptrs: str) -> CPhase:
+    """One word at dst as it is, then dst rounded up to a word boundary
+    (a whole word on when it was aligned): no loop, no branch."""
+    step = "SZREG - ((uintptr_t)d & WORD_MASK)"
+    return CPhase("head", (BLANK, Comment(depth, (
+        "Head: one word at dst, at any alignment, then dst up to the next word",
+        "boundary; the words below store some of its bytes again, equal.")),
+        *_stmts(depth, store, f"count -= {step};"),
+        *_stmts(depth, *(f"{ptr} += {step};" for ptr in ptrs))))
 
 
 def _memcpy_fast(p: Phases) -> list[CPhase]:
     """Words at any source alignment, then the tail in words or one overlapping word."""
     dst = _dst_type(p)
     why = ("Words: the source may be misaligned; this core does that in hardware."
-           if p.align == "dst" else
+           if p.align != "none" else
            "Words: either pointer may be misaligned; this core does that in hardware.")
     out = [CPhase("words", (BLANK, Comment(1, (why,)),
                             *_word_loop(p.word_unroll, p.word_schedule, 1, "uword_t", dst)))]
@@ -227,6 +241,8 @@ def memcpy_function(lib: StringLib) -> CFunction:
         phases.append(CPhase("head", (BLANK, Comment(1, (
             "Head: single bytes until dst is word-aligned (count covers it).",)),
             *_head(1, "*d++ = *s++;", p))))
+    elif p.align == "overlap":
+        phases.append(_overlap_head(1, "*(uword_t *)d = *(const uword_t *)s;", "s", "d"))
     phases += _memcpy_fast(p) if target.fast_misaligned else _memcpy_slow(p, shift)
     phases.append(CPhase("bytes", (Stmt(0, "copy_bytes:"),
                                    *_byte_loop(1, "*d++ = *s++;", "return dest;"))))
@@ -245,11 +261,17 @@ def _memmove_doc(lib: StringLib) -> Comment:
     return Comment(0, tuple(text.split("\n")))
 
 
-def _forward_overlap_safe() -> list[Stmt | Comment]:
-    """memcpy for disjoint buffers; else words then bytes, never memcpy's overlapping tail."""
-    why = ("dst starts below src and overlaps it: memcpy's overlapping tail",
-           "word would re-read source bytes already overwritten.  Whole",
-           "words forwards are safe (each is loaded before it is stored).")
+def _forward_overlap_safe(which: str) -> list[Stmt | Comment]:
+    """memcpy for disjoint buffers; else words then bytes, never memcpy's
+    overlapping head or tail word (`which`)."""
+    why = ((f"dst starts below src and overlaps it: memcpy's overlapping {which}",
+            "word would re-read source bytes already overwritten.  Whole",
+            "words forwards are safe (each is loaded before it is stored).")
+           if which != "head and tail" else
+           ("dst starts below src and overlaps it: memcpy's overlapping head",
+            "and tail words would re-read source bytes already overwritten.",
+            "Whole words forwards are safe (each is loaded before it is",
+            "stored)."))
     return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
             *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
             *_one_word_loop(2, "*(uword_t *)d = *(const uword_t *)s;", "d", "s"),
@@ -260,8 +282,10 @@ def _memmove_forward(lib: StringLib) -> CPhase:
     """dst does not start inside the source: copying forwards reads each byte first."""
     if lib.memmove.forward == "bytes":
         body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
-    elif lib.memcpy.tail == "overlap":
-        body = _forward_overlap_safe()
+    elif lib.memcpy.tail == "overlap" or lib.memcpy.align == "overlap":
+        which = {(True, True): "head and tail", (True, False): "head"}.get(
+            (lib.memcpy.align == "overlap", lib.memcpy.tail == "overlap"), "tail")
+        body = _forward_overlap_safe(which)
     else:
         body = _stmts(2, "return __memcpy(dest, src, count);")
     return CPhase("forward", (*_stmts(1, "if ((uintptr_t)d - (uintptr_t)s >= count) {"),
@@ -300,12 +324,15 @@ def replicate_shifts() -> tuple[int, ...]:
 
 
 def _memset_doc(p: Phases) -> Comment:
-    head = "align with single bytes, then " if p.align == "dst" else ""
-    hint = (("The branch hint makes an aligned dst the fall-through path.",)
-            if p.expect == "aligned" and p.align == "dst" else ())
-    return Comment(0, (f"memset: bytes below {p.threshold}; otherwise {head}store",
-                       f"{p.word_unroll} word(s) of the replicated byte per iteration;"
-                       f" then the tail ({p.tail}).", *hint))
+    head = {"dst": "align with single bytes, then store\n",
+            "overlap": "store one word at dst and round dst\nup to a word boundary, then store "
+            }.get(p.align, "store\n")
+    wrap = "\n" if p.align == "overlap" else " "
+    text = (f"memset: bytes below {p.threshold}; otherwise {head}{p.word_unroll} word(s)"
+            f" of the replicated byte{wrap}per iteration; then the tail ({p.tail}).")
+    if p.expect == "aligned" and p.align == "dst":
+        text += "\nThe branch hint makes an aligned dst the fall-through path."
+    return Comment(0, tuple(text.split("\n")))
 
 
 def _memset_words(p: Phases, fast: bool) -> list[CPhase]:
@@ -334,6 +361,8 @@ def memset_function(lib: StringLib) -> CFunction:
                                    *_stmts(2, *(f"w |= w << {s};" for s in replicate_shifts()))))]
     if p.align == "dst":
         phases.append(CPhase("head", tuple(_head(2, "*d++ = c;", p))))
+    elif p.align == "overlap":
+        phases.append(_overlap_head(2, "*(uword_t *)d = w;", "d"))
     phases = _close(phases + _memset_words(p, lib.target.fast_misaligned), 1)
     phases.append(CPhase("bytes", tuple(_byte_loop(1, "*d++ = c;", "return s;"))))
     return CFunction("__memset", "memset", "void *", SET_PARAMS, _memset_doc(p), tuple(phases))

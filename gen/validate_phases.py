@@ -47,7 +47,7 @@ def check_unroll(value: int, loc: Loc, what: str) -> None:
 
 def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> int:
     """Smallest size for which head + one whole block fit (no loop-entry check)."""
-    head = SZREG - 1 if align != "none" else 0
+    head = SZREG - 1 if align in ("dst", "src") else 0
     if kind in ("memcpy", "memset"):
         # C loops test their bound first: the head alone must fit, and tiny
         # sizes always have the byte path.
@@ -67,6 +67,8 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     shift_unroll, shift_schedule = _shift_setting(s, kind, fast, warnings)
     tail = s["tail"].values[0]
     _check_misaligned_policy(s, align, tail, fast)
+    if align == "overlap":
+        _check_align_overlap(s["align"], kind)
     limits = pipelined_limits()
     if kind not in FILLS:
         _check_live_words(s, word_unroll, word_schedule, shift_unroll, shift_schedule, limits)
@@ -133,6 +135,10 @@ def _check_misaligned_policy(s: dict, align: str, tail: str, fast: bool) -> None
         raise CopygenError("without an alignment head the word loop makes misaligned "
                            "accesses, which this target traps (misaligned slow)", s["align"].loc,
                            hint="use `align dst`")
+    if align == "overlap":
+        raise CopygenError("the overlapping head stores a misaligned word, which this "
+                           "target traps (misaligned slow)", s["align"].loc,
+                           hint="use `align dst`")
     if tail == "overlap":
         raise CopygenError("an overlapping word tail is a misaligned access; this target "
                            "traps them (misaligned slow)", s["tail"].loc,
@@ -152,6 +158,15 @@ def _check_live_words(s: dict, word_unroll: int, word_schedule: str, shift_unrol
                            f"{shift_unroll} words live besides prev and two temporaries;"
                            f" only {limits['shift']} fit", s["shift"].loc,
                            hint=f"unroll at most {limits['shift']}")
+
+
+def _check_align_overlap(setting: Setting, kind: str) -> None:
+    """The overlapping head is a C phase of memcpy and memset; the
+    user-access routines' heads are the assembly's (bytes or pieces)."""
+    if kind in USER_ROUTINES:
+        raise CopygenError(f"`align overlap` applies to the string functions, not {kind}",
+                           setting.loc, hint="use `align dst`, or `align none` with "
+                                             "`tail overlap` on this core")
 
 
 def _check_expect(setting: Setting, kind: str) -> None:

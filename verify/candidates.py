@@ -9,7 +9,9 @@ Families (each checked by induction later; a guess is never trusted):
   aligned    (x[r] - term) & 7 == 0
   fact       facts about the arguments alone, e.g. ((S - D) & 7) != 0
   word       x[r] == the source word at x[b] + c
-  cursor     the destination holds exactly the bytes [D, x[r] + c) copied
+  cursor     the destination holds exactly the bytes [D, x[r] + c) copied;
+             with a floor k, [D, max(x[r] + c, D + k)): an overlapping head's
+             word, stored before the loop's cursor has passed it
   rcursor    ... exactly the bytes [x[r] + c, D + n): a backward copy (memmove)
   status     sstatus == SS0 | SUM  (or == SS0)
   nge        n >= c (unsigned): the size threshold that led to this loop
@@ -188,6 +190,9 @@ CURSORS = ("cursor", "rcursor")
 def cursor_interval(c: Cand, xs, w: World) -> tuple:
     """(lo, hi): the indices of dst a cursor says are written, [lo, hi)."""
     limit = z3.simplify(xs[c.args[0]] + bv(c.args[1]) - w.D)
+    if c.kind == "cursor" and len(c.args) > 2:
+        floor = bv(c.args[2])
+        return bv(0), z3.If(z3.ULT(limit, floor), floor, limit)
     return (bv(0), limit) if c.kind == "cursor" else (limit, w.N)
 
 

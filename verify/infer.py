@@ -108,6 +108,7 @@ def _sums(varying, xs, terms) -> list[Cand]:
 
 
 MASKS = (7, 15, 31, 63, 127)      # a block of 1, 2, 4, 8 or 16 words, less one
+FLOORS = (8,)                     # an overlapping head: one word at dst
 
 
 def _masked_sums(varying, unchanged, xs, terms) -> list[Cand]:
@@ -329,4 +330,20 @@ def _cursor(varying, snaps) -> list[Cand]:
             cs = {(sc.D + L - x[r]) & M64 for (x, _, _, sc, _), L in zip(snaps, lims)}
             if len(cs) == 1:
                 out.append(Cand(kind, (r, _s(cs.pop()))))
+            elif not rev:
+                out += _floored_cursor(r, snaps, lims)
     return out
+
+
+def _floored_cursor(r, snaps, lims) -> list[Cand]:
+    """dst changed exactly below max(x[r] + c, D + k): a word stored at dst
+    before the loop whose cursor x[r] starts inside it (`align overlap`)."""
+    for k in FLOORS:
+        above = {(sc.D + L - x[r]) & M64 for (x, _, _, sc, _), L in zip(snaps, lims) if L > k}
+        if len(above) != 1:
+            continue
+        c = above.pop()
+        if all(L > k or (L == k and _s((x[r] + c - sc.D) & M64) <= k)
+               for (x, _, _, sc, _), L in zip(snaps, lims)):
+            return [Cand("cursor", (r, _s(c), k))]
+    return []

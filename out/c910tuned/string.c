@@ -4,10 +4,10 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910tuned_lib (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 8; align none; words unroll 4 schedule interleave;
- *            shift off; tail overlap
+ *   memcpy:  small below 8; align overlap;
+ *            words unroll 8 schedule interleave; shift off; tail overlap
  *   memmove: forward memcpy; backward words
- *   memset:  small below 8; align none;
+ *   memset:  small below 16; align overlap;
  *            words unroll 2 schedule loads_first; tail overlap
  */
 
@@ -25,7 +25,8 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 typedef unsigned long __attribute__((__may_alias__, __aligned__(1))) uword_t;
 
 /*
- * memcpy: bytes below 8; otherwise copy 4 word(s) per iteration (interleave);
+ * memcpy: bytes below 8; otherwise store one word at dst and round dst
+ * up to a word boundary, then copy 8 word(s) per iteration (interleave);
  * then the tail (overlap).
  */
 void *__memcpy(void *dest, const void *src, size_t count)
@@ -36,22 +37,35 @@ void *__memcpy(void *dest, const void *src, size_t count)
 	if (count < 8)
 		goto copy_bytes;
 
-	/* Words: either pointer may be misaligned; this core does that in hardware. */
-	while (count >= 4 * SZREG) {
-		uword_t *dw = (uword_t *)d;
+	/*
+	 * Head: one word at dst, at any alignment, then dst up to the next word
+	 * boundary; the words below store some of its bytes again, equal.
+	 */
+	*(uword_t *)d = *(const uword_t *)s;
+	count -= SZREG - ((uintptr_t)d & WORD_MASK);
+	s += SZREG - ((uintptr_t)d & WORD_MASK);
+	d += SZREG - ((uintptr_t)d & WORD_MASK);
+
+	/* Words: the source may be misaligned; this core does that in hardware. */
+	while (count >= 8 * SZREG) {
+		word_t *dw = (word_t *)d;
 		const uword_t *sw = (const uword_t *)s;
 
 		dw[0] = sw[0];
 		dw[1] = sw[1];
 		dw[2] = sw[2];
 		dw[3] = sw[3];
+		dw[4] = sw[4];
+		dw[5] = sw[5];
+		dw[6] = sw[6];
+		dw[7] = sw[7];
 
-		d += 4 * SZREG;
-		s += 4 * SZREG;
-		count -= 4 * SZREG;
+		d += 8 * SZREG;
+		s += 8 * SZREG;
+		count -= 8 * SZREG;
 	}
 	while (count >= SZREG) {
-		*(uword_t *)d = *(const uword_t *)s;
+		*(word_t *)d = *(const uword_t *)s;
 		d += SZREG;
 		s += SZREG;
 		count -= SZREG;
@@ -85,9 +99,10 @@ void *__memmove(void *dest, const void *src, size_t count)
 		if ((uintptr_t)s - (uintptr_t)d >= count)	/* disjoint */
 			return __memcpy(dest, src, count);
 		/*
-		 * dst starts below src and overlaps it: memcpy's overlapping tail
-		 * word would re-read source bytes already overwritten.  Whole
-		 * words forwards are safe (each is loaded before it is stored).
+		 * dst starts below src and overlaps it: memcpy's overlapping head
+		 * and tail words would re-read source bytes already overwritten.
+		 * Whole words forwards are safe (each is loaded before it is
+		 * stored).
 		 */
 		while (count >= SZREG) {
 			*(uword_t *)d = *(const uword_t *)s;
@@ -125,21 +140,30 @@ void *memmove(void *dest, const void *src, size_t count) __weak __alias(__memmov
 EXPORT_SYMBOL(memmove);
 
 /*
- * memset: bytes below 8; otherwise store
- * 2 word(s) of the replicated byte per iteration; then the tail (overlap).
+ * memset: bytes below 16; otherwise store one word at dst and round dst
+ * up to a word boundary, then store 2 word(s) of the replicated byte
+ * per iteration; then the tail (overlap).
  */
 void *__memset(void *s, int c, size_t count)
 {
 	u8 *d = s;
 
-	if (count >= 8) {
+	if (count >= 16) {
 		word_t w = (u8)c;
 
 		w |= w << 8;
 		w |= w << 16;
 		w |= w << 32;
+
+		/*
+		 * Head: one word at dst, at any alignment, then dst up to the next word
+		 * boundary; the words below store some of its bytes again, equal.
+		 */
+		*(uword_t *)d = w;
+		count -= SZREG - ((uintptr_t)d & WORD_MASK);
+		d += SZREG - ((uintptr_t)d & WORD_MASK);
 		while (count >= 2 * SZREG) {
-			uword_t *dw = (uword_t *)d;
+			word_t *dw = (word_t *)d;
 
 			dw[0] = w;
 			dw[1] = w;
@@ -147,7 +171,7 @@ void *__memset(void *s, int c, size_t count)
 			count -= 2 * SZREG;
 		}
 		while (count >= SZREG) {
-			*(uword_t *)d = w;
+			*(word_t *)d = w;
 			d += SZREG;
 			count -= SZREG;
 		}
