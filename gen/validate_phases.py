@@ -91,6 +91,13 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     if "expect" in s:
         _check_expect(s["expect"], kind)
         ph = replace(ph, expect=s["expect"].values[0])
+        if ph.expect == "aligned" and ph.align != "dst" and (kind == "memset" or fast):
+            warnings.append(Warning_(
+                f"`expect aligned` has nothing to hint in this {kind}: without a byte head "
+                "it tests no alignment" + ("" if kind == "memset" else
+                                           " (a core with fast misaligned access has no "
+                                           "shift copy)"), s["expect"].loc,
+                hint="remove the line, or use `align dst`"))
     return ph
 
 

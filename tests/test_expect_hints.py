@@ -73,6 +73,41 @@ def test_expect_is_refused_on_a_user_access_routine():
     assert "sideways" in info.value.message and info.value.loc.line == 9
 
 
+HINTED_FN = """target t { xlen 64; misaligned MIS }
+string lib for t {
+    memcpy { small below 16; align CPY; words unroll 2; SHIFT; tail words
+             HINT_CPY }
+    memmove { forward memcpy; backward words }
+    memset { small below 16; align SET; words unroll 2; tail words
+             HINT_SET }
+}
+"""
+
+
+@pytest.mark.parametrize("fn,align,mis,warned", [
+    ("memset", "none", "fast", True),
+    ("memset", "overlap", "fast", True),
+    ("memcpy", "none", "fast", True),
+    ("memcpy", "dst", "fast", False),
+    ("memset", "dst", "slow", False),
+    ("memcpy", "dst", "slow", False),
+])
+def test_a_hint_with_no_alignment_test_to_wrap_is_warned_of(fn, align, mis, warned):
+    """A byte head's loop test is all memset has to hint, and all memcpy has
+    on a core without a shift copy: `expect aligned` without one is warned of."""
+    text = (HINTED_FN.replace("HINT_CPY", "expect aligned" if fn == "memcpy" else "")
+            .replace("HINT_SET", "expect aligned" if fn == "memset" else "")
+            .replace("MIS", mis)
+            .replace("SHIFT", "shift off" if mis == "fast" else "shift unroll 1")
+            .replace("CPY", align if fn == "memcpy" else "dst")
+            .replace("SET", align if fn == "memset" else "dst"))
+    st = load_text(text, "w.copy")
+    hits = [w for w in st.warnings if "`expect aligned` has nothing to hint" in w.message]
+    assert bool(hits) == warned, st.warnings
+    if warned:
+        assert (hits[0].loc.file, hits[0].loc.line) == ("w.copy", 4 if fn == "memcpy" else 7)
+
+
 def test_hints_wrap_the_alignment_tests_and_nothing_else(hinted, plain):
     def source(build):
         return next(f for f in build.files if f.name == "string.c").read_text()
