@@ -35,7 +35,9 @@ class Phases:
     """The phases of one copy or fill routine (DOMAIN.md §2).
 
     threshold:   sizes below it take the pure byte loop.
-    align:       "dst" | "src" | "none": byte head until that pointer is aligned.
+    align:       "dst": byte head until dst is aligned; "none": no head;
+                 "overlap" (string functions, fast cores): one word at dst,
+                 then dst rounded up.  "src" parses but is refused.
     word_unroll: words per block of the co-aligned word loop.
     shift_unroll: words per block of the shift copy; 0 = no shift copy.
     then_unroll: words per block of the second word class (`then words`), a

@@ -67,6 +67,10 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     shift_unroll, shift_schedule = _shift_setting(s, kind, fast, warnings)
     tail = s["tail"].values[0]
     _check_misaligned_policy(s, align, tail, fast)
+    if align == "src":
+        raise CopygenError("`align src` is not implemented: every head aligns dst",
+                           s["align"].loc, hint="use `align dst`, `align none`, or in a "
+                                                "string function `align overlap`")
     if align == "overlap":
         _check_align_overlap(s["align"], kind)
     limits = pipelined_limits()

@@ -57,6 +57,14 @@ CASES = [
      ["misaligned slow"]),
     ("align-none-on-slow-core", _with("align dst", "align none"), 7, 5, ["misaligned"]),
     ("align-src-on-slow-core", _with("align dst", "align src"), 7, 5, ["align src"]),
+    ("align-src-on-fast-core", TARGET.replace("misaligned slow", "misaligned fast")
+     + GOOD_COPY.replace("align dst", "align src").replace("shift unroll 1", "shift off"),
+     7, 5, ["`align src` is not implemented"]),
+    ("align-src-in-a-string-function", TARGET.replace("misaligned slow", "misaligned fast")
+     + "string lib for u74 {\n    memcpy { small below 16; align src; words unroll 2; "
+       "shift off; tail words }\n    memmove { forward memcpy; backward words }\n"
+       "    memset { small below 16; align dst; words unroll 2; tail words }\n}\n",
+     6, 30, ["`align src` is not implemented"]),
     ("pipelined-too-wide", _with("words unroll 8 schedule loads_first",
                                  "words unroll 16 schedule pipelined"), 8, 5, ["registers"]),
     ("shift-pipelined-too-wide", _with("shift unroll 1", "shift unroll 8 schedule pipelined"),
