@@ -261,17 +261,19 @@ def _memmove_doc(lib: StringLib) -> Comment:
     return Comment(0, tuple(text.split("\n")))
 
 
-def _forward_overlap_safe(which: str) -> list[Stmt | Comment]:
+def _forward_overlap_safe(p: Phases) -> list[Stmt | Comment]:
     """memcpy for disjoint buffers; else words then bytes, never memcpy's
-    overlapping head or tail word (`which`)."""
-    why = ((f"dst starts below src and overlaps it: memcpy's overlapping {which}",
-            "word would re-read source bytes already overwritten.  Whole",
-            "words forwards are safe (each is loaded before it is stored).")
-           if which != "head and tail" else
-           ("dst starts below src and overlaps it: memcpy's overlapping head",
-            "and tail words would re-read source bytes already overwritten.",
-            "Whole words forwards are safe (each is loaded before it is",
-            "stored)."))
+    overlapping head or tail word."""
+    if p.align == p.tail == "overlap":
+        why = ("dst starts below src and overlaps it: memcpy's overlapping head",
+               "and tail words would re-read source bytes already overwritten.",
+               "Whole words forwards are safe (each is loaded before it is",
+               "stored).")
+    else:
+        which = "head" if p.align == "overlap" else "tail"
+        why = (f"dst starts below src and overlaps it: memcpy's overlapping {which}",
+               "word would re-read source bytes already overwritten.  Whole",
+               "words forwards are safe (each is loaded before it is stored).")
     return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
             *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
             *_one_word_loop(2, "*(uword_t *)d = *(const uword_t *)s;", "d", "s"),
@@ -282,10 +284,8 @@ def _memmove_forward(lib: StringLib) -> CPhase:
     """dst does not start inside the source: copying forwards reads each byte first."""
     if lib.memmove.forward == "bytes":
         body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
-    elif lib.memcpy.tail == "overlap" or lib.memcpy.align == "overlap":
-        which = {(True, True): "head and tail", (True, False): "head"}.get(
-            (lib.memcpy.align == "overlap", lib.memcpy.tail == "overlap"), "tail")
-        body = _forward_overlap_safe(which)
+    elif "overlap" in (lib.memcpy.align, lib.memcpy.tail):
+        body = _forward_overlap_safe(lib.memcpy)
     else:
         body = _stmts(2, "return __memcpy(dest, src, count);")
     return CPhase("forward", (*_stmts(1, "if ((uintptr_t)d - (uintptr_t)s >= count) {"),

@@ -234,25 +234,26 @@ class MemoryChecks:
             fix = pr.forced([], amounts)
             if fix is None:
                 return False
-            fixed = z3.simplify(z3.substitute(value, *fix)) if fix else value
-            for k in range(rec.size if fix else 0):
-                w = instantiate(rec.addr + bv(k) - self.w.D, sub, [])
-                byte = z3.simplify(z3.Extract(8 * k + 7, 8 * k, fixed))
-                exp = instantiate(self.w.expected_byte(w), sub, [])
-                if not pr.bytes_ok(byte, exp, extra=[z3.ULT(w, self.w.N)]):
-                    return False
+            if fix and not self._bytes_ok(pr, rec, sub, fix, value):
+                return False
         return True
 
     def _store_ok_in(self, start, rec, cases) -> bool:
         sub = self.word_subst(start)
-        for case, fix in live(cases, rec.cond):
-            pr = self.prover(start, rec.cond, [case])
-            for k in range(rec.size):
-                w = instantiate(rec.addr + bv(k) - self.w.D, sub, fix)
-                byte = instantiate(z3.Extract(8 * k + 7, 8 * k, rec.value), sub, fix)
-                exp = instantiate(self.w.expected_byte(w), sub, fix)
-                if not pr.bytes_ok(byte, exp, extra=[z3.ULT(w, self.w.N)]):
-                    return False
+        return all(self._bytes_ok(self.prover(start, rec.cond, [case]), rec, sub, fix)
+                   for case, fix in live(cases, rec.cond))
+
+    def _bytes_ok(self, pr, rec, sub, fix, value=None) -> bool:
+        """Each byte the store puts inside [dst, dst+n) is the one expected
+        there, under substitutions sub then fix (value: the stored word, if
+        not the record's own)."""
+        value = rec.value if value is None else value
+        for k in range(rec.size):
+            w = instantiate(rec.addr + bv(k) - self.w.D, sub, fix)
+            byte = instantiate(z3.Extract(8 * k + 7, 8 * k, value), sub, fix)
+            exp = instantiate(self.w.expected_byte(w), sub, fix)
+            if not pr.bytes_ok(byte, exp, extra=[z3.ULT(w, self.w.N)]):
+                return False
         return True
 
     def _leaves_ok(self, start, cond, st, assume) -> bool:
