@@ -1,6 +1,7 @@
 """Shared fixtures: the examples, a built copy of each, the qemu harness."""
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -8,10 +9,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
-# one proof cache for the whole run: tests that prove the same machine code
-# (a kernel layout fixture, then the same file as a patch's "before") prove
-# it once; the cache is keyed by the code and the prover's own sources
-SHARED_PROOFS = Path(tempfile.mkdtemp(prefix="copygen-test-proofs-"))
+# one proof cache for the whole run, shared by the xdist workers (they see
+# the same run id): tests that prove the same machine code (a kernel layout
+# fixture, then the same file as a patch's "before") prove it once; the
+# cache is keyed by the code and the prover's own sources, and its entries
+# are written whole (rename), so workers may race on one
+_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+SHARED_PROOFS = (Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}" if _RUN
+                 else Path(tempfile.mkdtemp(prefix="copygen-test-proofs-")))
 
 
 @pytest.fixture(scope="session")
