@@ -41,7 +41,9 @@ sys.path.insert(0, str(ROOT))
 
 from copygen.emu.profile import load_profile  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
+from copygen.emu.errors import EmuError  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
+from copygen.gen.errors import CopygenError  # noqa: E402
 from copygen.measure.bench import Bench, Case, align_class  # noqa: E402
 
 # (class, sizes): the whole range of the aligned 72 B-1 KiB goal, and the
@@ -162,6 +164,16 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="where to write the JSON (default: "
                     "bench/results/goal_bounds_<profile>.json)")
     args = ap.parse_args()
+    try:
+        return measure(args)
+    except CopygenError as err:
+        print(err.render(), file=sys.stderr)
+    except EmuError as err:
+        print(f"error: {err}", file=sys.stderr)
+    return 2
+
+
+def measure(args) -> int:
     prof = load_profile(args.profile)
     need = {"aligned": 1.15, "misaligned": 1.8}
     result = {"profile": args.profile, "baseline": str(args.baseline), "cells": [],
