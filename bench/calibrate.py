@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen.measure.bench import Bench, Case  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
 from copygen.gen.build import build_file  # noqa: E402
@@ -148,4 +149,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "emu")]
 
+from exits import exit_status  # noqa: E402
 from copygen import emu  # noqa: E402
 from copygen.emu.api import _cost_model  # noqa: E402
 from copygen.emu.decode import decode  # noqa: E402
@@ -184,4 +185,4 @@ def _row(elf: Path, name: str, calls, profile: str, count: dict, seconds: float)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -39,11 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen.emu.profile import load_profile  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
-from copygen.emu.errors import EmuError  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
-from copygen.gen.errors import CopygenError  # noqa: E402
 from copygen.measure.bench import Bench, Case, align_class  # noqa: E402
 
 # (class, sizes): the whole range of the aligned 72 B-1 KiB goal, and the
@@ -164,13 +163,7 @@ def main() -> int:
     ap.add_argument("--out", type=Path, help="where to write the JSON (default: "
                     "bench/results/goal_bounds_<profile>.json)")
     args = ap.parse_args()
-    try:
-        return measure(args)
-    except CopygenError as err:
-        print(err.render(), file=sys.stderr)
-    except EmuError as err:
-        print(f"error: {err}", file=sys.stderr)
-    return 2
+    return measure(args)
 
 
 def measure(args) -> int:
@@ -214,4 +207,4 @@ def measure(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

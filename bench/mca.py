@@ -29,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen import emu  # noqa: E402
 from calibrate import build_reference  # noqa: E402
 from copygen.emu.cost import EMPTY_STATE, schedule, uop  # noqa: E402
@@ -179,4 +180,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

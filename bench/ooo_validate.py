@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen.gen.build import build_file  # noqa: E402
 from copygen.measure.bench import Bench, Case  # noqa: E402
 
@@ -74,4 +75,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
 from copygen.measure.bench import Bench, Case, align_class  # noqa: E402
 from copygen.tune.evaluate import GRID_SIZES  # noqa: E402
@@ -103,4 +104,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))

@@ -22,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+from exits import exit_status  # noqa: E402
+
 
 def _tune(args: list[str], cwd: str) -> tuple[float, subprocess.CompletedProcess]:
     t0 = time.monotonic()
@@ -64,4 +66,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(exit_status(main))

@@ -20,6 +20,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from exits import exit_status  # noqa: E402
+
 OUT = ROOT / "bench" / "results" / "verify_bounded.json"
 
 
@@ -65,4 +68,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(exit_status(main))

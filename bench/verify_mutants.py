@@ -29,6 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
+
 KIND_OF = {"__clear_user": "clear", "__asm_copy_to_user": "to", "__asm_copy_from_user": "from"}
 
 
@@ -133,4 +135,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(exit_status(main))

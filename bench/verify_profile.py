@@ -17,6 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from exits import exit_status  # noqa: E402
+
 
 def _instrument() -> tuple[dict, dict, dict]:
     """Wrap the prover's entry points with timers: (bit-vector query count and
@@ -116,4 +118,4 @@ def main(path: str, symbol: str, jobs: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not sys.argv[3].isdigit()):
         sys.exit(__doc__.split("\n\n")[1].strip().join(["usage: ", ""]))
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1)
+    sys.exit(exit_status(main, sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1))

@@ -19,6 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
+
 
 def _one(elf, sym, kind, jobs):
     from copygen.verify.prove import prove_routine
@@ -64,4 +66,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(exit_status(main))

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from exits import exit_status  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
 from copygen.measure.bench import Bench, Case  # noqa: E402
 
@@ -75,4 +76,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(exit_status(main))
