@@ -77,7 +77,7 @@ def pieces(dst: int, n: int) -> list[tuple[int, int]]:
     while pos < n:
         at = (dst + pos) % 8
         size = 8 if at == 0 and n - pos >= 8 else next(
-            z for z in (4, 2, 1) if at % z == 0 and z <= n - pos and (at + z <= 8))
+            z for z in (4, 2, 1) if at % z == 0 and z <= n - pos)
         out.append((pos, size))
         pos += size
     return out
