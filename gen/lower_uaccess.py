@@ -31,13 +31,15 @@ line after it.
 
 Role: lay out the phases (gen.uaccess_phases, gen.shift_phases) of each
 function.  May import gen.ir, gen.schedule, gen.fixups, gen.strategy,
-gen.uaccess_phases, gen.shift_phases, gen.pieces.
+gen.uaccess_phases, gen.shift_phases, gen.pieces, gen.errors.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
-from copygen.gen.schedule import units
+from copygen.gen.errors import CopygenError
+from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.pieces import head_pieces, shift_pieces, tail_pieces
@@ -46,6 +48,9 @@ from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
                                         fault_phase, fill_phase, head_phase, tail_phase,
                                         word_phase)
+
+
+REG_WORD = re.compile(r"\b(?:[at]\d|s\d{1,2}|ra|sp|gp|tp)\b")
 
 
 def _dispatch(pfx: str, ph: Phases) -> Phase:
@@ -57,8 +62,49 @@ def _dispatch(pfx: str, ph: Phases) -> Phase:
                  (Insn("andi", ("t0", "a1", "SZREG-1")), Insn("bnez", ("t0", miss))))
 
 
-def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy") -> Function:
-    ph, fast = cu.phases, cu.target.fast_misaligned
+def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy",
+                       keep: tuple[str, ...] = ()) -> Function:
+    """The copy; `keep`: registers the code around it keeps live across it
+    (a kernel tree's wrapper), which no instruction of it may touch."""
+    ph, fast = replace(cu.phases, keep=tuple(keep)), cu.target.fast_misaligned
+    _check_pools(cu, ph)
+    fn = _copy_user(ph, fast, sum_held, prefix)
+    _check_keep(cu, fn, ph.keep)
+    return fn
+
+
+def _check_pools(cu: CopyUser, ph: Phases) -> None:
+    """A pipelined block holds its words in registers: it must still fit
+    in the pool once the kept registers are taken out of it."""
+    limits = pipelined_limits(ph.keep)
+    for kind, unroll, schedule in (("words", ph.word_unroll, ph.word_schedule),
+                                   ("words", ph.then_unroll, ph.then_schedule),
+                                   ("shift", ph.shift_unroll, ph.shift_schedule),
+                                   ("shift", ph.then_shift_unroll, ph.then_shift_schedule)):
+        if schedule == "pipelined" and unroll > limits[kind]:
+            raise CopygenError(
+                f"{cu.name}: a pipelined {kind} block of {unroll} words needs {unroll} free "
+                f"registers; with {', '.join(ph.keep)} kept live by the code around it, "
+                f"{limits[kind]} are left", cu.loc,
+                hint=f"use `{kind} unroll {limits[kind]}` or another schedule for this tree")
+
+
+def _check_keep(cu: CopyUser, fn: Function, keep: tuple[str, ...]) -> None:
+    """No instruction of the routine names a register the caller keeps."""
+    for phase in fn.phases + fn.fault_exits:
+        for insn in phase.body:
+            if not isinstance(insn, Insn):
+                continue
+            used = {w for a in insn.operands for w in REG_WORD.findall(a)} & set(keep)
+            if used:
+                raise CopygenError(
+                    f"{cu.name}: `{insn.text()}` in {phase.title.lower()} uses "
+                    f"{', '.join(sorted(used))}, which the code around the routine keeps live",
+                    cu.loc, hint="this strategy needs that register; choose one with fewer "
+                    "words in flight")
+
+
+def _copy_user(ph: Phases, fast: bool, sum_held: bool, prefix: str) -> Function:
     pfx = prefix
     exits = FaultExits(pfx, f".L{pfx}_bytes")
     if ph.tested:

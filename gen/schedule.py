@@ -235,9 +235,19 @@ def fill_words(unroll: int) -> Block:
     return Block((), tuple(body + [adv_dst(size)]), ())
 
 
-def pipelined_limits() -> dict[str, int]:
+def pipelined_limits(keep: tuple[str, ...] = ()) -> dict[str, int]:
     """How many words a pipelined block may hold (registers it keeps live)."""
-    return {"words": len(WORD_POOL), "shift": len(SHIFT_POOL) - 2}
+    return {"words": len(word_pool(keep)), "shift": len(shift_pool(keep)) - 2}
+
+
+def word_pool(keep: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The registers a word block may load into, less those in `keep`."""
+    return tuple(r for r in WORD_POOL if r not in keep)
+
+
+def shift_pool(keep: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The registers a shift block may use, less those in `keep`."""
+    return tuple(r for r in SHIFT_POOL if r not in keep)
 
 
 WORD_POOL = ("a4", "a5", "a6", "a7", "t0", "t1", "t2", "t3", "t4", "t5", "t6")

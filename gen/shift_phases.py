@@ -20,10 +20,10 @@ from copygen.gen.uaccess_phases import (ALIGN_MASK, END, LIMIT, block_regs, bloc
                                         block_loop, shift_tail, steps)
 
 
-def _shift_block(unroll: int, schedule: str, carry: bool) -> S.Block:
+def _shift_block(unroll: int, schedule: str, carry: bool, keep: tuple[str, ...] = ()) -> S.Block:
     """One shift loop's block; `carry`: a later loop goes on from prev, so a
     pipelined epilogue leaves the last word it loaded in prev."""
-    block = S.shift_copy(unroll, schedule, "a6", "a4", "a5", S.SHIFT_POOL)
+    block = S.shift_copy(unroll, schedule, "a6", "a4", "a5", S.shift_pool(keep))
     if carry and block.lookahead:
         last = [st for st in block.prologue if st.kind == "load"][-1].operands[0]
         block = S.Block(block.prologue, block.body,
@@ -39,7 +39,7 @@ def _prev_read_after(ph: Phases) -> bool:
 
 def _first_shift_block(ph: Phases) -> S.Block:
     return _shift_block(ph.shift_unroll, ph.shift_schedule,
-                        bool(ph.then_shift_unroll) or _prev_read_after(ph))
+                        bool(ph.then_shift_unroll) or _prev_read_after(ph), ph.keep)
 
 
 def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
@@ -115,16 +115,17 @@ def _shift_body(pfx: str, ph: Phases, exits: FaultExits, block, out_of_line: boo
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, retries(ph), True,
                                   tested=ph.tested)
     if ph.then_shift_unroll:
-        second = _shift_block(ph.then_shift_unroll, ph.then_shift_schedule, _prev_read_after(ph))
+        second = _shift_block(ph.then_shift_unroll, ph.then_shift_schedule, _prev_read_after(ph),
+                              ph.keep)
         body += block_loop(pfx, "shift_then", second, exits, ph.fault, True, retries(ph), True,
                            tested=True)
     if shift_tail(ph) and ph.tail == "steps":
         for k in steps(ph.last_shift_unroll):
-            step = S.shift_copy(k, "paired", "a6", "a4", "a5", S.SHIFT_POOL)
+            step = S.shift_copy(k, "paired", "a6", "a4", "a5", S.shift_pool(ph.keep))
             body += block_loop(pfx, f"shift_step{k}", step, exits, ph.fault, True, retries(ph),
                                True, tested=True, once=True)
     elif shift_tail(ph):
-        one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.SHIFT_POOL)
+        one = S.shift_copy(1, "interleave", "a6", "a4", "a5", S.shift_pool(ph.keep))
         body += block_loop(pfx, "shift_tail", one, exits, ph.fault, True, retries(ph), True,
                            tested=True)
     if restore:

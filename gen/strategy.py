@@ -60,6 +60,9 @@ class Phases:
                  loop after the last word loop; `steps` (size classes): one
                  straight-line block each of half, a quarter, ... one word of
                  the last loop's block, taken as the bits of what is left say.
+    keep:        registers the code around the routine keeps live across it
+                 (read from a kernel tree by copygen patch, never written in
+                 the language): the register pools leave them out.
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
                  copied) | "block" (count whole blocks, as the 2021 routine did).
@@ -80,6 +83,7 @@ class Phases:
     ends: str = "bytes"
     inline: str = "none"
     expect: str = "none"
+    keep: tuple[str, ...] = ()
 
     @property
     def word_block(self) -> int:

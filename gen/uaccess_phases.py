@@ -138,7 +138,7 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                 then: bool = False, tested: bool | None = None, ready: int = 0) -> Phase:
     unroll, schedule = ((ph.then_unroll, ph.then_schedule) if then
                         else (ph.word_unroll, ph.word_schedule))
-    block = S.word_copy(unroll, schedule, S.WORD_POOL)
+    block = S.word_copy(unroll, schedule, S.word_pool(ph.keep))
     size = unroll * S.SZREG
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
     regs += [(r, "word in flight") for r in block_regs(block)]
@@ -258,7 +258,7 @@ def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
         return None
     body: list = _steps_guard(pfx, "steps")
     for k in sizes:
-        block = S.word_copy(k, "loads_first", S.WORD_POOL) if copy else S.fill_words(k)
+        block = S.word_copy(k, "loads_first", S.word_pool(ph.keep)) if copy else S.fill_words(k)
         body += block_loop(pfx, f"step{k}", block, exits, ph.fault, True,
                            copy and retries(ph), tested=True, once=True)
     body.append(Label(f".L{pfx}_steps_done"))

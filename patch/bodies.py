@@ -4,6 +4,8 @@ A copy placed in mainline's fallback_scalar_usercopy_sum_enabled runs with
 SUM held by its callers: it is lowered with `sum_held` (no csrs/csrc of SUM
 anywhere, fault exits included).  A copy placed in a 2021 layout's
 __asm_copy_to_user, and every __clear_user, keep their own SUM handling.
+A copy that the file calls (mainline's wrapper) leaves alone every register
+the caller keeps live across the call (kernelfile.kept_live).
 Local labels take the first prefix whose labels the file does not already
 define outside the replaced bodies.
 
@@ -38,7 +40,8 @@ def strategy_lines(st: Strategy, kind: str) -> list[str]:
 
 def _function(st: Strategy, place: Place, prefix: str):
     if place.kind == "copy_user":
-        fn = copy_user_function(st.copy_user, sum_held=place.sum_held, prefix=prefix)
+        fn = copy_user_function(st.copy_user, sum_held=place.sum_held, prefix=prefix,
+                                keep=place.keep)
     else:
         fn = clear_user_function(st.clear_user, prefix=prefix)
     return dataclasses.replace(fn, symbol=place.function.name)

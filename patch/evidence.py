@@ -66,17 +66,18 @@ class State:
     name: str
     path: Path
     elf: Path
+    label: str = ""      # how progress names it: before, after copy_user, ...
     proofs: dict[str, list[Proof]] = field(default_factory=dict)   # kind -> entry points
     skipped: list[str] = field(default_factory=list)               # entry points left out
 
 
-def build(name: str, text: str, workdir: Path) -> State:
+def build(name: str, text: str, workdir: Path, label: str = "") -> State:
     """Write `text` as WORKDIR/NAME/uaccess.S and link it with the shim."""
     d = Path(workdir) / name
     d.mkdir(parents=True, exist_ok=True)
     src = d / "uaccess.S"
     src.write_text(text)
-    return State(name, src, linked_elf(str(src), d))
+    return State(name, src, linked_elf(str(src), d), label or name)
 
 
 def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: int,
@@ -92,7 +93,7 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
             if only is not None and sym not in only:
                 state.skipped.append(sym)
                 continue
-            tell(f"proving {sym} ({state.name})")
+            tell(f"proving {sym} ({state.label})")
             key = code_key(state.elf, sym, vkind) if cache else None
             rep = cache.get(key) if cache else None
             if rep is None:

@@ -3,10 +3,11 @@
 make_patch(): load the strategy; check the tree (patch.git) before anything
 else; cut the change into steps (one, or with `series` copy_user then
 clear_user); apply each step to the file as HEAD has it (kernelfile, bodies,
-splice); build every state, prove the entry points each step touches before
-and after it and bench both (evidence); refuse a candidate whose proof is
-not complete (exit 3 when a clause is violated, 4 when one is unknown, as
-`copygen verify`) unless `allow_unproven`; only then commit each step on the
+splice); build every state and prove the entry points each step touches
+after it; refuse a candidate whose proof is not complete (exit 3 when a
+clause is violated, 4 when one is unknown, as `copygen verify`) unless
+`allow_unproven`, before anything else runs on it; then prove the states
+before each step and bench both (evidence); only then commit each step on the
 new branch, format the patches (and a series' cover letter) and run the
 tree's checkpatch.
 
@@ -93,8 +94,12 @@ def _command(req: Request, name: str) -> str:
     return " ".join(parts + (["--series"] if req.series else []))
 
 
-def _refuse_unproven(steps: list[Step]) -> None:
-    bad = [p for s in steps for k in s.kinds for p in s.change.after[k] if p.verdict != "proved"]
+def _refuse_unproven(steps: list[Step], built) -> None:
+    """Refuse the candidate when an entry point of a patched state is not
+    proved: checked before anything else (the old state's proofs, the bench)
+    runs on it."""
+    bad = [p for i, s in enumerate(steps) for k in s.kinds for p in built[i + 1].proofs[k]
+           if p.verdict != "proved"]
     if not bad:
         return
     lines = []
@@ -111,12 +116,16 @@ def _refuse_unproven(steps: list[Step]) -> None:
 
 def _evidence(states, steps, req, profiles, workdir: Path, tell) -> None:
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
-    built = [evidence.build(f"state{i}", t, workdir) for i, t in enumerate(states)]
+    names = ["before"] + [f"after {'+'.join(s.kinds)}" for s in steps]
+    built = [evidence.build(f"state{i}", t, workdir, names[i]) for i, t in enumerate(states)]
+    for i, s in enumerate(steps):
+        evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
+    if not req.allow_unproven:
+        _refuse_unproven(steps, built)
     cal = {p.name: p.calibration_error for p in profiles}
     for i, s in enumerate(steps):
         before, after = built[i], built[i + 1]
         evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell)
-        evidence.prove(after, s.kinds, cache, req.jobs, req.entries, tell)
         rows = evidence.measure(before, after, s.kinds, profiles, tell=tell)
         s.change = message.Change(s.kinds, "", {k: before.proofs[k] for k in s.kinds},
                                   {k: after.proofs[k] for k in s.kinds}, rows, cal,
@@ -140,8 +149,6 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     profiles = [load_profile(p) for p in (req.profiles or names)]
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         _evidence(states, steps, req, profiles, Path(tmp), tell)
-    if not req.allow_unproven:
-        _refuse_unproven(steps)
     return _write(req, st, tree, branch, layout, steps, tell)
 
 

@@ -402,3 +402,76 @@ def test_subject_and_message_fit_and_say_a_draft_first():
     assert all(len(line) <= 75 for line in msg.splitlines())
     draft = message.subject(message.Change(ch.kinds, "2021", before, before, rows, {}, draft=True))
     assert draft.startswith("riscv: lib: uaccess: unproven draft:") and len(draft) < 75
+
+
+# --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------
+
+def test_the_6_8_layout_replaces_only_the_nested_scalar_copy(tmp_path):
+    """Linux 6.8-6.15: fallback_scalar_usercopy opens inside
+    __asm_copy_to_user.  Its body ends at SYM_FUNC_END(__asm_copy_to_user);
+    the dispatch and both start and end markers stay as they were."""
+    old = (HERE / "layout_6_8.S").read_text()
+    lines = old.splitlines(keepends=True)
+    lay, (place,) = kernelfile.places(lines, "uaccess.S", ("copy_user",))
+    assert lay == "6.8" and place.function.name == "fallback_scalar_usercopy"
+    assert not place.sum_held and place.keep == ()
+    assert lines[place.function.body_end].strip() == "SYM_FUNC_END(__asm_copy_to_user)"
+    new = _spliced(old, ("copy_user",)).text
+    for kept in ("SYM_FUNC_START(__asm_copy_to_user)\n#ifdef CONFIG_RISCV_ISA_V\n",
+                 "\ttail\tenter_vector_usercopy\n#endif\nSYM_FUNC_START(fallback_scalar_usercopy)\n",
+                 "SYM_FUNC_END(__asm_copy_to_user)\nSYM_FUNC_END(fallback_scalar_usercopy)\n"):
+        assert kept in new
+    assert "csrs\tCSR_STATUS, t6" in new.split("SYM_FUNC_START(fallback_scalar_usercopy)")[1]
+    _assembles(new, tmp_path)
+    # with the vector dispatch assembled in too, as a V kernel builds it
+    src = tmp_path / "v.S"
+    src.write_text("#define CONFIG_RISCV_ISA_V 1\n" + new)
+    toolchain.assemble(src, ROOT / "shim" / "include", tmp_path / "v.o")
+
+
+@pytest.mark.parametrize("change, words", [
+    # a fallback outside __asm_copy_to_user, without the _sum_enabled split
+    (("SYM_FUNC_END(__asm_copy_to_user)\nSYM_FUNC_END(fallback_scalar_usercopy)\n",
+      "SYM_FUNC_END(__asm_copy_to_user)\n\tret\nSYM_FUNC_START(fallback_scalar_usercopy)\n"
+      "\tret\nSYM_FUNC_END(fallback_scalar_usercopy)\n"), "not as any kernel lays it out"),
+    # no __asm_copy_to_user at all
+    (("__asm_copy_to_user", "__asm_copy_to_usr"), "has no __asm_copy_to_user"),
+])
+def test_a_file_of_no_known_layout_is_refused_with_its_line(change, words):
+    from copygen.gen.errors import CopygenError
+    text = (HERE / "layout_6_8.S").read_text()
+    if change[0] == "__asm_copy_to_user":
+        text = text.replace(*change)
+    else:
+        text = text.replace("SYM_FUNC_START(fallback_scalar_usercopy)\n", "", 1).replace(*change)
+    with pytest.raises(CopygenError, match=words) as err:
+        kernelfile.places(text.splitlines(keepends=True), "uaccess.S", ("copy_user",))
+    assert "layouts" in err.value.hint
+
+
+def test_mainline_wrapper_keeps_a7_and_the_body_leaves_it_alone():
+    """Mainline's fallback_scalar_usercopy keeps ra in a7 across its call:
+    read from the file, and no instruction of the generated body names a7."""
+    lines = (HERE / "mainline_layout.S").read_text().splitlines(keepends=True)
+    _, (place,) = kernelfile.places(lines, "uaccess.S", ("copy_user",))
+    assert place.sum_held and place.keep == ("a7",)
+    tuned = (ROOT / "examples" / "u74tuned.copy").read_text()
+    assert "a7" in (ROOT / "out" / "u74tuned" / "uaccess.S").read_text()
+    new = _spliced("".join(lines), ("copy_user",), tuned).text
+    body = new.split("SYM_FUNC_START(fallback_scalar_usercopy_sum_enabled)")[1]
+    body = body.split("SYM_FUNC_END(fallback_scalar_usercopy_sum_enabled)")[0]
+    assert not re.search(r"\ba7\b", body)
+    # kept by a stack frame instead, the register is the body's to use
+    framed = "".join(lines).replace("\tmv\ta7, ra\n", "\taddi\tsp, sp, -16\n\tsd\tra, 8(sp)\n")
+    framed = framed.replace("\tmv\tra, a7\n", "\tld\tra, 8(sp)\n\taddi\tsp, sp, 16\n")
+    _, (place,) = kernelfile.places(framed.splitlines(keepends=True), "uaccess.S", ("copy_user",))
+    assert place.keep == ()
+
+
+def test_a_strategy_that_needs_the_kept_register_is_refused(tmp_path, cache):
+    """u74pipelined's 8-word pipelined block with the entry's t0 cannot do
+    without a7 and t0: a located error before any proof, the tree untouched."""
+    text = (HERE / "mainline_layout.S").read_text().replace("a7", "t0")
+    tree = make_tree(tmp_path / "linux", text=text)
+    _refused(ROOT / "examples" / "u74pipelined.copy", tree, tmp_path, cache,
+             "u74_pipelined: .* uses .*t0.*keeps live")

@@ -84,7 +84,7 @@ class Outcome:
     before: bytes = b""        # MARGIN bytes below dst as found after the call
     after: bytes = b""         # MARGIN bytes past dst + n
     error: str | None = None   # oops / step limit
-    error_kind: str | None = None
+    error_kind: str | None = None  # Oops | StepLimit | BadJump (a fetch outside the code)
     snapshots: list = field(default_factory=list)
     loads: list | None = None  # (address, size) of every load, when recorded
 
@@ -177,6 +177,8 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
             raise StepLimit(hart.pc, max_steps)
     except (Oops, StepLimit) as err:
         out.error, out.error_kind = str(err), type(err).__name__
+        if isinstance(err, Oops) and err.cause.startswith("fetch"):
+            out.error_kind = "BadJump"
     out.init = init
     out.faults = list(hart.faults)
     out.ret = hart.x[10]
@@ -234,6 +236,9 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
     """Each contract clause, judged on one concrete run."""
     exp, n = sc.expected(), sc.N
     v = {"X1": out.error_kind != "Oops", "T1": out.error_kind != "StepLimit"}
+    if out.error_kind == "BadJump":
+        # control left the code: a return to anything but the entry's ra
+        v["A1"] = False
     if out.error:
         if string:      # no X1 for these: a run that oopses does not do the job
             v["C1"] = False

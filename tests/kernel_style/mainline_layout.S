@@ -61,20 +61,20 @@ SYM_FUNC_ALIAS(__asm_copy_from_user, __asm_copy_to_user)
 EXPORT_SYMBOL(__asm_copy_from_user)
 
 SYM_FUNC_START(fallback_scalar_usercopy)
-	/* A call clobbers ra: keep ours in a stack frame meanwhile. */
-	addi	sp, sp, -16
-	REG_S	ra, 8(sp)
-
 	/* Let S-mode reach user pages for the copy, and only for it. */
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6
+	/*
+	 * A call clobbers ra: keep ours in a7 meanwhile, as mainline has
+	 * since 2025.  The scalar copy must leave a7 alone.
+	 */
+	mv	a7, ra
 	call	fallback_scalar_usercopy_sum_enabled
+	mv	ra, a7
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6
 
 	/* a0: what the copy returned, the bytes not copied. */
-	REG_L	ra, 8(sp)
-	addi	sp, sp, 16
 	ret
 SYM_FUNC_END(fallback_scalar_usercopy)
 
@@ -138,7 +138,7 @@ SYM_FUNC_START(fallback_scalar_usercopy_sum_enabled)
 	fixup REG_L, a4, 2*SZREG(a1), .Lbyte_tail
 	fixup REG_L, a5, 3*SZREG(a1), .Lbyte_tail
 	fixup REG_L, a6, 4*SZREG(a1), .Lbyte_tail
-	fixup REG_L, a7, 5*SZREG(a1), .Lbyte_tail
+	fixup REG_L, t4, 5*SZREG(a1), .Lbyte_tail
 	fixup REG_L, t1, 6*SZREG(a1), .Lbyte_tail
 	fixup REG_L, t2, 7*SZREG(a1), .Lbyte_tail
 	fixup REG_S, a2, 0(a0), .Lbyte_tail
@@ -146,7 +146,7 @@ SYM_FUNC_START(fallback_scalar_usercopy_sum_enabled)
 	fixup REG_S, a4, 2*SZREG(a0), .Lstored_2
 	fixup REG_S, a5, 3*SZREG(a0), .Lstored_3
 	fixup REG_S, a6, 4*SZREG(a0), .Lstored_4
-	fixup REG_S, a7, 5*SZREG(a0), .Lstored_5
+	fixup REG_S, t4, 5*SZREG(a0), .Lstored_5
 	fixup REG_S, t1, 6*SZREG(a0), .Lstored_6
 	fixup REG_S, t2, 7*SZREG(a0), .Lstored_7
 	addi	a0, a0, 8*SZREG
