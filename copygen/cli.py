@@ -2,7 +2,7 @@
 
 Each command parses its options, calls one library function of a layer
 (gen: check, build; measure: bench, rank; verify: verify; mutate: mutate;
-tune: tune; patch: patch)
+tune: tune; patch: patch; kernel: tree, kunit)
 and prints its result through copygen.output (tables on stdout, errors on
 stderr, one JSON envelope with --json).  Only this folder exits the process.
 Role: the top of the import graph.  Imports click and every layer; nothing
@@ -14,6 +14,7 @@ import click
 
 from copygen import __version__
 from copygen.commands_build import build, check
+from copygen.commands_kernel import kunit, tree
 from copygen.commands_measure import bench, rank
 from copygen.commands_mutate import mutate
 from copygen.commands_patch import patch
@@ -39,5 +40,5 @@ def main() -> None:
     """
 
 
-for _cmd in (check, build, bench, rank, verify, mutate, tune, patch):
+for _cmd in (check, build, bench, rank, verify, mutate, tune, patch, tree, kunit):
     main.add_command(_cmd)

@@ -20,16 +20,18 @@ from copygen.verify.parallel import default_jobs
 
 PATCH_EXIT = EXIT_HELP + (" copygen patch: 3 the patched code has a violated clause, 4 one stays "
                           "unknown (nothing is written; --allow-unproven writes a draft).")
-BLOCKS = {"copy_to_user": "copy_user", "copy_from_user": "copy_user", "clear_user": "clear_user"}
+BLOCKS = {"copy_to_user": "copy_user", "copy_from_user": "copy_user", "clear_user": "clear_user",
+          "memcpy": "string", "memmove": "string", "memset": "string"}
 
 
 def _block(name: str) -> str:
-    if name in ("copy_user", "clear_user"):
+    if name in ("copy_user", "clear_user", "string"):
         return name
     kind = name if name in BLOCKS else kind_of(name)
     if kind not in BLOCKS:
         raise CopygenError(f"copygen patch cannot replace `{name}`",
-                           hint="--routine copy_user (copy_to_user, copy_from_user) or clear_user")
+                           hint="--routine copy_user (copy_to_user, copy_from_user), clear_user "
+                                "or string (memcpy, memmove, memset)")
     return BLOCKS[kind]
 
 
@@ -39,12 +41,21 @@ def _entries(routines: tuple[str, ...]) -> frozenset[str] | None:
     if not routines:
         return None
     out: set[str] = set()
+    if all(_block(r) == "string" for r in routines):
+        return None
     for r in routines:
         if r in ("copy_user", "clear_user"):
             out.update(s for k, syms in ROUTINE_KINDS.items() if BLOCKS.get(k) == r for s in syms)
         else:
             out.update(ROUTINE_KINDS.get(r, (r,)))
     return frozenset(out)
+
+
+def kunit_json(run) -> dict:
+    """One KUnit boot as JSON (its console log left out)."""
+    d = asdict(run)
+    d.pop("log", None)
+    return d
 
 
 def _show(res) -> None:
@@ -61,6 +72,9 @@ def _show(res) -> None:
     for p in res.patches:
         shown = os.path.relpath(p)
         click.echo(f"wrote {p if shown.startswith('..') else shown}")
+    if res.kunit:
+        click.echo("KUnit, passed before -> after:")
+        click.echo("\n".join(res.steps[-1].change.kunit))
     if res.checkpatch is not None:
         click.echo("checkpatch.pl --strict:")
         click.echo(res.checkpatch)
@@ -71,8 +85,9 @@ def _show(res) -> None:
 @click.option("--kernel-tree", "tree", required=True, type=click.Path(file_okay=False),
               help="The top of a kernel git tree (its arch/riscv/lib/uaccess.S is patched).")
 @click.option("--routine", "routines", multiple=True,
-              help="Only this block: copy_user or clear_user; repeatable [default: every block "
-                   "of FILE].  A kind (copy_to_user, copy_from_user) or a symbol replaces its "
+              help="Only this block: copy_user, clear_user or string; repeatable [default: "
+                   "FILE's copy_user and clear_user blocks; a string block only when named: it "
+                   "replaces memcpy.S, memmove.S and memset.S by string.c, built by Kbuild].  A kind (copy_to_user, copy_from_user) or a symbol replaces its "
                    "block but proves only its own entry points (the message names them).")
 @click.option("-o", "--output", "outdir", default="patches", show_default=True,
               type=click.Path(file_okay=False), help="Where git format-patch writes the patches.")
@@ -87,10 +102,17 @@ def _show(res) -> None:
 @click.option("--no-cache", is_flag=True, help="Prove again even when the cache has this code.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Processes each proof spreads its queries over [default: the cores].")
+@click.option("--test", "tests", type=click.Choice(["kunit"]), multiple=True,
+              help="kunit: build the tree at HEAD and at the patch with its own "
+                   "tools/testing/kunit/kunit.py (usercopy, memcpy and string suites), boot each "
+                   "in qemu-system-riscv64 without and with the V extension, and put the results "
+                   "in the message; a test the patch breaks refuses it (exit 3).  Minutes: the "
+                   "first build of a tree about 10, each boot about 4.")
+@click.option("--no-vector", is_flag=True, help="With --test kunit: boot only without the V extension.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @command("patch")
 def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch, proof_cache,
-          no_cache, jobs, as_json) -> int:
+          no_cache, jobs, tests, no_vector, as_json) -> int:
     """Turn FILE's uaccess routines into a kernel patch on a new branch of a tree.
 
     Replaces only the bodies the strategy owns in the tree's
@@ -105,11 +127,13 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
     req = Request(file, tree, kinds=tuple(dict.fromkeys(_block(r) for r in routines)),
                   routines=tuple(routines), outdir=outdir, profiles=tuple(profiles), series=series,
                   allow_unproven=allow_unproven, branch=branch, entries=_entries(tuple(routines)),
-                  proof_cache=None if no_cache else proof_cache, jobs=max(1, jobs or default_jobs()))
+                  proof_cache=None if no_cache else proof_cache, jobs=max(1, jobs or default_jobs()),
+                  kunit="kunit" in tests, kunit_vector=not no_vector)
     res = make_patch(req, tell=lambda msg: None if as_json else click.echo(msg, err=True))
     if as_json:
         envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
                  patches=[str(p) for p in res.patches], checkpatch=res.checkpatch,
+                 kunit={k: [kunit_json(r) for r in v] for k, v in res.kunit.items()},
                  commits=[{"commit": s.commit, "subject": s.message.splitlines()[0],
                            "routines": list(s.kinds), "message": s.message,
                            "rows": [asdict(r) for r in s.change.rows],

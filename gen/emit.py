@@ -167,8 +167,12 @@ def render_uaccess(st: Strategy, source: str) -> str | None:
     return env().get_template("uaccess.S.j2").render(functions=fns, banner=banner(st, source))
 
 
-def render_string(st: Strategy, source: str) -> str | None:
+def render_string(st: Strategy, source: str, exports: bool = True,
+                  prefixes: tuple[str, ...] = ()) -> str | None:
+    """string.c; for a kernel tree that exports the functions elsewhere
+    `exports` is off, and `prefixes` adds aliases such as __pi_memcpy."""
     if st.string is None:
         return None
     return env().get_template("string.c.j2").render(
-        unit=string_unit(st.string), banner=string_banner(st.string, source))
+        unit=string_unit(st.string), banner=string_banner(st.string, source),
+        exports=exports, prefixes=prefixes)

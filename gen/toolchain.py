@@ -116,7 +116,8 @@ def disassemble(elf: Path) -> str:
     return run("objdump", ["-d", "--no-show-raw-insn", elf]).stdout
 
 
-def _host_program(name: str, package: str) -> str:
+def host_program(name: str, package: str) -> str:
+    """Full path of a host program, or a ToolError naming its package."""
     path = shutil.which(name)
     if path is None:
         raise ToolError(f"`{name}` not found on PATH", hint=f"install it: apt-get install {package}")
@@ -127,7 +128,7 @@ def run_git(args: list[str], cwd: Path, env: dict[str, str] | None = None,
             stdin: str | None = None, check: bool = True) -> Exited:
     """git ARGS in CWD (with `env` added to the environment).  With `check`
     a non-zero exit is a ToolError carrying git's stderr."""
-    argv = [_host_program("git", "git"), *map(str, args)]
+    argv = [host_program("git", "git"), *map(str, args)]
     try:
         proc = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, text=True,
                               env={**os.environ, **(env or {})}, timeout=300)
@@ -144,7 +145,7 @@ def run_git(args: list[str], cwd: Path, env: dict[str, str] | None = None,
 def run_checkpatch(script: Path, patch: Path, cwd: Path) -> Exited:
     """A kernel tree's scripts/checkpatch.pl --strict on PATCH; its exit
     status (non-zero when it has findings) is the caller's to judge."""
-    argv = [_host_program("perl", "perl"), str(script), "--strict", str(patch)]
+    argv = [host_program("perl", "perl"), str(script), "--strict", str(patch)]
     try:
         proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
@@ -152,3 +153,42 @@ def run_checkpatch(script: Path, patch: Path, cwd: Path) -> Exited:
     except OSError as err:
         raise ToolError(f"cannot run {script}: {err.strerror}") from None
     return Exited(proc.returncode, proc.stdout, proc.stderr)
+
+
+def run_logged(name: str, args: list[str], package: str, cwd: Path | None = None,
+               log: Path | None = None, on_line=None, timeout: float = 7200,
+               env: dict[str, str] | None = None) -> Exited:
+    """A long-running host program (tar, a kernel tree's kunit.py, ...):
+    its output, stdout and stderr merged, goes line by line to `log` (when
+    given) and to `on_line`; the exit status is the caller's to judge."""
+    argv = [host_program(name, package), *map(str, args)]
+    lines: list[str] = []
+    sink = open(log, "w", encoding="utf-8") if log else None
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace",
+                                env={**os.environ, **(env or {})})
+    except OSError as err:
+        raise ToolError(f"cannot run `{name}`: {err.strerror}") from None
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if sink:
+                sink.write(line)
+                sink.flush()
+            if on_line:
+                on_line(line.rstrip("\n"))
+        code = proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        code = None
+    finally:
+        if sink:
+            sink.close()
+    return Exited(code, "".join(lines), "")
+
+
+def require_file(path: Path, package: str, what: str) -> None:
+    """A data file a program needs (OpenSBI for qemu-system), or a ToolError."""
+    if not Path(path).is_file():
+        raise ToolError(f"{what} not found at {path}", hint=f"install it: apt-get install {package}")

@@ -8,8 +8,11 @@ through the proof cache: the same code is never proved twice), and its
 copy_to_user / clear_user are benched under each cost profile on a size x
 alignment-class grid (measure.bench; every call's result is checked).
 
+A string change is proved and benched from the objects Kbuild compiled
+with the kernel's own flags (kernel.kbuild), linked with the shim's script.
+
 Role: ELFs, proofs and benches for the patch.  May import verify, measure,
-emu.profile, gen.errors and the standard library.
+emu.profile, gen (errors, toolchain, resources) and the standard library.
 """
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.emu.profile import Profile
+from copygen.gen import toolchain
+from copygen.gen.resources import shim_dir
 from copygen.measure.bench import Bench, Case
 from copygen.verify.cache import ProofCache, code_key
 from copygen.verify.inputs import linked_elf, routines
@@ -25,14 +30,17 @@ from copygen.verify.verdict import verdict
 
 SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
 # (src, dst) offsets from a page boundary standing for each alignment class
-PAIRS = {
-    "copy_user": {"aligned": ((0, 0),), "misaligned": ((1, 0), (3, 5), (0, 4), (7, 2))},
-    "clear_user": {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))},
-}
-# the routine benched for each strategy block, and the verifier kinds of
-# the entry points that reach its body
-BENCHED = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user"}
-ENTRY_KINDS = {"copy_user": ("to", "from"), "clear_user": ("clear",)}
+COPY_PAIRS = {"aligned": ((0, 0),), "misaligned": ((1, 0), (3, 5), (0, 4), (7, 2))}
+FILL_PAIRS = {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))}
+# the routines benched for each strategy block (symbol, name in the table,
+# alignment classes), and the verifier kinds of the entry points that
+# reach its body
+BENCHED = {"copy_user": (("__asm_copy_to_user", "copy_to_user", COPY_PAIRS),),
+           "clear_user": (("__clear_user", "clear_user", FILL_PAIRS),),
+           "string": (("__memcpy", "memcpy", COPY_PAIRS), ("__memmove", "memmove", COPY_PAIRS),
+                      ("__memset", "memset", FILL_PAIRS))}
+ENTRY_KINDS = {"copy_user": ("to", "from"), "clear_user": ("clear",),
+               "string": ("memcpy", "memmove", "memset")}
 
 
 @dataclass(frozen=True)
@@ -52,7 +60,7 @@ class Row:
     """Mean modelled cycles of one routine, size and alignment class."""
 
     profile: str
-    routine: str         # copy_user | clear_user
+    routine: str         # copy_to_user | clear_user | memcpy | memmove | memset
     size: int
     align: str
     before: float
@@ -69,6 +77,15 @@ class State:
     label: str = ""      # how progress names it: before, after copy_user, ...
     proofs: dict[str, list[Proof]] = field(default_factory=dict)   # kind -> entry points
     skipped: list[str] = field(default_factory=list)               # entry points left out
+
+
+def linked(name: str, objects: list[Path], workdir: Path, label: str = "") -> State:
+    """Objects (Kbuild's, of a string change) linked into one ELF."""
+    d = Path(workdir) / name
+    d.mkdir(parents=True, exist_ok=True)
+    elf = d / f"{name}.elf"
+    toolchain.link(list(objects), shim_dir() / "copygen.ld", elf)
+    return State(name, Path(objects[0]), elf, label or name)
 
 
 def build(name: str, text: str, workdir: Path, label: str = "") -> State:
@@ -104,25 +121,25 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
                                             dict(rep.detail), rep.seconds))
 
 
-def _cycles(elf: Path, profile: Profile, kind: str, sizes) -> dict[tuple[int, str], float]:
+def _cycles(elf: Path, profile: Profile, sym: str, pairs, sizes) -> dict[tuple[int, str], float]:
     bench = Bench(elf, profile, max(sizes))
-    sym = BENCHED[kind]
     out = {}
     for n in sizes:
-        for cls, pairs in PAIRS[kind].items():
-            runs = [bench.run(Case(sym, n, s, d)).cycles for s, d in pairs]
+        for cls, offsets in pairs.items():
+            runs = [bench.run(Case(sym, n, s, d)).cycles for s, d in offsets]
             out[n, cls] = sum(runs) / len(runs)
     return out
 
 
 def measure(before: State, after: State, kinds: tuple[str, ...], profiles: list[Profile],
             sizes=SIZES, tell=lambda msg: None) -> list[Row]:
-    """Modelled cycles of each kind's routine in both states, per profile."""
+    """Modelled cycles of each kind's routines in both states, per profile."""
     rows = []
     for prof in profiles:
         for kind in kinds:
-            tell(f"benching {BENCHED[kind]} under {prof.name}")
-            old = _cycles(before.elf, prof, kind, sizes)
-            new = _cycles(after.elf, prof, kind, sizes)
-            rows += [Row(prof.name, kind, n, cls, old[n, cls], new[n, cls]) for n, cls in old]
+            for sym, name, pairs in BENCHED[kind]:
+                tell(f"benching {name} under {prof.name}, before and after")
+                old = _cycles(before.elf, prof, sym, pairs, sizes)
+                new = _cycles(after.elf, prof, sym, pairs, sizes)
+                rows += [Row(prof.name, name, n, cls, old[n, cls], new[n, cls]) for n, cls in old]
     return rows

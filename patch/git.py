@@ -89,15 +89,32 @@ def head_text(tree: Tree) -> str:
 def commit(tree: Tree, parent: str, text: str, message: str) -> str:
     """A commit of `text` as uaccess.S on top of `parent`; the checkout is
     not touched.  Returns its id."""
+    return commit_files(tree, parent, {tree.rel: text}, message)
+
+
+def commit_files(tree: Tree, parent: str, files: dict[str, str | None], message: str) -> str:
+    """A commit on top of `parent` where each path of `files` holds its
+    text (None: the file is removed); the checkout is not touched."""
     root = tree.root
-    mode = _git(root, "ls-tree", parent, "--", tree.rel).stdout.split()[0]
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         _git(root, "read-tree", parent, env=env)
-        blob = _git(root, "hash-object", "-w", f"--path={tree.rel}", "--stdin", stdin=text).stdout.strip()
-        _git(root, "update-index", "--cacheinfo", f"{mode},{blob},{tree.rel}", env=env)
+        for rel, text in files.items():
+            if text is None:
+                _git(root, "update-index", "--force-remove", rel, env=env)
+                continue
+            old = _git(root, "ls-tree", parent, "--", rel).stdout.split()
+            mode = old[0] if old else "100644"
+            blob = _git(root, "hash-object", "-w", f"--path={rel}", "--stdin", stdin=text).stdout.strip()
+            _git(root, "update-index", "--add", "--cacheinfo", f"{mode},{blob},{rel}", env=env)
         tree_id = _git(root, "write-tree", env=env).stdout.strip()
     return _git(root, "commit-tree", tree_id, "-p", parent, "-F", "-", stdin=message).stdout.strip()
+
+
+def show(tree: Tree, rev: str, rel: str) -> str | None:
+    """A file as commit `rev` has it, or None when it has no such file."""
+    r = _git(tree.root, "show", f"{rev}:{rel}", check=False)
+    return r.stdout if r.returncode == 0 else None
 
 
 def create_branch(tree: Tree, branch: str, tip: str) -> None:

@@ -9,8 +9,8 @@ the proof summary of both versions; how to reproduce (copygen version, the
 command, the strategy source); Signed-off-by from the tree's git config.
 Every line fits checkpatch's 75 columns.
 
-Role: text only.  May import patch.evidence, verify.clauses, gen (parse,
-unparse) and the standard library.
+Role: text only.  May import patch.evidence, verify.clauses, verify.early
+(NOT_CHECKED), gen (parse, unparse) and the standard library.
 """
 from __future__ import annotations
 
@@ -21,11 +21,14 @@ from copygen.gen.parse import parse_text
 from copygen.gen.unparse import file_text
 from copygen.patch.evidence import Proof, Row
 from copygen.verify.clauses import CLAUSES, PROPERTIES
+from copygen.verify.early import NOT_CHECKED
 
 WIDTH = 72
+# clauses the proof summary spells out; the others are named only
+SHOWN = ("C6", "S1")
 SUBJECT_MAX = 74
 PREFIX = "riscv: lib: uaccess: "
-ROUTINE = {"copy_user": "copy_to_user", "clear_user": "clear_user"}
+STRING_PREFIX = "riscv: lib: "
 # what a violated clause means for a maintainer, for the subject line
 TOPIC = {"C4": "fault return", "C5": "fault return", "C6": "fault return", "C2": "fault return",
          "C3": "fault return", "S1": "SUM handling", "S2": "SUM handling", "B1": "bounds",
@@ -45,6 +48,7 @@ class Change:
     calibration: dict[str, str]              # profile -> calibration error
     skipped: tuple[str, ...] = ()            # entry points reaching the code, not proved
     draft: bool = False
+    kunit: tuple[str, ...] = ()              # KUnit results, one line per suite (kunit_lines)
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
@@ -52,20 +56,28 @@ def _wrap(text: str, indent: str = "") -> list[str]:
 
 
 def _what(kinds, layout: str, short: bool = False) -> str:
-    copy = "the user copy" if short or layout != "mainline" else "the scalar user copy"
-    names = {"copy_user": copy, "clear_user": "__clear_user"}
+    copy = "the user copy" if short or layout not in ("mainline", "6.8") else "the scalar user copy"
+    names = {"copy_user": copy, "clear_user": "__clear_user",
+             "string": "memcpy, memmove and memset" if not short else "mem*"}
     return " and ".join(names[k] for k in kinds)
 
 
-def _broken(proofs: dict[str, list[Proof]], kinds) -> dict[str, list[Proof]]:
-    """Clause -> the entry points where it is not proved."""
+def _broken(proofs: dict[str, list[Proof]], kinds, only: tuple[str, ...] | None = None
+            ) -> dict[str, list[Proof]]:
+    """Clause -> the entry points where it is not proved (with `only`:
+    where its status is one of those)."""
     out: dict[str, list[Proof]] = {}
     for k in kinds:
         for p in proofs.get(k, []):
             for c, st in p.status.items():
-                if st != "proved" and c not in PROPERTIES:
+                if st != "proved" and c not in PROPERTIES and (only is None or st in only):
                     out.setdefault(c, []).append(p)
     return out
+
+
+def _not_checked(proofs: dict[str, list[Proof]], kinds) -> list[str]:
+    """Clauses the verifier left unchecked (a violation decided first)."""
+    return sorted(_broken(proofs, kinds, (NOT_CHECKED,)), key=list(CLAUSES).index)
 
 
 def mean_change(rows: list[Row]) -> float:
@@ -76,10 +88,12 @@ def mean_change(rows: list[Row]) -> float:
 def subject(ch: Change) -> str:
     """The first line: what the patch does to which routines, shortened
     until it fits SUBJECT_MAX."""
-    before, after = _broken(ch.before, ch.kinds), _broken(ch.after, ch.kinds)
+    before = _broken(ch.before, ch.kinds, ("violated",))
+    after = _broken(ch.after, ch.kinds)
     fixed = [c for c in before if c not in after]
     if fixed:
-        topic = TOPIC.get(sorted(fixed)[0], "contract")
+        topics = [TOPIC.get(c, "contract") for c in sorted(fixed, key=list(CLAUSES).index)]
+        topic = max(dict.fromkeys(topics), key=topics.count)
         kinds = tuple(k for k in ch.kinds if any(p.kind == k for c in fixed for p in before[c]))
         verb = f"fix the {topic} of "
     elif ch.rows and mean_change(ch.rows) < -0.005 and all(r.after <= r.before * 1.01 for r in ch.rows):
@@ -87,12 +101,28 @@ def subject(ch: Change) -> str:
     else:
         kinds, verb = ch.kinds, "rework "
     draft = "unproven draft: " if ch.draft else ""
+    if "string" in ch.kinds:
+        return STRING_PREFIX + draft + _string_subject(ch)
     tries = [PREFIX + draft + verb + _what(kinds, ch.layout, short) for short in (False, True)]
     tries.append(PREFIX + draft + (verb.removesuffix(" of ") if fixed else verb + "uaccess"))
     return next((t for t in tries if len(t) <= SUBJECT_MAX), tries[-1][:SUBJECT_MAX])
 
 
+def _string_subject(ch: Change) -> str:
+    faster = ch.rows and mean_change(ch.rows) < -0.005
+    return ("generated memcpy, memmove and memset in C" + (", faster" if faster else ""))
+
+
 def _changed(ch: Change) -> list[str]:
+    if "string" in ch.kinds:
+        return _wrap("Replace memcpy.S, memmove.S and memset.S with string.c, generated by "
+                     "copygen from the strategy below; the Makefile builds string.o instead, "
+                     "freestanding (so that the compiler does not turn its loops into calls "
+                     "of the functions themselves), untraced and uninstrumented as the "
+                     "assembly was.  Every symbol stays: __memcpy with memcpy as its weak "
+                     "alias, the same for memmove and memset, and the __pi_ aliases of the "
+                     "early position-independent code.  The functions are proved and benched "
+                     "as Kbuild compiled them, from the objects of the kernel build.")
     where = {"copy_user": ("fallback_scalar_usercopy_sum_enabled, the scalar copy behind "
                            "__asm_copy_{to,from}_user and their _sum_enabled variants (it "
                            "runs with SUM held by its callers, so it neither sets nor "
@@ -111,7 +141,7 @@ def _changed(ch: Change) -> list[str]:
 
 def _why(ch: Change) -> list[str]:
     out: list[str] = []
-    broken = _broken(ch.before, ch.kinds)
+    broken = _broken(ch.before, ch.kinds, ("violated", "unknown"))
     for c, proofs in sorted(broken.items()):
         p = proofs[0]
         st, detail = p.status[c], p.detail.get(c, "")
@@ -120,11 +150,17 @@ def _why(ch: Change) -> list[str]:
         out += _wrap(f"Before this patch {p.symbol} has {c} ({CLAUSES[c]}) {st}: "
                      f"{detail}".rstrip(": ") + ".")
         out.append("")
+    unchecked = _not_checked(ch.before, ch.kinds)
+    if unchecked:
+        out += _wrap("Not checked before it, once a violation was found: "
+                     + ", ".join(unchecked) + ".")
+        out.append("")
     after = _broken(ch.after, ch.kinds)
     if not after:
         where = ("at the entry points named below (--routine left others out)" if ch.skipped
                  else "at every entry point that reaches the new code (below)")
-        out += _wrap(f"After it, every clause of the user-copy contract is proved for every n {where}.")
+        what = "the string contract" if "string" in ch.kinds else "the user-copy contract"
+        out += _wrap(f"After it, every clause of {what} is proved for every n {where}.")
     else:
         out += _wrap("UNPROVEN DRAFT: after it, " + ", ".join(sorted(after)) +
                      " are not proved (below).  Do not apply.")
@@ -139,7 +175,7 @@ def _speed(rows: list[Row]) -> list[str]:
         return 100 * (r.after - r.before) / r.before
 
     def case(r: Row) -> str:
-        return f"{ROUTINE[r.routine]}, {r.size} bytes, {r.align}"
+        return f"{r.routine}, {r.size} bytes, {r.align}"
     faster = sum(r.after < r.before for r in rows)
     slower = sum(r.after > r.before for r in rows)
     best, worst = min(rows, key=change), max(rows, key=change)
@@ -157,7 +193,7 @@ def table(rows: list[Row], calibration: dict[str, str]) -> list[str]:
         out += _wrap(f"Modelled by copygen's cost profile {prof}, not measured; "
                      f"calibration error: {calibration.get(prof, 'unknown')}.")
         for kind in dict.fromkeys(r.routine for r in rows if r.profile == prof):
-            out += ["", f"  {ROUTINE[kind]:<20}  cycles           bytes/cycle",
+            out += ["", f"  {kind:<20}  cycles           bytes/cycle",
                     "   size  align       before   after   before  after  change"]
             for r in rows:
                 if r.profile == prof and r.routine == kind:
@@ -175,36 +211,53 @@ def _proof_line(p: Proof) -> str:
 def proofs(before: dict[str, list[Proof]], after: dict[str, list[Proof]], kinds,
            skipped: tuple[str, ...] = ()) -> list[str]:
     """Verdicts before and after per entry point, the clauses proved, what is not."""
-    out = _wrap("Proofs: copygen verify, the linked machine code run symbolically (dst, "
-                "src, n, the bytes and the fault point symbolic) under Z3; proved means "
-                "for every n.")
-    for name, state in (("Before", before), ("After", after)):
-        out += ["", f"  {name} this patch:"]
-        for k in kinds:
-            out += [_proof_line(p) for p in state.get(k, [])]
-        for c, ps in sorted(_broken(state, kinds).items()):
-            out += textwrap.wrap(f"{c} {ps[0].status[c]} at {', '.join(p.symbol for p in ps)}",
+    out = _wrap("Proofs (copygen verify: the linked machine code run symbolically under "
+                "Z3, for every n):")
+    out += ["", f"    {'entry point':<34} {'before':<10} after"]
+    for k in kinds:
+        old = {p.symbol: p.verdict for p in before.get(k, [])}
+        out += [f"    {p.symbol:<34} {old.get(p.symbol, '-'):<10} {p.verdict}"
+                for p in after.get(k, [])]
+    for name, state in (("before", before), ("after", after)):
+        for c, ps in sorted(_broken(state, kinds, ("violated", "unknown")).items()):
+            out += textwrap.wrap(f"{c} {ps[0].status[c]} {name} at "
+                                 f"{', '.join(p.symbol for p in ps)}",
                                  WIDTH, initial_indent="      ", subsequent_indent="        ")
     proved = sorted({c for k in kinds for p in after.get(k, []) for c, st in p.status.items()
                      if st == "proved" and c not in PROPERTIES}, key=list(CLAUSES).index)
     if skipped:
-        out += [""] + _wrap("Not proved here, although they reach the new code (--routine "
-                            "left them out): " + ", ".join(skipped) + ".", "  ")
-    out += ["", "  Clauses proved after it, for every n:"]
-    for c in proved:
-        out += textwrap.wrap(f"{c:<3} {CLAUSES[c]}", WIDTH, initial_indent="    ",
-                             subsequent_indent="        ")
+        out += [""] + _wrap("Not proved here, although they reach the new code: "
+                            + ", ".join(skipped) + ".", "  ")
+    out += [""] + _wrap("Proved after it: " + ", ".join(proved) + " (" +
+                        "; ".join(f"{c} {CLAUSES[c]}" for c in proved if c in SHOWN) + "; ...).",
+                        "  ")
     return out
 
 
-def _source(text: str, path: str) -> list[str]:
-    """The strategy file, indented; in canonical form when a line is too long."""
-    lines = text.rstrip("\n").splitlines()
-    note = []
-    if any(len(line.expandtabs(8)) > WIDTH - 4 for line in lines):
-        lines = file_text(parse_text(text, path)).rstrip("\n").splitlines()
-        note = ["  (its blocks, comments left out)"]
-    return note + ["", *["    " + line if line else "" for line in lines]]
+def kunit_lines(base: list, patched: list) -> tuple[str, ...]:
+    """One line per KUnit suite: tests passed before and after, without and
+    with the V extension (kernel.kunit.Run lists, in the same order)."""
+    out = []
+    names = [s.name for s in base[0].suites] if base else []
+    for name in names:
+        parts = []
+        for b, a in zip(base, patched):
+            sb = next((s for s in b.suites if s.name == name), None)
+            sa = next((s for s in a.suites if s.name == name), None)
+            if sb is None or sa is None:
+                continue
+            tag = "with V" if a.vector else "no V"
+            parts.append(f"{tag} {sb.passed}/{sb.total} -> {sa.passed}/{sa.total}")
+        out.append(f"  {name:<9} " + ", ".join(parts))
+    return tuple(out)
+
+
+def _source(text: str, path: str, kinds: tuple[str, ...]) -> list[str]:
+    """The strategy's target and the blocks this patch uses, in canonical
+    form (comments and other blocks left out)."""
+    items = [it for it in parse_text(text, path) if it.kind == "target" or it.kind in kinds]
+    lines = file_text(items).rstrip("\n").splitlines()
+    return ["", *["    " + line if line else "" for line in lines]]
 
 
 def _shell(command: str) -> list[str]:
@@ -225,9 +278,10 @@ def _shell(command: str) -> list[str]:
             for i, p in enumerate(pieces)]
 
 
-def reproduce(version: str, command: str, source: str, name: str) -> list[str]:
-    return (["Reproduce with copygen " + version + ":", "", *_shell(command), "", f"{name}:"]
-            + _source(source, name))
+def reproduce(version: str, command: str, source: str, name: str,
+              kinds: tuple[str, ...] = ("copy_user", "clear_user")) -> list[str]:
+    return (["Generated by copygen " + version + ":", "", *_shell(command), "",
+             f"{name} (the blocks used):"] + _source(source, name, kinds))
 
 
 def commit_message(ch: Change, version: str, command: str, source: str, name: str,
@@ -235,8 +289,13 @@ def commit_message(ch: Change, version: str, command: str, source: str, name: st
     body = [subject(ch), "", *_changed(ch), "", *_why(ch)]
     if ch.rows:
         body += ["", *table(ch.rows, ch.calibration)]
-    body += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped), "",
-             *reproduce(version, command, source, name), "", f"Signed-off-by: {signoff}"]
+    body += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
+    if ch.kunit:
+        body += ["", *_wrap("KUnit (usercopy, memcpy, string suites; kernel built by Kbuild, "
+                            "booted in qemu-system-riscv64), passed before -> after:"),
+                 *ch.kunit]
+    body += ["", *reproduce(version, command, source, name, ch.kinds), "",
+             f"Signed-off-by: {signoff}"]
     return "\n".join(line.rstrip() for line in body) + "\n"
 
 

@@ -9,10 +9,12 @@ clause is violated, 4 when one is unknown, as `copygen verify`) unless
 `allow_unproven`, before anything else runs on it; then prove the states
 before each step and bench both (evidence); only then commit each step on the
 new branch, format the patches (and a series' cover letter) and run the
-tree's checkpatch.
+tree's checkpatch.  With `kunit` the tree is built, booted and tested at
+HEAD and at the patch (kernel.kunit) before the branch is made, and the
+results go into the messages.
 
 Role: orchestration.  May import gen, emu.profile, verify (cache, verdict),
-patch.* and the standard library.
+kernel, patch.* and the standard library.
 """
 from __future__ import annotations
 
@@ -25,7 +27,8 @@ from copygen.emu.profile import available, load_profile
 from copygen.gen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import load_file
-from copygen.patch import bodies, evidence, git, kernelfile, message
+from copygen.kernel import kbuild, kunit
+from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile
 from copygen.patch.splice import Spliced, splice
 from copygen.verify.cache import ProofCache
 from copygen.verify.verdict import EXIT, worst
@@ -45,12 +48,15 @@ class Request:
     entries: frozenset[str] | None = None   # entry points to prove; None = every one
     proof_cache: str | None = "build/proofs"
     jobs: int = 1
+    kunit: bool = False               # --test kunit: build, boot and test base and patch
+    kunit_vector: bool = True         # ... a second boot with the V extension on
 
 
 @dataclass
 class Step:
     kinds: tuple[str, ...]
-    spliced: Spliced
+    spliced: Spliced | None                 # a uaccess step's splice
+    files: dict[str, str | None] = field(default_factory=dict)   # path -> text (None: removed)
     change: message.Change | None = None
     message: str = ""
     commit: str = ""
@@ -64,21 +70,36 @@ class Result:
     steps: list[Step]
     patches: list[Path] = field(default_factory=list)
     checkpatch: str | None = None
+    kunit: dict[str, list] = field(default_factory=dict)   # base / patched -> kernel.kunit.Run
 
 
 def _kinds(st, wanted: tuple[str, ...], series: bool) -> tuple[str, ...]:
+    """The blocks to patch: those asked for, else the uaccess ones the
+    strategy has (a string block goes in only when asked: --routine string)."""
     have = tuple(k for k in kernelfile.KINDS if getattr(st, k) is not None)
-    if not have:
+    have_all = have + (("string",) if st.string is not None else ())
+    if not have_all:
+        raise CopygenError(f"{st.file} has no copy_user, clear_user or string block",
+                           hint="copygen patch replaces uaccess.S routines and the mem* functions")
+    if not wanted and not have:
         raise CopygenError(f"{st.file} has no copy_user or clear_user block",
-                           hint="copygen patch replaces uaccess.S routines")
+                           hint="--routine string puts its string block into the tree")
     for k in wanted:
-        if k not in have:
-            raise CopygenError(f"{st.file} has no {k} block", hint=f"it has: {', '.join(have)}")
-    kinds = tuple(k for k in have if not wanted or k in wanted)
-    if series and len(kinds) != 2:
-        raise CopygenError("--series needs both a copy_user and a clear_user block",
+        if k not in have_all:
+            raise CopygenError(f"{st.file} has no {k} block", hint=f"it has: {', '.join(have_all)}")
+    kinds = tuple(k for k in have_all if (k in wanted) if wanted) or have
+    if series and len(kinds) < 2:
+        raise CopygenError("--series needs two blocks: copy_user, clear_user or string",
                            hint="without --series one patch holds what the strategy has")
     return kinds
+
+
+def _plan(kinds: tuple[str, ...], series: bool) -> list[tuple[str, ...]]:
+    """The steps: the uaccess blocks (one patch, or one each in a series),
+    then the string block."""
+    uk = tuple(k for k in kinds if k != "string")
+    steps = [(k,) for k in uk] if series else ([uk] if uk else [])
+    return steps + ([("string",)] if "string" in kinds else [])
 
 
 def _apply(st, text: str, path: str, kinds) -> tuple[str, Spliced]:
@@ -139,31 +160,94 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     branch = req.branch or f"copygen/{st.stem}"
     tree = git.check_tree(req.tree, branch)
     text = git.head_text(tree)
-    plan = [(k,) for k in kinds] if req.series else [kinds]
     states, steps, layout = [text], [], ""
-    for ks in plan:
+    for ks in _plan(kinds, req.series):
+        if ks == ("string",):
+            files = stringfile.plan(st, Path(req.source).name,
+                                    lambda rel: git.show(tree, "HEAD", rel)).files
+            steps.append(Step(ks, None, files))
+            continue
         layout, sp = _apply(st, states[-1], tree.rel, ks)
         states.append(sp.text)
-        steps.append(Step(ks, sp))
-    names = sorted({getattr(st, k).target.profile for k in kinds})
+        steps.append(Step(ks, sp, {tree.rel: sp.text}))
+    names = sorted({(st.string if k == "string" else getattr(st, k)).target.profile for k in kinds})
     profiles = [load_profile(p) for p in (req.profiles or names)]
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
-        _evidence(states, steps, req, profiles, Path(tmp), tell)
-    return _write(req, st, tree, branch, layout, steps, tell)
+        uaccess = [s for s in steps if s.spliced is not None]
+        if uaccess:
+            _evidence(states, uaccess, req, profiles, Path(tmp), tell)
+        for s in steps:
+            if s.spliced is None:
+                _string_evidence(s, tree, req, profiles, Path(tmp), tell)
+    return _write(req, st, tree, branch, layout or "string", steps, tell)
 
 
-def _write(req, st, tree, branch, layout, steps, tell) -> Result:
+def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell) -> None:
+    """Kbuild's objects of the tree's mem* functions and of the generated
+    string.c, proved (the new ones first: an unproved candidate stops
+    here) and benched."""
+    trial = git.commit_files(tree, tree.head, step.files, "copygen: string.c, to build")
+    objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER, workdir / "kbuild-after",
+                          tell=tell)
+    after = evidence.linked("string-after", list(objs.values()), workdir, "after string")
+    cache = ProofCache(req.proof_cache) if req.proof_cache else None
+    evidence.prove(after, ("string",), cache, req.jobs, None, tell)
+    if not req.allow_unproven:
+        _refuse_unproven([step], [None, after])
+    objs = kbuild.objects(tree.root, tree.head, stringfile.OBJECTS_BEFORE, workdir / "kbuild-before",
+                          tell=tell)
+    before = evidence.linked("string-before", list(objs.values()), workdir, "before string")
+    evidence.prove(before, ("string",), cache, req.jobs, None, tell)
+    rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
+    step.change = message.Change(("string",), "string", {"string": before.proofs["string"]},
+                                 {"string": after.proofs["string"]}, rows,
+                                 {p.name: p.calibration_error for p in profiles},
+                                 draft=req.allow_unproven and any(
+                                     p.verdict != "proved" for p in after.proofs["string"]))
+
+
+def _commit_steps(req, st, tree, layout, steps) -> str:
+    """Commit every step on top of HEAD (the checkout untouched); the tip."""
     name = Path(req.source).name
     source = read_source(req.source)
     parent = tree.head
     for s in steps:
-        s.change = replace(s.change, layout=layout)
+        if s.spliced is not None:
+            s.change = replace(s.change, layout=layout)
         s.message = message.commit_message(s.change, __version__, _command(req, name), source,
                                            name, tree.signoff)
-        s.commit = parent = git.commit(tree, parent, s.spliced.text, s.message)
+        s.commit = parent = git.commit_files(tree, parent, s.files, s.message)
+    return parent
+
+
+def _kunit(req, st, tree, layout, steps, tip: str, tell) -> tuple[str, dict]:
+    """Build, boot and test the tree at HEAD and at the patch's tip; the
+    results go into every message (so the commits are made again).  A
+    test the patch makes fail refuses it (exit 3)."""
+    runs = {"base": kunit.run_commit(tree.root, tree.head, "base", req.kunit_vector, tell=tell),
+            "patched": kunit.run_commit(tree.root, tip, "patched", req.kunit_vector, tell=tell)}
+    broke = [t for r in runs["patched"] for t in r.failed()
+             if t not in {f for b in runs["base"] for f in b.failed()}]
+    if broke:
+        err = CopygenError(f"KUnit: the patch makes {', '.join(sorted(set(broke)))} fail",
+                           hint="nothing was written; the kunit.py logs are in "
+                                f"{kunit.build_dir(tree.root).parent}", exit_code=3)
+        err.detail = "\n".join(message.kunit_lines(runs["base"], runs["patched"]))
+        raise err
+    lines = message.kunit_lines(runs["base"], runs["patched"])
+    for s in steps:
+        s.change = replace(s.change, kunit=lines)
+    return _commit_steps(req, st, tree, layout, steps), runs
+
+
+def _write(req, st, tree, branch, layout, steps, tell) -> Result:
+    parent = _commit_steps(req, st, tree, layout, steps)
+    runs: dict = {}
+    if req.kunit:
+        parent, runs = _kunit(req, st, tree, layout, steps, parent, tell)
     git.create_branch(tree, branch, parent)
     tell(f"branch {branch} -> {parent[:12]}")
-    res = Result(branch, layout, tree.rel, steps)
+    res = Result(branch, layout, tree.rel, steps, kunit=runs)
     res.patches = git.format_patch(tree, parent, len(steps), Path(req.outdir), cover=req.series)
     if req.series:
         _fill_cover(res.patches[0], steps, layout)
@@ -174,11 +258,14 @@ def _write(req, st, tree, branch, layout, steps, tell) -> Result:
 def _fill_cover(path: Path, steps: list[Step], layout: str) -> None:
     """The cover letter format-patch leaves with placeholders, filled with
     the series' combined evidence."""
-    first, second = steps[0].change, steps[1].change
-    combined = message.Change(first.kinds + second.kinds, layout,
-                              {**first.before, **second.before}, {**first.after, **second.after},
-                              first.rows + second.rows, {**first.calibration, **second.calibration},
-                              first.skipped + second.skipped, first.draft or second.draft)
+    chs = [s.change for s in steps]
+    combined = message.Change(sum((c.kinds for c in chs), ()), layout,
+                              {k: v for c in chs for k, v in c.before.items()},
+                              {k: v for c in chs for k, v in c.after.items()},
+                              [r for c in chs for r in c.rows],
+                              {k: v for c in chs for k, v in c.calibration.items()},
+                              sum((c.skipped for c in chs), ()), any(c.draft for c in chs),
+                              chs[-1].kunit)
     subject, blurb = message.cover_letter(combined)
     text = path.read_text()
     text = text.replace("*** SUBJECT HERE ***", subject)

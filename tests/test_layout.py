@@ -19,7 +19,8 @@ ALLOWED = {
     "measure": {"measure", "emu"},
     "mutate": {"mutate", "gen"},
     "tune": {"tune", "gen", "emu", "measure", "verify"},
-    "patch": {"patch", "gen", "emu", "measure", "verify"},
+    "kernel": {"kernel", "gen"},
+    "patch": {"patch", "gen", "emu", "measure", "verify", "kernel"},
 }
 COMMAND_LINE = {"cli", "output"} | {p.stem for p in (ROOT / "copygen").glob("commands_*.py")}
 

@@ -392,7 +392,7 @@ def test_subject_and_message_fit_and_say_a_draft_first():
                                   {"C5": "returns n " * 30}, 1.0)],
               "clear_user": [Proof("__clear_user", "clear_user", "proved", ok, {}, 1.0)]}
     after = {k: [Proof(p.symbol, k, "proved", ok, {}, 1.0) for p in v] for k, v in before.items()}
-    rows = [Row("u74", "copy_user", 8, "aligned", 10.0, 9.0)]
+    rows = [Row("u74", "copy_to_user", 8, "aligned", 10.0, 9.0)]
     ch = message.Change(("copy_user", "clear_user"), "mainline", before, after, rows,
                         {"u74": "within 2 % " * 20})
     subject = message.subject(ch)
@@ -475,3 +475,58 @@ def test_a_strategy_that_needs_the_kept_register_is_refused(tmp_path, cache):
     tree = make_tree(tmp_path / "linux", text=text)
     _refused(ROOT / "examples" / "u74pipelined.copy", tree, tmp_path, cache,
              "u74_pipelined: .* uses .*t0.*keeps live")
+
+
+# --- a string block as a kernel change (no Kbuild here: the plan alone) -------
+
+LIB_MAKEFILE = """# SPDX-License-Identifier: GPL-2.0-only
+# arch/riscv/lib/Makefile as Linux 6.12 lays it out (written for copygen)
+lib-y			+= delay.o
+lib-y			+= memcpy.o
+lib-y			+= memset.o
+lib-y			+= memmove.o
+lib-y			+= csum.o
+lib-$(CONFIG_MMU)	+= uaccess.o
+"""
+KSYMS = "".join(f"EXPORT_SYMBOL({p}{n});\n" for p in ("", "__") for n in ("memset", "memcpy", "memmove"))
+
+
+def _string_plan(files):
+    from copygen.gen.validate import load_file
+    from copygen.emu.profile import available
+    from copygen.patch import stringfile
+    st = load_file(str(ROOT / "examples" / "u74tuned.copy"), available())
+    return stringfile, stringfile.plan(st, "u74tuned.copy", files.get)
+
+
+def test_a_string_block_replaces_the_three_assembly_files(tmp_path):
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE, "arch/riscv/kernel/riscv_ksyms.c": KSYMS,
+            **{f"arch/riscv/lib/{n}.S": "/* the tree's own */\n" for n in ("memcpy", "memset", "memmove")}}
+    sf, plan = _string_plan(tree)
+    mk = plan.files[sf.MAKEFILE]
+    assert "lib-y\t\t\t+= string.o\n" in mk and "lib-y\t\t\t+= delay.o\n" in mk
+    assert not re.search(r"mem(cpy|set|move)\.o", mk)
+    assert "CFLAGS_string.o\t\t\t:= -ffreestanding" in mk and "$(CC_FLAGS_FTRACE)" in mk
+    assert all(plan.files[f"arch/riscv/lib/{n}.S"] is None for n in ("memcpy", "memset", "memmove"))
+    text = plan.files[sf.STRING_C]
+    assert not plan.exports and "EXPORT_SYMBOL" not in text      # riscv_ksyms.c exports them
+    # every symbol the assembly defined is defined again, with the same binding
+    src = tmp_path / "string.c"
+    src.write_text(text)
+    toolchain.compile_c(src, ROOT / "shim" / "include", tmp_path / "string.o")
+    syms = dict(line.split()[1:3][::-1] for line in toolchain.run(
+        "nm", [tmp_path / "string.o"]).stdout.splitlines() if len(line.split()) == 3)
+    for n in ("memcpy", "memset", "memmove"):
+        assert syms[f"__{n}"] == "T" and syms[n] == "W"
+        assert syms[f"__pi_{n}"] == syms[f"__pi___{n}"] == "T"
+    # a tree that does not export them elsewhere gets the exports in string.c
+    _, plan = _string_plan({**tree, "arch/riscv/kernel/riscv_ksyms.c": None})
+    assert plan.exports and "EXPORT_SYMBOL(memcpy);" in plan.files[sf.STRING_C]
+
+
+def test_a_makefile_without_the_objects_is_refused_with_its_name():
+    from copygen.gen.errors import CopygenError
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE.replace("lib-y\t\t\t+= memset.o\n", ""),
+            **{f"arch/riscv/lib/{n}.S": "" for n in ("memcpy", "memset", "memmove")}}
+    with pytest.raises(CopygenError, match=r"Makefile does not build memset\.o"):
+        _string_plan(tree)
