@@ -134,6 +134,7 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
         envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
                  patches=[str(p) for p in res.patches], checkpatch=res.checkpatch,
                  kunit={k: [kunit_json(r) for r in v] for k, v in res.kunit.items()},
+                 stages=res.stages,
                  commits=[{"commit": s.commit, "subject": s.message.splitlines()[0],
                            "routines": list(s.kinds), "message": s.message,
                            "rows": [asdict(r) for r in s.change.rows],

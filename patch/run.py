@@ -19,6 +19,8 @@ kernel, patch.* and the standard library.
 from __future__ import annotations
 
 import tempfile
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -71,6 +73,7 @@ class Result:
     patches: list[Path] = field(default_factory=list)
     checkpatch: str | None = None
     kunit: dict[str, list] = field(default_factory=dict)   # base / patched -> kernel.kunit.Run
+    stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
 def _kinds(st, wanted: tuple[str, ...], series: bool) -> tuple[str, ...]:
@@ -135,19 +138,34 @@ def _refuse_unproven(steps: list[Step], built) -> None:
     raise err
 
 
-def _evidence(states, steps, req, profiles, workdir: Path, tell) -> None:
+class Stages(dict):
+    """Seconds spent in each stage of a patch (bench/kernel_loop.py records them)."""
+
+    @contextmanager
+    def __call__(self, name: str):
+        t0 = time.monotonic()
+        try:
+            yield
+        finally:
+            self[name] = round(self.get(name, 0.0) + time.monotonic() - t0, 1)
+
+
+def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) -> None:
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     names = ["before"] + [f"after {'+'.join(s.kinds)}" for s in steps]
     built = [evidence.build(f"state{i}", t, workdir, names[i]) for i, t in enumerate(states)]
-    for i, s in enumerate(steps):
-        evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
+    with clock("proofs after"):
+        for i, s in enumerate(steps):
+            evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
     if not req.allow_unproven:
         _refuse_unproven(steps, built)
     cal = {p.name: p.calibration_error for p in profiles}
     for i, s in enumerate(steps):
         before, after = built[i], built[i + 1]
-        evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell)
-        rows = evidence.measure(before, after, s.kinds, profiles, tell=tell)
+        with clock("proofs before"):
+            evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell)
+        with clock("bench"):
+            rows = evidence.measure(before, after, s.kinds, profiles, tell=tell)
         s.change = message.Change(s.kinds, "", {k: before.proofs[k] for k in s.kinds},
                                   {k: after.proofs[k] for k in s.kinds}, rows, cal,
                                   skipped=tuple(after.skipped), draft=req.allow_unproven and any(
@@ -172,33 +190,41 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
         steps.append(Step(ks, sp, {tree.rel: sp.text}))
     names = sorted({(st.string if k == "string" else getattr(st, k)).target.profile for k in kinds})
     profiles = [load_profile(p) for p in (req.profiles or names)]
+    clock = Stages()
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         uaccess = [s for s in steps if s.spliced is not None]
         if uaccess:
-            _evidence(states, uaccess, req, profiles, Path(tmp), tell)
+            _evidence(states, uaccess, req, profiles, Path(tmp), tell, clock)
         for s in steps:
             if s.spliced is None:
-                _string_evidence(s, tree, req, profiles, Path(tmp), tell)
-    return _write(req, st, tree, branch, layout or "string", steps, tell)
+                _string_evidence(s, tree, req, profiles, Path(tmp), tell, clock)
+    res = _write(req, st, tree, branch, layout or "string", steps, tell, clock)
+    res.stages = dict(clock)
+    return res
 
 
-def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell) -> None:
+def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock: Stages) -> None:
     """Kbuild's objects of the tree's mem* functions and of the generated
     string.c, proved (the new ones first: an unproved candidate stops
     here) and benched."""
     trial = git.commit_files(tree, tree.head, step.files, "copygen: string.c, to build")
-    objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER, workdir / "kbuild-after",
-                          tell=tell)
+    with clock("kbuild objects"):
+        objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER,
+                              workdir / "kbuild-after", tell=tell)
     after = evidence.linked("string-after", list(objs.values()), workdir, "after string")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
-    evidence.prove(after, ("string",), cache, req.jobs, None, tell)
+    with clock("proofs after"):
+        evidence.prove(after, ("string",), cache, req.jobs, None, tell)
     if not req.allow_unproven:
         _refuse_unproven([step], [None, after])
-    objs = kbuild.objects(tree.root, tree.head, stringfile.OBJECTS_BEFORE, workdir / "kbuild-before",
-                          tell=tell)
+    with clock("kbuild objects"):
+        objs = kbuild.objects(tree.root, tree.head, stringfile.OBJECTS_BEFORE,
+                              workdir / "kbuild-before", tell=tell)
     before = evidence.linked("string-before", list(objs.values()), workdir, "before string")
-    evidence.prove(before, ("string",), cache, req.jobs, None, tell)
-    rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
+    with clock("proofs before"):
+        evidence.prove(before, ("string",), cache, req.jobs, None, tell)
+    with clock("bench"):
+        rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
     step.change = message.Change(("string",), "string", {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
                                  {p.name: p.calibration_error for p in profiles},
@@ -220,12 +246,15 @@ def _commit_steps(req, st, tree, layout, steps) -> str:
     return parent
 
 
-def _kunit(req, st, tree, layout, steps, tip: str, tell) -> tuple[str, dict]:
+def _kunit(req, st, tree, layout, steps, tip: str, tell, clock: Stages) -> tuple[str, dict]:
     """Build, boot and test the tree at HEAD and at the patch's tip; the
     results go into every message (so the commits are made again).  A
     test the patch makes fail refuses it (exit 3)."""
-    runs = {"base": kunit.run_commit(tree.root, tree.head, "base", req.kunit_vector, tell=tell),
-            "patched": kunit.run_commit(tree.root, tip, "patched", req.kunit_vector, tell=tell)}
+    with clock("kunit base"):
+        base = kunit.run_commit(tree.root, tree.head, "base", req.kunit_vector, tell=tell)
+    with clock("kunit patched"):
+        patched = kunit.run_commit(tree.root, tip, "patched", req.kunit_vector, tell=tell)
+    runs = {"base": base, "patched": patched}
     broke = [t for r in runs["patched"] for t in r.failed()
              if t not in {f for b in runs["base"] for f in b.failed()}]
     if broke:
@@ -240,11 +269,11 @@ def _kunit(req, st, tree, layout, steps, tip: str, tell) -> tuple[str, dict]:
     return _commit_steps(req, st, tree, layout, steps), runs
 
 
-def _write(req, st, tree, branch, layout, steps, tell) -> Result:
+def _write(req, st, tree, branch, layout, steps, tell, clock: Stages) -> Result:
     parent = _commit_steps(req, st, tree, layout, steps)
     runs: dict = {}
     if req.kunit:
-        parent, runs = _kunit(req, st, tree, layout, steps, parent, tell)
+        parent, runs = _kunit(req, st, tree, layout, steps, parent, tell, clock)
     git.create_branch(tree, branch, parent)
     tell(f"branch {branch} -> {parent[:12]}")
     res = Result(branch, layout, tree.rel, steps, kunit=runs)
