@@ -2,10 +2,21 @@
 # Install everything copygen needs on a Debian-like machine: the RISC-V
 # cross toolchain and qemu-user (apt, only when missing), llvm for llvm-mca
 # (only when missing), then copygen itself with its test dependencies.
+# With --kernel also what the real-kernel loop needs (`copygen tree`,
+# `copygen kunit`, `copygen patch --test kunit`): Debian's Linux 6.12 source,
+# qemu-system-riscv64 with OpenSBI, and Kbuild's host tools.
 set -euo pipefail
 cd "$(dirname "$0")"
 
 need=()
+if [ "${1:-}" = "--kernel" ]; then
+	[ -e /usr/src/linux-source-6.12.tar.xz ] || need+=(linux-source-6.12)
+	command -v qemu-system-riscv64 >/dev/null || need+=(qemu-system-misc)
+	[ -e /usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin ] || need+=(qemu-system-data)
+	for t in flex bison bc make; do command -v $t >/dev/null || need+=($t); done
+	[ -e /usr/include/libelf.h ] || need+=(libelf-dev)
+	[ -e /usr/include/openssl/ssl.h ] || need+=(libssl-dev)
+fi
 [ -e /usr/riscv64-linux-gnu/lib/libc.a ] || need+=(libc6-dev-riscv64-cross)
 command -v "${CROSS_COMPILE:-riscv64-linux-gnu-}gcc" >/dev/null || need+=(gcc-riscv64-linux-gnu)
 command -v "${CROSS_COMPILE:-riscv64-linux-gnu-}ld" >/dev/null || need+=(binutils-riscv64-linux-gnu)

@@ -41,7 +41,7 @@ KUNIT = "tools/testing/kunit/kunit.py"
 VECTOR_CPU = "-cpu rv64,v=true,vlen=128"
 ELAPSED = re.compile(r"Elapsed time: ([\d.]+)s total, ([\d.]+)s configuring, ([\d.]+)s building, "
                      r"([\d.]+)s running")
-ERROR_LINE = re.compile(r"(error:|Error \d|\*\*\* \[|undefined reference|multiple definition)")
+ERROR_LINE = re.compile(r"([Ee]rror:|Error \d|\*\*\* \[|undefined reference|multiple definition)")
 
 
 @dataclass(frozen=True)

@@ -25,3 +25,15 @@ def built_examples(tmp_path_factory):
     from copygen.gen.build import build_file
     out = tmp_path_factory.mktemp("built")
     return {p.stem: build_file(p, out) for p in EXAMPLES}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `kernel` build and boot a real Linux tree for tens of
+    minutes: they run only when the -m expression names them
+    (`python3 -m pytest -m kernel`), never in the default run."""
+    if "kernel" in (config.option.markexpr or ""):
+        return
+    keep = [it for it in items if it.get_closest_marker("kernel") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+        items[:] = keep
