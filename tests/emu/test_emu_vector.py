@@ -31,9 +31,9 @@ def vlmax(vlen: int, sew: int, lmul: str) -> int:
     return vlen * int(lmul[1:]) // sew
 
 
-def machine(prog, vlen=128, pages=4, extable=None) -> emu.Machine:
+def machine(prog, vlen=128, pages=4, extable=None, profile=None) -> emu.Machine:
     code = b"".join(encode(a, **k).to_bytes(4, "little") for a, k in prog) + RET.to_bytes(4, "little")
-    m = emu.Machine(vlen=vlen)
+    m = emu.Machine(None, profile, vlen=vlen)
     m.map(CODE, PAGE, user=False, writable=False, executable=True)
     m.write(CODE, code)
     m.map(DATA, pages * PAGE, user=False)
