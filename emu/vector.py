@@ -4,9 +4,9 @@ Role: what `emu.machine.Hart` keeps for RVV 1.0 (the vector semantics live in
 `emu.vsemantics`).  The register file is one bytearray of 32 * VLENB bytes,
 register r at offset r * VLENB, so a register group is a contiguous run and
 element e of the group at r is at r * VLENB + e * EEW / 8, little-endian.
-CSRs: vstart (WARL: lg2(VLEN) bits, as QEMU keeps), vxsat, vxrm, vcsr (the
-two together), and the read-only vl, vtype, vlenb.  At reset vtype is vill
-and vl 0, as on QEMU.
+CSRs: vstart (WARL: the lg2(VLEN) bits the largest element index needs),
+vxsat, vxrm, vcsr (the two together), and the read-only vl, vtype, vlenb.  At reset vtype is vill
+and vl 0 (the reset state the spec recommends).
 Imports: emu.vsemantics (CSR numbers), emu.errors.
 """
 
