@@ -10,8 +10,8 @@ Imports nothing outside `emu`: never `gen`, `verify` or `measure`.
 
 from copygen.emu.api import RETURN_SENTINEL, STACK_TOP, CallResult, Machine
 from copygen.emu.decode import Insn, decode, disassemble
-from copygen.emu.errors import (ElfError, EmuError, IllegalInstruction, MapError, Oops, ProfileError,
-                        StepLimit, Trap)
+from copygen.emu.errors import (ConfigError, ElfError, EmuError, IllegalInstruction, MapError, Oops,
+                                ProfileError, StepLimit, Trap)
 from copygen.emu.machine import Fault
 from copygen.emu.observer import Fanout, Observer
 from copygen.emu.profile import Profile, load_profile
@@ -19,5 +19,5 @@ from copygen.emu.profile import Profile, load_profile
 __all__ = [
     "Machine", "CallResult", "Fault", "Observer", "Fanout", "RETURN_SENTINEL", "STACK_TOP",
     "Insn", "decode", "disassemble", "Profile", "load_profile",
-    "EmuError", "ElfError", "IllegalInstruction", "MapError", "Oops", "ProfileError", "StepLimit", "Trap",
+    "EmuError", "ConfigError", "ElfError", "IllegalInstruction", "MapError", "Oops", "ProfileError", "StepLimit", "Trap",
 ]

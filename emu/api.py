@@ -17,7 +17,7 @@ from copygen.emu.cost import CostModel
 from copygen.emu.observer import Fanout
 from copygen.emu.elf import ElfImage, load_into, read_elf
 from copygen.emu.errors import MapError
-from copygen.emu.machine import SR_SUM, SSTATUS, Fault, Hart
+from copygen.emu.machine import SR_SUM, SR_VS, SR_VS_INITIAL, SSTATUS, Fault, Hart
 from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
 from copygen.emu.ooo import OooCostModel
 from copygen.emu.profile import Profile, load_profile
@@ -58,14 +58,14 @@ class Machine:
     """An S-mode RV64 machine with an optional cycle cost profile."""
 
     def __init__(self, image: ElfImage | None = None, profile: str | Profile | None = None,
-                 *, stack_size: int = 4 * PAGE_SIZE) -> None:
+                 *, stack_size: int = 4 * PAGE_SIZE, vlen: int = 128) -> None:
         self.image = image
         self.memory = Memory()
         if isinstance(profile, str):
             profile = load_profile(profile)
         self.profile = profile
         self.cost = _cost_model(profile)
-        self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost)
+        self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost, vlen)
         if isinstance(self.cost, OooCostModel):
             self.cost.hart = self.hart  # the predictor indexes by the branch's pc
         if image is not None:
@@ -119,14 +119,16 @@ class Machine:
 
     # --- calls ---------------------------------------------------------------
     def call(self, fn: str | int, *args: int, step_limit: int = 10_000_000,
-             sum_at_entry: bool = False, fast: bool = True) -> CallResult:
+             sum_at_entry: bool = False, fast: bool = True, vector_at_entry: bool = False) -> CallResult:
         """Call `fn` (symbol or address) with integer args in a0..a7 and run it
-        until it returns to the sentinel return address."""
+        until it returns to the sentinel return address.  `vector_at_entry`
+        sets sstatus.VS to Initial (as the kernel's vector section does), else
+        Off; vector registers and CSRs keep their values across calls."""
         if len(args) > len(ARG_REGS):
             raise MapError(f"call: at most {len(ARG_REGS)} register arguments")
         hart = self.hart
         entry = fn if isinstance(fn, int) else self.symbol(fn)
-        saved = self._setup_call(entry, args, sum_at_entry)
+        saved = self._setup_call(entry, args, sum_at_entry, vector_at_entry)
         instret0, faults0 = hart.instret, len(hart.faults)
         misses0 = self.cost.cache.misses if self.cost else 0
         if self.cost is not None:
@@ -144,7 +146,8 @@ class Machine:
             misaligned=cost.misaligned if cost else 0,
             cache_misses=(cost.cache.misses - misses0) if cost else 0)
 
-    def _setup_call(self, entry: int, args: tuple[int, ...], sum_at_entry: bool) -> dict[int, int]:
+    def _setup_call(self, entry: int, args: tuple[int, ...], sum_at_entry: bool,
+                    vector_at_entry: bool = False) -> dict[int, int]:
         hart = self.hart
         if RETURN_SENTINEL >> 12 in self.memory.pages:
             raise MapError(f"the return sentinel page {RETURN_SENTINEL:#x} must stay unmapped")
@@ -155,8 +158,8 @@ class Machine:
             hart.x[r] = v & MASK
         hart.x[1] = RETURN_SENTINEL
         hart.x[2] = STACK_TOP
-        status = hart.csrs[SSTATUS] & ~SR_SUM
-        hart.csrs[SSTATUS] = status | (SR_SUM if sum_at_entry else 0)
+        status = hart.csrs[SSTATUS] & ~(SR_SUM | SR_VS)
+        hart.csrs[SSTATUS] = status | (SR_SUM if sum_at_entry else 0) | (SR_VS_INITIAL if vector_at_entry else 0)
         hart.pc = entry
         return {r: hart.x[r] for r in CALLEE_SAVED}
 

@@ -18,7 +18,7 @@ profiles use emu.ooo, which shares this module's instruction classes, `uop`,
   taken `__ex_table` faults (trap entry, table search, return).
 
 Profiles are TOML data (`emu/profiles/*.toml`, see `emu.profile`).
-Imports: emu.decode (Insn only), emu.profile.
+Imports: emu.decode (Insn only), emu.isa (VECTOR_NAMES), emu.profile.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from copygen.emu.decode import Insn
+from copygen.emu.isa import VECTOR_NAMES
 from copygen.emu.profile import Profile
 
 DIV_UNIT = 32
@@ -46,6 +47,10 @@ for _n in "div divu rem remu divw divuw remw remuw".split():
 for _n in "csrrw csrrs csrrc csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split():
     _CLASS[_n] = "serial"
 _CLASS.update(jal="jal", jalr="jalr")
+# Vector instructions have no timing model yet: costed as serialising, and the
+# translator leaves them to the reference step.
+for _n in VECTOR_NAMES:
+    _CLASS[_n] = "serial"
 
 
 def insn_class(name: str) -> str:
@@ -66,7 +71,7 @@ class Uop:
     late_ok: bool  # a simple ALU op or branch: may read its operands in the late stage
 
 
-_NO_RS1 = frozenset("lui auipc jal csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split())
+_NO_RS1 = frozenset("lui auipc jal csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi vsetivli".split())
 _RS2_IMM = frozenset("addi andi ori xori slli srli srai slti sltiu addiw slliw srliw sraiw".split())
 
 
@@ -92,7 +97,7 @@ def _uop(i: Insn, p: Profile) -> Uop:
     if cls == "div" and not p.div_pipelined:
         srcs.append((DIV_UNIT, 0, 0))
         dsts.append((DIV_UNIT, p.lat_div))
-    if i.rd and cls not in ("store", "branch"):
+    if i.rd and cls not in ("store", "branch") and (i.name not in VECTOR_NAMES or i.name.startswith("vset")):
         dsts.append((i.rd, lat))
     late_ok = p.alu_late > 0 and cls in ("alu", "branch")
     return Uop(cls, tuple(srcs), tuple(dsts), cls == "load", int(cls in ("load", "store")),

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from copygen.emu.errors import IllegalInstruction
-from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE, Encoding
+from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE, VECTOR_NAMES, Encoding
 
 ABI = ("zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1", "a2", "a3", "a4",
        "a5", "a6", "a7", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "t3",
@@ -24,7 +24,10 @@ ABI = ("zero", "ra", "sp", "gp", "tp", "t0", "t1", "t2", "s0", "s1", "a0", "a1",
 class Insn:
     """A decoded instruction.  `name` is the base mnemonic (c.addi -> addi);
     `asm` the mnemonic as encoded; `imm` is sign-extended where the format is
-    signed (lui/auipc hold the value already shifted left by 12)."""
+    signed (lui/auipc hold the value already shifted left by 12).  Vector
+    instructions keep vd/vs3 in `rd`, vs2 in `rs2`, vsetivli's AVL in `rs1`
+    (see `INSN_SLOT`) and the mask bit in `vm` (1 = unmasked, also for every
+    scalar instruction)."""
 
     name: str
     rd: int = 0
@@ -35,9 +38,15 @@ class Insn:
     length: int = 4
     raw: int = 0
     asm: str = ""
+    vm: int = 1
 
     def __str__(self) -> str:
         return disassemble(self)
+
+
+# Operand name in the table -> the `Insn` slot that holds it.
+INSN_SLOT = {"rd": "rd", "rs1": "rs1", "rs2": "rs2", "imm": "imm", "csr": "csr", "vm": "vm",
+             "vd": "rd", "vs3": "rd", "vs2": "rs2", "uimm": "rs1"}
 
 
 def _field(raw: int, source: str) -> int:
@@ -104,7 +113,7 @@ def decode(raw: int, pc: int | None = None) -> Insn:
     for enc in rows:
         if raw & enc.mask == enc.match:
             return _build(enc, raw, pc)
-    raise IllegalInstruction(pc, raw, length, "not RV64IMC/Zicsr")
+    raise IllegalInstruction(pc, raw, length, "not RV64IMC/Zicsr/V-subset")
 
 
 def _build(enc: Encoding, raw: int, pc: int | None) -> Insn:
@@ -112,8 +121,14 @@ def _build(enc: Encoding, raw: int, pc: int | None) -> Insn:
     for kind in enc.nonzero:
         if fields.get(kind, 0) == 0:
             raise IllegalInstruction(pc, raw, enc.length, f"reserved {enc.asm} with {kind}=0")
-    return Insn(enc.name, fields.get("rd", 0), fields.get("rs1", 0), fields.get("rs2", 0),
-                fields.get("imm", 0), fields.get("csr", 0), enc.length, raw, enc.asm)
+    return make_insn(enc, fields, raw)
+
+
+def make_insn(enc: Encoding, fields: dict[str, int], raw: int) -> Insn:
+    """The `Insn` of row `enc` with operand values `fields` (named as in the table)."""
+    slots = {INSN_SLOT[kind]: v for kind, v in fields.items()}
+    return Insn(enc.name, slots.get("rd", 0), slots.get("rs1", 0), slots.get("rs2", 0),
+                slots.get("imm", 0), slots.get("csr", 0), enc.length, raw, enc.asm, slots.get("vm", 1))
 
 
 _LOADS = {"lb", "lh", "lw", "ld", "lbu", "lhu", "lwu"}
@@ -147,9 +162,24 @@ def _render(i: Insn, pc: int | None) -> str:
         return f"{n} {r[i.rd]}, {i.csr:#x}, {src}"
     if i.name in ("ecall", "ebreak", "wfi", "fence", "fence.i"):
         return n
+    if i.name in VECTOR_NAMES:
+        return _render_vector(i)
     if _is_rtype(i):
         return f"{n} {r[i.rd]}, {r[i.rs1]}, {r[i.rs2]}"
     return f"{n} {r[i.rd]}, {r[i.rs1]}, {i.imm}"
+
+
+def _render_vector(i: Insn) -> str:
+    r, n = ABI, i.name
+    if n == "vsetvli" or n == "vsetivli":
+        avl = str(i.rs1) if n == "vsetivli" else r[i.rs1]
+        return f"{n} {r[i.rd]}, {avl}, {i.imm:#x}"
+    if n == "vsetvl":
+        return f"{n} {r[i.rd]}, {r[i.rs1]}, {r[i.rs2]}"
+    if n.startswith("vmv"):
+        return f"{n} v{i.rd}, v{i.rs2}"
+    stride = f", {r[i.rs2]}" if n.startswith(("vlse", "vsse")) else ""
+    return f"{n} v{i.rd}, ({r[i.rs1]}){stride}" + ("" if i.vm else ", v0.t")
 
 
 def _is_rtype(i: Insn) -> bool:

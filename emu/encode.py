@@ -9,7 +9,7 @@ Imports: emu.isa, emu.decode, emu.errors.
 
 from __future__ import annotations
 
-from copygen.emu.decode import Insn, decode
+from copygen.emu.decode import decode, make_insn
 from copygen.emu.errors import IllegalInstruction
 from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS, TABLE
 
@@ -32,13 +32,18 @@ def _put_imm(layout: str, value: int) -> int:
     return bits
 
 
-def encode(asm: str, *, rd: int = 0, rs1: int = 0, rs2: int = 0, imm: int = 0, csr: int = 0) -> int:
-    """Encode `asm` (a base or `c.` mnemonic).  The result is checked by decoding."""
+def encode(asm: str, **operands: int) -> int:
+    """Encode `asm` (a base or `c.` mnemonic) from operands named as in its
+    table row (rd, rs1, rs2, imm, csr; vd, vs2, vs3, vm, uimm for vector rows;
+    missing ones are 0, vm 1).  The result is checked by decoding."""
     try:
         enc = _BY_ASM[asm]
     except KeyError:
         raise ValueError(f"unknown instruction {asm!r}") from None
-    given = {"rd": rd, "rs1": rs1, "rs2": rs2, "imm": imm, "csr": csr}
+    names = {kind for kind, _ in enc.operands if kind[0] != "_"}
+    if set(operands) - names - {"rd", "rs1", "rs2", "imm", "csr"}:
+        raise ValueError(f"{asm}: no operand {sorted(set(operands) - names)}")
+    given = {kind: operands.get(kind, int(kind == "vm")) for kind in names}
     raw, placed = enc.match, {}
     for kind, source in enc.operands:
         if kind[0] == "_":
@@ -55,8 +60,7 @@ def encode(asm: str, *, rd: int = 0, rs1: int = 0, rs2: int = 0, imm: int = 0, c
         got = decode(raw)
     except IllegalInstruction as e:
         raise ValueError(f"{asm} {given}: reserved encoding ({e})") from None
-    want = Insn(enc.name, *(given[k] if any(k == o for o, _ in enc.operands) else 0
-                            for k in ("rd", "rs1", "rs2", "imm", "csr")), enc.length, raw, asm)
+    want = make_insn(enc, given, raw)
     if got != want:
         raise ValueError(f"{asm} {given}: not encodable (decodes as {got.asm} {got})")
     return raw

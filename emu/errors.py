@@ -56,5 +56,9 @@ class MapError(EmuError):
     """A bad `map`/`read`/`write` request (unaligned page range, unmapped bytes)."""
 
 
+class ConfigError(EmuError):
+    """A machine parameter out of range (e.g. a VLEN the model does not support)."""
+
+
 class ProfileError(EmuError):
     """A cost profile file is missing or malformed."""

@@ -7,7 +7,13 @@ readability), a format naming which fields the remaining bits hold.  Compressed
 rows name the base instruction they expand to and where its operands come from.
 
 Covered: RV64I, M, C (no FP loads/stores), Zicsr, fence/fence.i, ecall,
-ebreak, wfi.  Anything else decodes as an illegal instruction.
+ebreak, wfi, and the part of RVV 1.0 copy code uses (`VECTOR`: vset{i}vl{i},
+unit-stride, strided, fault-only-first and whole-register loads and stores,
+whole-register moves).  Anything else decodes as an illegal instruction.
+Vector rows name their register operands `vd`/`vs2`/`vs3` (vector registers,
+held in the decoded `rd`/`rs2` slots), `vm` (bit 25: 1 = unmasked) and `uimm`
+(vsetivli's AVL, in the `rs1` slot), so only `rd`/`rs1`/`rs2` ever name a
+scalar register.
 
 Checks at import (errors name the instruction): every bit of a row is either
 fixed or belongs to exactly one field of its format; two rows of the same
@@ -28,6 +34,7 @@ REG_FIELDS: dict[str, tuple[int, int, int]] = {
     "rd": (11, 7, 0), "rs1": (19, 15, 0), "rs2": (24, 20, 0), "csr": (31, 20, 0),
     "c_rd": (11, 7, 0), "c_rs2": (6, 2, 0),
     "c_rdp": (4, 2, 8), "c_rs1p": (9, 7, 8), "c_rs2p": (4, 2, 8),
+    "vm": (25, 25, 0),
 }
 
 # Immediate layouts: name -> (signed, ((inst_hi, inst_lo, imm_lo), ...)).
@@ -41,6 +48,8 @@ IMM_LAYOUTS: dict[str, tuple[bool, tuple[tuple[int, int, int], ...]]] = {
     "SH6": (False, ((25, 20, 0),)),
     "SH5": (False, ((24, 20, 0),)),
     "CSRI": (False, ((19, 15, 0),)),
+    "VTYPE11": (False, ((30, 20, 0),)),  # vsetvli's vtype immediate
+    "VTYPE10": (False, ((29, 20, 0),)),  # vsetivli's
     # compressed (RVC chapter of the unprivileged spec)
     "CIW4SPN": (False, ((12, 11, 4), (10, 7, 6), (6, 6, 2), (5, 5, 3))),
     "CLW": (False, ((12, 10, 3), (6, 6, 2), (5, 5, 6))),
@@ -73,6 +82,17 @@ FORMATS: dict[str, dict[str, str]] = {
     "CSRI": {"rd": "rd", "imm": "CSRI", "csr": "csr"},
     "FENCE": {"_hi": "fence_hi", "_rs1": "rs1", "_rd": "rd"},
     "N": {},
+    # vector (register operands named as in the V spec; see the module doc)
+    "VSETVLI": {"rd": "rd", "rs1": "rs1", "imm": "VTYPE11"},
+    "VSETIVLI": {"rd": "rd", "uimm": "rs1", "imm": "VTYPE10"},
+    "VSETVL": {"rd": "rd", "rs1": "rs1", "rs2": "rs2"},
+    "VLOAD": {"vd": "rd", "rs1": "rs1", "vm": "vm"},
+    "VSTORE": {"vs3": "rd", "rs1": "rs1", "vm": "vm"},
+    "VLOADS": {"vd": "rd", "rs1": "rs1", "rs2": "rs2", "vm": "vm"},
+    "VSTORES": {"vs3": "rd", "rs1": "rs1", "rs2": "rs2", "vm": "vm"},
+    "VLOADR": {"vd": "rd", "rs1": "rs1"},
+    "VSTORER": {"vs3": "rd", "rs1": "rs1"},
+    "VMVR": {"vd": "rd", "vs2": "rs2"},
 }
 REG_FIELDS["fence_hi"] = (31, 20, 0)
 
@@ -187,6 +207,32 @@ BASE: tuple[tuple[str, str, str], ...] = (
     ("remw",   "R",   "0000001 ..... ..... 110 ..... 0111011"),
     ("remuw",  "R",   "0000001 ..... ..... 111 ..... 0111011"),
 )
+
+# --- the vector table (RVV 1.0, the part copy code uses) ---------------------
+# Loads/stores: nf[31:29] mew[28] mop[27:26] vm[25] lumop|rs2[24:20] rs1 width vd opcode.
+# width 000/101/110/111 is EEW 8/16/32/64 (the others are scalar FP loads);
+# mop 00 unit stride (lumop 00000 plain, 01000 whole register, 10000
+# fault-only-first), 10 strided.  Whole-register rows fix nf = NREG - 1 and
+# vm = 1; their stores exist with width 000 only.
+VECTOR_EEW = {8: "000", 16: "101", 32: "110", 64: "111"}
+_NF = {1: "000", 2: "001", 4: "011", 8: "111"}
+VECTOR: tuple[tuple[str, str, str], ...] = (
+    ("vsetvli",  "VSETVLI",  "0 ........... ..... 111 ..... 1010111"),
+    ("vsetivli", "VSETIVLI", "11 .......... ..... 111 ..... 1010111"),
+    ("vsetvl",   "VSETVL",   "1000000 ..... ..... 111 ..... 1010111"),
+    *((f"vle{w}.v", "VLOAD", f"000 0 00 . 00000 ..... {c} ..... 0000111") for w, c in VECTOR_EEW.items()),
+    *((f"vle{w}ff.v", "VLOAD", f"000 0 00 . 10000 ..... {c} ..... 0000111") for w, c in VECTOR_EEW.items()),
+    *((f"vse{w}.v", "VSTORE", f"000 0 00 . 00000 ..... {c} ..... 0100111") for w, c in VECTOR_EEW.items()),
+    *((f"vlse{w}.v", "VLOADS", f"000 0 10 . ..... ..... {c} ..... 0000111") for w, c in VECTOR_EEW.items()),
+    *((f"vsse{w}.v", "VSTORES", f"000 0 10 . ..... ..... {c} ..... 0100111") for w, c in VECTOR_EEW.items()),
+    *((f"vl{n}re{w}.v", "VLOADR", f"{f} 0 00 1 01000 ..... {c} ..... 0000111")
+      for n, f in _NF.items() for w, c in VECTOR_EEW.items()),
+    *((f"vs{n}r.v", "VSTORER", f"{f} 0 00 1 01000 ..... 000 ..... 0100111") for n, f in _NF.items()),
+    # vmv<n>r.v: OPIVI funct6 100111, vm = 1, simm5 = n - 1
+    *((f"vmv{n}r.v", "VMVR", f"100111 1 ..... {n - 1:05b} 011 ..... 1010111") for n in _NF),
+)
+BASE = BASE + VECTOR
+
 
 # --- the compressed table (RV64C without FP) --------------------------------
 #   asm, pattern (bit 15 ... bit 0), base, operands, reserved-if-zero operands
@@ -304,3 +350,4 @@ def build_table() -> tuple[Encoding, ...]:
 
 TABLE: tuple[Encoding, ...] = build_table()
 NAMES: frozenset[str] = frozenset(name for name, _, _ in BASE)
+VECTOR_NAMES: frozenset[str] = frozenset(name for name, _, _ in VECTOR)

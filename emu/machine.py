@@ -5,11 +5,16 @@ S-mode only.  `sstatus.SUM` (bit 18) selects which pages loads and stores may
 touch (`emu.memory`).  A `MemFault` in an instruction that has an
 `__ex_table` entry resumes at its fixup with `sstatus` unchanged and is
 recorded as a `Fault`; any other fault raises `Oops`.  A faulting instruction
-has no effect and does not retire.  This step is the reference the block
+has no effect and does not retire, except that a vector load or store keeps
+the elements below the faulting one and records its index in vstart (RVV's
+precise per-element traps).  The vector unit (`emu.vector`, VLEN a machine
+parameter) is reachable only while sstatus.VS is not Off: a vector
+instruction or vector CSR access with VS Off is an illegal instruction, and
+one with VS on leaves VS Dirty.  sstatus.SD is not modelled.  This step is the reference the block
 translator (`emu.translate`) is tested against, and it executes whatever the
 fast path hands back (faults, misaligned corner cases).
-Imports: emu.decode, emu.semantics, emu.values, emu.memory, emu.cost, emu.observer,
-emu.errors.
+Imports: emu.decode, emu.semantics, emu.vsemantics, emu.vector, emu.values, emu.memory,
+emu.cost, emu.observer, emu.errors.
 """
 
 from __future__ import annotations
@@ -23,12 +28,16 @@ from copygen.emu.errors import IllegalInstruction, Oops, StepLimit, Trap
 from copygen.emu.memory import PAGE_MASK, MemFault, Memory
 from copygen.emu.semantics import SEMANTICS
 from copygen.emu.values import INT_OPS, MASK
+from copygen.emu.vector import READ_ONLY, VectorUnit
+from copygen.emu.vsemantics import VECTOR_CSRS
 
 SSTATUS = 0x100
 SR_SUM = 1 << 18
+SR_VS = 3 << 9             # sstatus.VS: 0 off, 1 initial, 2 clean, 3 dirty
+SR_VS_INITIAL, SR_VS_DIRTY = 1 << 9, 3 << 9
 # Supervisor CSRs the model keeps, with their writable bits (WARL).
 CSR_WRITABLE = {
-    SSTATUS: (1 << 1) | (1 << 5) | (1 << 8) | SR_SUM | (1 << 19),  # SIE SPIE SPP SUM MXR
+    SSTATUS: (1 << 1) | (1 << 5) | (1 << 8) | SR_VS | SR_SUM | (1 << 19),  # SIE SPIE SPP VS SUM MXR
     0x105: MASK,  # stvec
     0x140: MASK,  # sscratch
     0x141: MASK,  # sepc
@@ -48,7 +57,8 @@ class Fault(NamedTuple):
 class Hart:
     """One RV64 hart in S-mode; implements `emu.semantics.State` over ints."""
 
-    def __init__(self, memory: Memory, extable: dict[int, int], cost: CostModel | None = None) -> None:
+    def __init__(self, memory: Memory, extable: dict[int, int], cost: CostModel | None = None,
+                 vlen: int = 128) -> None:
         self.mem = memory
         self.extable = extable
         self.cost = cost            # the cost model: the translator inlines its hooks
@@ -60,6 +70,8 @@ class Hart:
         self.csrs = dict.fromkeys(CSR_WRITABLE, 0)
         self.faults: list[Fault] = []
         self.instret = 0
+        self.v = VectorUnit(vlen)
+        self.vlen = vlen
         self._decoded: dict[int, Insn] = {}
         self._code_version = -1
 
@@ -88,11 +100,20 @@ class Hart:
         self.mem.put(addr, size, v)
 
     def csr_read(self, csr: int) -> int:
+        if csr in VECTOR_CSRS:
+            self._require_vector(dirty=False)
+            return self.v.csr_read(csr)
         if csr not in self.csrs:
-            raise IllegalInstruction(self.pc, self._decoded[self.pc].raw, 4, f"csr {csr:#x} not modelled")
+            self.illegal(f"csr {csr:#x} not modelled")
         return self.csrs[csr]
 
     def csr_write(self, csr: int, v: int) -> None:
+        if csr in VECTOR_CSRS:
+            self._require_vector(dirty=True)
+            if csr in READ_ONLY:
+                self.illegal(f"csr {csr:#x} is read-only")
+            self.v.csr_write(csr, v)
+            return
         mask = CSR_WRITABLE.get(csr)
         if mask is None:
             raise IllegalInstruction(self.pc, self._decoded[self.pc].raw, 4, f"csr {csr:#x} not modelled")
@@ -108,6 +129,65 @@ class Hart:
 
     def trap(self, cause: str) -> None:
         raise Trap(self.pc, cause)
+
+    def illegal(self, why: str) -> None:
+        insn = self.fetch(self.pc)
+        raise IllegalInstruction(self.pc, insn.raw, insn.length, why)
+
+    # --- vector State protocol (emu.vsemantics.VectorState) ---------------
+    def _require_vector(self, dirty: bool) -> None:
+        status = self.csrs[SSTATUS]
+        if not status & SR_VS:
+            self.illegal("vector unit used while sstatus.VS is Off")
+        if dirty:
+            self.csrs[SSTATUS] = status | SR_VS_DIRTY
+
+    def vector_config(self) -> int:
+        self._require_vector(dirty=True)
+        return self.v.vtype
+
+    def set_vector_config(self, vl: int, vtype: int) -> None:
+        self.v.vl, self.v.vtype, self.v.vstart = vl, vtype, 0
+
+    def read_v(self, reg: int, e: int, eew: int) -> int:
+        return self.v.read(reg, e, eew)
+
+    def write_v(self, reg: int, e: int, eew: int, value: int) -> None:
+        self.v.write(reg, e, eew, value)
+
+    def elements(self, vstart: int, end: int, count: int) -> range:
+        return range(vstart, min(end, count))
+
+    def load_element(self, e: int, active: bool, addr: int, size: int) -> int:
+        if not active:
+            return 0
+        try:
+            return self.load(addr, size)
+        except MemFault:
+            self.v.vstart = e
+            raise
+
+    def store_element(self, e: int, active: bool, addr: int, size: int, value: int) -> None:
+        if active:
+            try:
+                self.store(addr, size, value)
+            except MemFault:
+                self.v.vstart = e
+                raise
+
+    def accessible(self, active: bool, addr: int, size: int) -> bool:
+        if active:
+            try:
+                self.mem.check(addr, size, "load", self.sum_set)
+            except MemFault:
+                return False
+        return True
+
+    def vector_done(self) -> None:
+        self.v.vstart = 0
+
+    def concrete(self, v: int, what: str) -> int:
+        return v
 
     # --- fetch and step ----------------------------------------------------
     def fetch(self, pc: int) -> Insn:

@@ -17,7 +17,9 @@ Rules that keep the definitions domain-independent:
 * Instruction addresses (`st.pc`, branch/jump targets of pc-relative forms) are
   concrete ints; only `jalr` computes its target from a value (`st.set_pc`).
 Families are built by small higher-order helpers, as in Serval's interpreter.
-Imports: emu.values (types and XLEN only).
+The vector instructions are defined in `emu.vsemantics` (their own state
+protocol) and merged into `SEMANTICS` here.
+Imports: emu.values (types and XLEN only), emu.vsemantics.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from __future__ import annotations
 from typing import Any, Callable, Protocol
 
 from copygen.emu.values import XLEN, Ops
+from copygen.emu.vsemantics import VECTOR_SEMANTICS
 
 
 class State(Protocol):
@@ -232,6 +235,9 @@ SEMANTICS["fence.i"] = _nop
 SEMANTICS["wfi"] = _nop
 SEMANTICS["ecall"] = lambda i, o, s: s.trap("ecall")
 SEMANTICS["ebreak"] = lambda i, o, s: s.trap("ebreak")
+
+
+SEMANTICS.update(VECTOR_SEMANTICS)
 
 
 def _check_complete() -> None:

@@ -102,6 +102,13 @@ class SrcOps:
     def not_(self, c):
         return (not c) if isinstance(c, bool) else f"(not {c})"
 
+    def both(self, a, b):
+        if isinstance(a, bool):
+            return b if a else False
+        if isinstance(b, bool):
+            return a if b else False
+        return f"({a} and {b})"
+
     def ite(self, c, a, b):
         if isinstance(c, bool):
             return a if c else b

@@ -64,6 +64,9 @@ class Z3Ops:
     def not_(self, cond):
         return z3.Not(cond)
 
+    def both(self, a, b):
+        return z3.And(a, b)
+
     def ite(self, cond, a, b):
         return z3.If(cond, a, b)
 

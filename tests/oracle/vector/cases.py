@@ -1,0 +1,126 @@
+"""Cases of the vector differential oracle: small assembly bodies and the
+register values each runs with.
+
+Role: `bodies()` lists the case functions (assembly text, assembled by the
+real toolchain with -march=rv64gcv into one cases.S shared by every VLEN);
+`cases(vlen, seed, fast)` lists (body index, a0..a4, fill seed) per VLEN.
+Registers of a body: a0 destination, a1 source, a2 AVL, a3 stride, a4 a
+vtype value for vsetvl.  Data lives in the arena driver.c maps at DATA (two
+pages, then a PROT_NONE page that the emulator leaves unmapped), so bases
+near DATA + 2 pages exercise precise faults.
+Imports: the standard library.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+DATA, PAGE = 0x1000_0000, 4096
+ARENA = 2 * PAGE
+LMULS = {"mf8": -3, "mf4": -2, "mf2": -1, "m1": 0, "m2": 1, "m4": 2, "m8": 3}
+EEWS = (8, 16, 32, 64)
+
+
+@dataclass(frozen=True)
+class Body:
+    group: str        # vset | unit | strided | ff | whole
+    lines: tuple[str, ...]
+    eew: int = 8      # element width of its accesses
+    span: int = 1     # LMUL-like factor: elements = span * VLEN / eew at most
+
+
+def _supported(sew: int, lmul: str) -> bool:
+    return LMULS[lmul] >= 0 or sew <= 64 >> -LMULS[lmul]
+
+
+def _vset_bodies() -> list[Body]:
+    out = []
+    tail = ("csrr a0, vl", "csrr a1, vtype")
+    for sew in EEWS:
+        for lmul in LMULS:
+            pol = "ta, ma" if (sew + LMULS[lmul]) % 2 else "tu, mu"
+            out.append(Body("vset", (f"vsetvli t0, a2, e{sew}, {lmul}, {pol}",) + tail))
+            out.append(Body("vset", (f"vsetvli t0, zero, e{sew}, {lmul}, ta, ma",) + tail))
+            out.append(Body("vset", (f"vsetvli zero, zero, e{sew}, {lmul}, ta, ma",) + tail))
+            out.append(Body("vset", (f"vsetivli t0, {(sew * 7 + LMULS[lmul]) % 32}, e{sew}, {lmul}, ta, ma",) + tail))
+    out.append(Body("vset", ("vsetvl t0, a2, a4",) + tail))
+    return out
+
+
+def _emul(eew: int, sew: int, lmul: str) -> int | None:
+    e = eew.bit_length() - sew.bit_length() + LMULS[lmul]
+    return e if -3 <= e <= 3 else None
+
+
+def _access_bodies() -> list[Body]:
+    out = []
+    for eew in EEWS:
+        for sew, lmul in ((8, "m1"), (eew, "m1"), (eew, "m2"), (eew, "m8"), (16, "mf2"), (64, "m4")):
+            emul = _emul(eew, sew, lmul)
+            if emul is None or not _supported(sew, lmul):
+                continue
+            span = 1 << max(emul, 0)
+            head = f"vsetvli t0, a2, e{sew}, {lmul}, ta, mu"
+            for mask in ("", ", v0.t"):
+                out.append(Body("unit", (head, f"vle{eew}.v v8, (a1){mask}", f"vse{eew}.v v8, (a0){mask}"),
+                                eew, span))
+                out.append(Body("strided", (head, f"vlse{eew}.v v8, (a1), a3{mask}",
+                                            f"vsse{eew}.v v8, (a0), a3{mask}"), eew, span))
+                out.append(Body("ff", (head, f"vle{eew}ff.v v8, (a1){mask}", "csrr a0, vl"), eew, span))
+        for n in (1, 2, 4, 8):
+            out.append(Body("whole", (f"vl{n}re{eew}.v v8, (a1)", f"vmv{n}r.v v16, v8", f"vs{n}r.v v16, (a0)"),
+                            eew, n))
+    return out
+
+
+def bodies() -> list[Body]:
+    return _vset_bodies() + _access_bodies()
+
+
+def assembly(all_bodies: list[Body]) -> str:
+    """cases.S: case_<k> functions and the case_table driver.c indexes."""
+    out = ["\t.text"]
+    for k, b in enumerate(all_bodies):
+        out += [f"\t.globl case_{k}", f"case_{k}:", *(f"\t{line}" for line in b.lines), "\tret"]
+    out += ["\t.section .rodata", "\t.globl case_table", "\t.balign 8", "case_table:"]
+    out += [f"\t.dword case_{k}" for k in range(len(all_bodies))]
+    return "\n".join(out) + "\n"
+
+
+def _avls(rng: random.Random, top: int) -> list[int]:
+    return [0, 1, top - 1, top, top + 1, 2 * top + 3, (1 << 64) - 1, rng.randrange(1, 3 * top)]
+
+
+def _vset_args(rng: random.Random, vlen: int, b: Body) -> list[tuple]:
+    if b.lines[0].startswith("vsetvl "):
+        vtypes = [rng.randrange(256) for _ in range(12)] + [1 << 8, 1 << 63, 1 << 62 | 3]
+        return [(0, 0, avl, 0, vt) for vt in vtypes for avl in _avls(rng, vlen // 8)[:4]]
+    return [(0, 0, avl, 0, 0) for avl in _avls(rng, 8 * vlen // 8)]
+
+
+def _access_args(rng: random.Random, vlen: int, b: Body, fast: bool) -> list[tuple]:
+    size, top = b.eew // 8, b.span * vlen // b.eew
+    out = []
+    for avl in _avls(rng, top)[: 4 if fast else 8]:
+        src = DATA + size * rng.randrange(PAGE // size)
+        dst = DATA + PAGE + size * rng.randrange(PAGE // 2 // size)
+        stride = size * rng.choice([0, 1, 2, 3, -1, -2, 5])
+        out.append((dst, src, avl, stride, 0))
+    for k in (0, 1, rng.randrange(2, max(3, top))):          # element k is the first in the bad page
+        edge = DATA + ARENA - k * size
+        out.append((DATA + PAGE, edge, top, size, 0))
+        out.append((edge, DATA, top, size, 0))
+    return out
+
+
+def cases(vlen: int, seed: int, fast: bool) -> list[tuple]:
+    """(body index, a0, a1, a2, a3, a4, fill seed) for every case at this VLEN."""
+    rng = random.Random(seed * 7919 + vlen)
+    out = []
+    for k, b in enumerate(bodies()):
+        args = _vset_args(rng, vlen, b) if b.group == "vset" else _access_args(rng, vlen, b, fast)
+        if fast and b.group == "vset":
+            args = rng.sample(args, min(len(args), 4))
+        out += [(k, *a, rng.randrange(1 << 32)) for a in args]
+    return out
