@@ -18,14 +18,12 @@ import textwrap
 from dataclasses import dataclass
 
 from copygen.gen.parse import parse_text
-from copygen.gen.unparse import file_text
+from copygen.gen.unparse import item_text
 from copygen.patch.evidence import Proof, Row
 from copygen.verify.clauses import CLAUSES, PROPERTIES
 from copygen.verify.early import NOT_CHECKED
 
 WIDTH = 72
-# clauses the proof summary spells out; the others are named only
-SHOWN = ("C6", "S1")
 SUBJECT_MAX = 74
 PREFIX = "riscv: lib: uaccess: "
 STRING_PREFIX = "riscv: lib: "
@@ -142,13 +140,17 @@ def _changed(ch: Change) -> list[str]:
 def _why(ch: Change) -> list[str]:
     out: list[str] = []
     broken = _broken(ch.before, ch.kinds, ("violated", "unknown"))
-    for c, proofs in sorted(broken.items()):
-        p = proofs[0]
-        st, detail = p.status[c], p.detail.get(c, "")
-        if detail[:2] in broken and detail[2:].startswith(" is violated"):
-            detail = f"it follows from {detail[:2]}"     # the verifier derived it
-        out += _wrap(f"Before this patch {p.symbol} has {c} ({CLAUSES[c]}) {st}: "
-                     f"{detail}".rstrip(": ") + ".")
+    if broken:
+        order = sorted(broken, key=list(CLAUSES).index)
+        syms = sorted({p.symbol for c in order for p in broken[c]})
+        named = "; ".join(f"{c} {broken[c][0].status[c]} ({CLAUSES[c]})" for c in order)
+        out += _wrap(f"Before this patch the old code has {named}, at {', '.join(syms)}.")
+        shown = next(((c, p) for c in order for p in broken[c]
+                      if p.detail.get(c) and not p.detail[c][2:].startswith(" is violated")), None)
+        if shown:
+            c, p = shown
+            out += [""] + _wrap(f"{c} at {p.symbol}, as the verifier replayed it in the "
+                                f"emulator: {p.detail[c]}".rstrip(": ") + ".")
         out.append("")
     unchecked = _not_checked(ch.before, ch.kinds)
     if unchecked:
@@ -180,26 +182,33 @@ def _speed(rows: list[Row]) -> list[str]:
     slower = sum(r.after > r.before for r in rows)
     best, worst = min(rows, key=change), max(rows, key=change)
     profiles = ", ".join(dict.fromkeys(r.profile for r in rows))
-    return _wrap(f"In copygen's cost model ({profiles}) the new code takes fewer cycles in "
-                 f"{faster} of the {len(rows)} cases below and more in {slower or 'none'}; the "
-                 f"mean change is {100 * mean_change(rows):+.1f}%, from {change(best):+.1f}% "
-                 f"({case(best)}) to {change(worst):+.1f}% ({case(worst)}).")
+    return _wrap(f"Modelled ({profiles}): fewer cycles in {faster} of the {len(rows)} cases "
+                 f"below, more in {slower or 'none'}; mean {100 * mean_change(rows):+.1f}%, from "
+                 f"{change(best):+.1f}% ({case(best)}) to {change(worst):+.1f}% ({case(worst)}).")
 
 
 def table(rows: list[Row], calibration: dict[str, str]) -> list[str]:
-    """Cycles and bytes/cycle before and after, one block per profile and routine."""
+    """Cycles before and after per profile: one line per size, each
+    routine's alignment classes side by side (four to a table)."""
     out: list[str] = []
     for prof in dict.fromkeys(r.profile for r in rows):
-        out += _wrap(f"Modelled by copygen's cost profile {prof}, not measured; "
-                     f"calibration error: {calibration.get(prof, 'unknown')}.")
-        for kind in dict.fromkeys(r.routine for r in rows if r.profile == prof):
-            out += ["", f"  {kind:<20}  cycles           bytes/cycle",
-                    "   size  align       before   after   before  after  change"]
-            for r in rows:
-                if r.profile == prof and r.routine == kind:
-                    out.append(f"  {r.size:>5}  {r.align:<10} {r.before:>7.0f} {r.after:>7.0f}"
-                               f"   {r.size / r.before:>6.2f} {r.size / r.after:>6.2f}"
-                               f"  {100 * (r.after - r.before) / r.before:>+5.1f}%")
+        mine = [r for r in rows if r.profile == prof]
+        out += _wrap(f"Modelled cycles before and after (copygen's cost profile {prof}, not "
+                     f"measured; calibration error: {calibration.get(prof, 'unknown')}):")
+        cells = list(dict.fromkeys((r.routine, r.align) for r in mine))
+        for k in range(0, len(cells), 4):
+            part = cells[k:k + 4]
+            heads = list(dict.fromkeys(c[0] for c in part))
+            line = "       "
+            for h in heads:
+                line += f"{h:<{15 * sum(c[0] == h for c in part)}}"
+            out += ["", line.rstrip(), "       " + "".join(f"{c[1]:<15}" for c in part).rstrip(),
+                    "   size" + "  before  after" * len(part)]
+            for size in dict.fromkeys(r.size for r in mine):
+                got = {(r.routine, r.align): r for r in mine if r.size == size}
+                out.append(f"  {size:>5}" + "".join(
+                    f"  {got[c].before:>6.0f} {got[c].after:>6.0f}" if c in got else " " * 15
+                    for c in part).rstrip())
         out.append("")
     return out[:-1]
 
@@ -218,19 +227,15 @@ def proofs(before: dict[str, list[Proof]], after: dict[str, list[Proof]], kinds,
         old = {p.symbol: p.verdict for p in before.get(k, [])}
         out += [f"    {p.symbol:<34} {old.get(p.symbol, '-'):<10} {p.verdict}"
                 for p in after.get(k, [])]
-    for name, state in (("before", before), ("after", after)):
-        for c, ps in sorted(_broken(state, kinds, ("violated", "unknown")).items()):
-            out += textwrap.wrap(f"{c} {ps[0].status[c]} {name} at "
-                                 f"{', '.join(p.symbol for p in ps)}",
-                                 WIDTH, initial_indent="      ", subsequent_indent="        ")
+    for c, ps in sorted(_broken(after, kinds, ("violated", "unknown")).items()):
+        out += textwrap.wrap(f"{c} {ps[0].status[c]} after at {', '.join(p.symbol for p in ps)}",
+                             WIDTH, initial_indent="      ", subsequent_indent="        ")
     proved = sorted({c for k in kinds for p in after.get(k, []) for c, st in p.status.items()
                      if st == "proved" and c not in PROPERTIES}, key=list(CLAUSES).index)
     if skipped:
         out += [""] + _wrap("Not proved here, although they reach the new code: "
                             + ", ".join(skipped) + ".", "  ")
-    out += [""] + _wrap("Proved after it: " + ", ".join(proved) + " (" +
-                        "; ".join(f"{c} {CLAUSES[c]}" for c in proved if c in SHOWN) + "; ...).",
-                        "  ")
+    out += [""] + _wrap("Proved after it: " + ", ".join(proved) + ".", "  ")
     return out
 
 
@@ -253,11 +258,17 @@ def kunit_lines(base: list, patched: list) -> tuple[str, ...]:
 
 
 def _source(text: str, path: str, kinds: tuple[str, ...]) -> list[str]:
-    """The strategy's target and the blocks this patch uses, in canonical
-    form (comments and other blocks left out)."""
-    items = [it for it in parse_text(text, path) if it.kind == "target" or it.kind in kinds]
-    lines = file_text(items).rstrip("\n").splitlines()
-    return ["", *["    " + line if line else "" for line in lines]]
+    """The strategy's target and the blocks this patch uses, one block a
+    paragraph, settings run together (the file itself says more)."""
+    out = []
+    for it in parse_text(text, path):
+        if it.kind != "target" and it.kind not in kinds:
+            continue
+        head = item_text(it).splitlines()[0].rstrip(" {")
+        body = "; ".join(ln.strip() for ln in item_text(it).splitlines()[1:-1])
+        out += textwrap.wrap(f"{head} {{ {body} }}", WIDTH - 4, initial_indent="    ",
+                             subsequent_indent="        ")
+    return out
 
 
 def _shell(command: str) -> list[str]:
@@ -280,8 +291,8 @@ def _shell(command: str) -> list[str]:
 
 def reproduce(version: str, command: str, source: str, name: str,
               kinds: tuple[str, ...] = ("copy_user", "clear_user")) -> list[str]:
-    return (["Generated by copygen " + version + ":", "", *_shell(command), "",
-             f"{name} (the blocks used):"] + _source(source, name, kinds))
+    return (["Generated by copygen " + version + " from " + name + ":", "", *_shell(command), "",
+             *_source(source, name, kinds)])
 
 
 def commit_message(ch: Change, version: str, command: str, source: str, name: str,

@@ -404,6 +404,38 @@ def test_subject_and_message_fit_and_say_a_draft_first():
     assert draft.startswith("riscv: lib: uaccess: unproven draft:") and len(draft) < 75
 
 
+def test_the_subject_names_what_was_violated_not_what_was_left_unchecked():
+    """A1, B1 ... left unchecked once C4-C6 were found violated say nothing
+    about the calling convention: the subject is the fault return, the
+    unchecked clauses take one line, no command-line advice, and the whole
+    message of a two-block patch with its KUnit lines stays short."""
+    from copygen.patch import message
+    from copygen.patch.evidence import Proof, Row
+    ok = {c: "proved" for c in ("C1", "C2", "C3", "C4", "C5", "C6", "S1", "S2", "A1", "B1", "B2",
+                                "X1", "T1")}
+    unchecked = {c: "not checked" for c in ("A1", "B1", "B2", "C1", "C2", "C3", "S1", "S2", "X1", "T1")}
+    bad = {**ok, **unchecked, "C4": "violated", "C5": "violated", "C6": "violated"}
+    why = {c: "not checked: a violation decided the verdict first (--all-clauses proves the others)"
+           for c in unchecked}
+    why["C5"] = "returns n although bytes before the fault were accessible"
+    syms = ("__asm_copy_to_user", "__asm_copy_from_user")
+    before = {"copy_user": [Proof(s, "copy_user", "violated", bad, why, 1.0) for s in syms],
+              "clear_user": [Proof("__clear_user", "clear_user", "proved", ok, {}, 1.0)]}
+    after = {k: [Proof(p.symbol, k, "proved", ok, {}, 1.0) for p in v] for k, v in before.items()}
+    rows = [Row("u74", r, n, a, 100.0 + n, 90.0 + n) for r in ("copy_to_user", "clear_user")
+            for n in (8, 16, 32, 64, 128, 256, 1024, 4096, 8192) for a in ("aligned", "misaligned")]
+    ch = message.Change(("copy_user", "clear_user"), "6.8", before, after, rows, {"u74": "2 %"},
+                        kunit=("  usercopy  no V 4/4 -> 4/4, with V 4/4 -> 4/4",))
+    assert message.subject(ch) == "riscv: lib: uaccess: fix the fault return of the scalar user copy"
+    msg = message.commit_message(ch, "0.1.0", "copygen patch u74tuned.copy --kernel-tree LINUX",
+                                 (ROOT / "examples" / "u74tuned.copy").read_text(), "u74tuned.copy",
+                                 "A <a@b>")
+    assert "--all-clauses" not in msg and msg.count("not checked") == 0
+    assert msg.count("Not checked before it") == 1
+    assert "usercopy  no V 4/4 -> 4/4" in msg and "string u74tuned_lib" not in msg
+    assert len(msg.splitlines()) <= 80 and all(len(line) <= 75 for line in msg.splitlines())
+
+
 # --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------
 
 def test_the_6_8_layout_replaces_only_the_nested_scalar_copy(tmp_path):
