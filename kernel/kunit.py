@@ -63,6 +63,7 @@ class Run:
     build_seconds: float = 0.0
     run_seconds: float = 0.0
     log: str = ""
+    vector_threshold: int | None = None   # bytes; the build's RISCV_ISA_V_UCOPY_THRESHOLD
 
     @property
     def ok(self) -> bool:
@@ -95,6 +96,18 @@ def _suites(doc: dict) -> list[Suite]:
         failed = tuple(c["name"] for c in cases if c.get("status") not in ("PASS", "SKIP"))
         out.append(Suite(grp["name"], sum(c.get("status") == "PASS" for c in cases), len(cases), failed))
     return out
+
+
+def vector_threshold(bdir: Path) -> int | None:
+    """The size from which the kernel's __asm_copy_to_user takes the vector
+    path (CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD of the build), or None when the
+    kernel has no vector user copy."""
+    config = Path(bdir) / ".config"
+    text = config.read_text() if config.is_file() else ""
+    if "CONFIG_RISCV_ISA_V=y" not in text:
+        return None
+    m = re.search(r"^CONFIG_RISCV_ISA_V_UCOPY_THRESHOLD=(\d+)", text, re.M)
+    return int(m.group(1)) if m else None
 
 
 def errors(output: str) -> str:
@@ -160,6 +173,7 @@ def _one(tree: Path, bdir: Path, commit: str, label: str, vector: bool, jobs: in
     suites = _suites(json.loads(out.read_text()))
     if not suites:
         raise CopygenError(f"no KUnit suite ran at {what}", hint=f"see {bdir.parent}")
-    run = Run(label, commit, vector, suites, build_s, seconds - build_s, r.stdout)
+    run = Run(label, commit, vector, suites, build_s, seconds - build_s, r.stdout,
+              vector_threshold(bdir) if vector else None)
     tell(f"kunit: {what}: " + ", ".join(f"{s.name} {s.passed}/{s.total}" for s in suites))
     return run

@@ -254,6 +254,9 @@ def kunit_lines(base: list, patched: list) -> tuple[str, ...]:
             tag = "with V" if a.vector else "no V"
             parts.append(f"{tag} {sb.passed}/{sb.total} -> {sa.passed}/{sa.total}")
         out.append(f"  {name:<9} " + ", ".join(parts))
+    limit = next((r.vector_threshold for r in patched if r.vector and r.vector_threshold), None)
+    if limit:
+        out.append(f"  (with V, user copies of {limit} bytes or more take the vector path)")
     return tuple(out)
 
 
