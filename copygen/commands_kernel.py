@@ -35,7 +35,7 @@ def tree(series, dest, as_json) -> int:
     and gives it a committer identity for the patches' Signed-off-by.  A
     tree already there is kept.  Prints its path.  About two minutes.
     """
-    path = get_tree(series, dest, tell=lambda m: None if as_json else click.echo(m, err=True))
+    path = get_tree(series, dest, tell=lambda m: click.echo(m, err=True))
     if as_json:
         envelope("tree", True, tree=str(path))
     else:
@@ -62,7 +62,8 @@ def kunit(tree_dir, revs, no_vector, jobs, as_json) -> int:
     (-cpu rv64,v=true: the kernel's vector user copy above its threshold).
     The checkout is put back as it was.
     """
-    tell = (lambda m: None) if as_json else (lambda m: click.echo(m, err=True))
+    def tell(m):
+        click.echo(m, err=True)
     runs = []
     for rev in revs or ("HEAD",):
         runs += kunit_lib.run_commit(tree_dir, rev, rev, not no_vector, jobs, tell)

@@ -129,7 +129,7 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
                   allow_unproven=allow_unproven, branch=branch, entries=_entries(tuple(routines)),
                   proof_cache=None if no_cache else proof_cache, jobs=max(1, jobs or default_jobs()),
                   kunit="kunit" in tests, kunit_vector=not no_vector)
-    res = make_patch(req, tell=lambda msg: None if as_json else click.echo(msg, err=True))
+    res = make_patch(req, tell=lambda msg: click.echo(msg, err=True))
     if as_json:
         envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
                  patches=[str(p) for p in res.patches], checkpatch=res.checkpatch,
