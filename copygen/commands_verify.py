@@ -15,8 +15,7 @@ from copygen.gen.errors import CopygenError
 from copygen.output import ROUTINE_HELP, command, envelope, select_routines, table_console
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, code_key
-from copygen.verify.clauses import CLAUSES, PROPERTIES, PROPERTY_BROKEN
-from copygen.verify.early import NOT_CHECKED
+from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
 from copygen.verify.inputs import linked_elf, routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
