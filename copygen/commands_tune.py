@@ -2,7 +2,7 @@
 
 Role: command-line glue over tune.run (plan, evaluate, prove), tune.store
 and tune.report.  May import click, rich, gen, emu.profile, measure.workload,
-tune, copygen.output.
+tune, verify.cache, copygen.output.
 """
 from __future__ import annotations
 

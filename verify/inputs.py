@@ -6,7 +6,7 @@ proof reads the machine code that ships.
 Role: input files -> (elf path, [(symbol, kind)]).  Anything but a regular
 file (a FIFO, a device) is refused before it is opened.  May import
 gen.build, gen.toolchain, gen.errors, gen.parse, gen.resources, emu.elf,
-verify.clauses, verify.world.
+emu.errors, verify.clauses, verify.world.
 """
 from __future__ import annotations
 
