@@ -15,7 +15,7 @@ from copygen.emu.profile import available
 from copygen.gen.build import build_file
 from copygen.gen.errors import CopygenError, Loc
 from copygen.gen.validate import load_file
-from copygen.output import EXIT_HELP, envelope, print_warnings
+from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, print_warnings
 
 
 def _each(files, as_json, fn):
@@ -25,7 +25,8 @@ def _each(files, as_json, fn):
     for f in files:
         try:
             results.append(fn(f))
-        except CopygenError as err:
+        except (CopygenError, OSError) as raw:
+            err = os_error(raw) if isinstance(raw, OSError) else raw
             status = max(status, err.exit_code)
             results.append({"file": f, "ok": False, "error": err.as_dict()})
             click.echo(err.render(), err=True)
@@ -49,7 +50,8 @@ def _output_clash(files, out: Path) -> CopygenError | None:
 @click.command(epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def check(files, as_json) -> None:
+@command("check")
+def check(files, as_json) -> int:
     """Parse and validate FILES; print errors with file:line:col."""
     def one(f):
         st = load_file(f, available())
@@ -61,7 +63,7 @@ def check(files, as_json) -> None:
     results, status = _each(files, as_json, one)
     if as_json:
         envelope("check", status == 0, results=results)
-    raise SystemExit(status)
+    return status
 
 
 @click.command(epilog=EXIT_HELP)
@@ -70,7 +72,8 @@ def check(files, as_json) -> None:
               type=click.Path(file_okay=False), help="Output root: one directory per file.")
 @click.option("--no-link", is_flag=True, help="Only emit sources; do not run the toolchain.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def build(files, out, no_link, as_json) -> None:
+@command("build")
+def build(files, out, no_link, as_json) -> int:
     """Emit uaccess.S and string.c for FILES, assemble, compile and link them.
 
     Writes OUT/<name>/uaccess.S, string.c, include/ (the kernel-macro shim),
@@ -79,10 +82,8 @@ def build(files, out, no_link, as_json) -> None:
     """
     clash = _output_clash(files, Path(out))
     if clash:
-        if as_json:
-            envelope("build", False, error=clash.as_dict())
-        click.echo(clash.render(), err=True)
-        raise SystemExit(clash.exit_code)
+        raise clash
+    output_dir(out, "-o")
 
     def one(f):
         res = build_file(f, Path(out), link=not no_link, profiles=available())
@@ -94,4 +95,4 @@ def build(files, out, no_link, as_json) -> None:
     results, status = _each(files, as_json, one)
     if as_json:
         envelope("build", status == 0, results=results)
-    raise SystemExit(status)
+    return status

@@ -16,7 +16,8 @@ from copygen.gen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_file
 from copygen.measure.workload import ALIGN_MIXES, make_workload
-from copygen.output import EXIT_HELP, command, envelope, plain_tables, print_tables, progress, table_console
+from copygen.output import (EXIT_HELP, command, envelope, output_dir, output_file, plain_tables, print_tables,
+                            progress, table_console)
 from copygen.tune import report
 from copygen.tune.evaluate import Job, evaluate
 from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, winner
@@ -104,9 +105,15 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
     make_workload(workload, align_mix)                        # a bad workload fails here
+    output_file(db or _default_db(file), "--db")
+    for path, option in ((report_dir, "--report"), (build_cache, "--build-cache"),
+                         (proof_cache, "--proof-cache")):
+        if path:
+            output_dir(path, option)
     prof = _profile_name(file, sweep, profile)
     load_profile(prof)
     p = plan(file, sweep, prof, workload, align_mix, available())
+    base_names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in baselines + guards))
     db_path = Path(db) if db else _default_db(file)
     _say_pruned(p.space.pruned, every=dry_run)
     click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
@@ -117,7 +124,6 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
             envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
                      pruned=[{"point": label, "reason": why} for label, why in p.space.pruned])
         return 0
-    base_names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in baselines + guards))
     store = _open_store(db_path)
     try:
         store.add_run(p.run, file, p.space.sweep, p.space.routine, p.space.kind, prof, workload,
@@ -228,6 +234,8 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
 @command("tune")
 def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
     """Render the ranking of a store again, without computing anything."""
+    if report_dir:
+        output_dir(report_dir, "--report")
     store = Store.open_existing(db)
     try:
         runs = store.runs()

@@ -25,7 +25,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError
+from copygen.gen.errors import CopygenError, Loc
 
 SCHEMA = 1
 
@@ -82,7 +82,8 @@ class Store:
     @classmethod
     def open_existing(cls, path: str | Path) -> "Store":
         if not Path(path).is_file():
-            raise CopygenError(f"no tuning store at {path}", hint="run `copygen tune FILE --db PATH` first")
+            raise CopygenError("no tuning store here", Loc(str(path)),
+                               hint="run `copygen tune FILE --db PATH` first")
         return cls(path)
 
     def close(self) -> None:
