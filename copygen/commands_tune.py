@@ -1,4 +1,4 @@
-"""`copygen tune` and `copygen tune show`: the autotuner's commands.
+"""`copygen tune FILE` and `copygen tune show DB`: the autotuner's commands.
 
 Role: command-line glue over tune.run (plan, evaluate, prove), tune.store
 and tune.report.  May import click, rich, gen, emu.profile, measure.workload,
@@ -24,28 +24,43 @@ from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, wi
 from copygen.tune.store import Store, eval_workload
 
 
-class _DefaultRun(click.Group):
-    """`copygen tune FILE ...` runs; `copygen tune show DB` re-renders."""
+class _TuneGroup(click.Group):
+    """Two forms: `copygen tune FILE [OPTIONS]` walks a sweep, `copygen tune
+    show DB [OPTIONS]` renders a store again.  The first is the group's own
+    help; its command has no name of its own a user types."""
 
     def parse_args(self, ctx, args):
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = ["run", *args]
+        if not args or args[0] not in ("show", "-h", "--help"):
+            args = [RUN, *args]
         return super().parse_args(ctx, args)
 
+    def format_help(self, ctx, formatter):
+        walk = self.commands[RUN]
+        walk.format_help(_WalkContext(walk, info_name=RUN, parent=ctx), formatter)
+        with formatter.section("Also"):
+            formatter.write_dl([("show DB [OPTIONS]", self.commands["show"].get_short_help_str(70)
+                                 + "  (copygen tune show --help)")])
 
-@click.group(cls=_DefaultRun, epilog=EXIT_HELP)
+
+class _WalkContext(click.Context):
+    """The walk's usage and errors name `copygen tune`, the form a user types."""
+
+    @property
+    def command_path(self) -> str:
+        return self.parent.command_path if self.parent else super().command_path
+
+
+class _Walk(click.Command):
+    context_class = _WalkContext
+
+
+# the walk's internal name in the group: never typed, never shown
+RUN = "run"
+
+
+@click.group(cls=_TuneGroup, epilog=EXIT_HELP)
 def tune() -> None:
-    """Search a sweep's strategy space: `copygen tune FILE.copy [options]`.
-
-    A sweep tunes one copy_user or clear_user routine, or the memcpy or
-    memset of a string block (`sweep S for LIB.memcpy`).  Expands the
-    sweep, builds every point once (points that emit the same routine are
-    one evaluation), benches each in the emulator under the
-    workload and a size x alignment grid, ranks them by expected cycles per
-    call, proves the top K with the full contract, and keeps everything in
-    an SQLite store (--db) committed point by point: a killed run started
-    again redoes nothing.  `copygen tune show DB` renders a store again.
-    """
+    """Search a sweep's strategy space (see `copygen tune --help`)."""
 
 
 def _default_db(path: str) -> Path:
@@ -67,12 +82,13 @@ def _say_pruned(pruned, every: bool) -> None:
                    err=True)
 
 
-@tune.command("run", epilog=EXIT_HELP)
+@tune.command(RUN, cls=_Walk, hidden=True, epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--sweep", default=None, help="The sweep to walk (default: the file's only sweep).")
 @click.option("--profile", default=None, help="Cost profile (default: the swept routine's target profile).")
 @click.option("--workload", default="network", show_default=True, help="Size distribution, as for `copygen rank`.")
-@click.option("--align-mix", default="spec", show_default=True, type=click.Choice(list(ALIGN_MIXES)))
+@click.option("--align-mix", default="spec", show_default=True, type=click.Choice(list(ALIGN_MIXES)),
+              help="Alignment mix of (src, dst) offsets, as for `copygen rank`.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
               help="Local worker processes.")
 @click.option("--dask", default=None, metavar="ADDRESS",
@@ -96,12 +112,24 @@ def _say_pruned(pruned, every: bool) -> None:
                    "with its reason, then stop.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
-@click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False))
-@click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False),
+              help="Built ELFs, kept under a hash of the emitted code, shim and toolchain.")
+@click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False),
+              help="Reports kept under a hash of the routine's machine code (shared with verify).")
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
             guards, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
-    """Walk FILE's sweep (see `copygen tune --help`)."""
+    """Search the strategy space of a sweep in FILE.
+
+    A sweep tunes one copy_user or clear_user routine, or the memcpy or
+    memset of a string block (`sweep S for LIB.memcpy`).  Expands the
+    sweep (pruning points whose values do not go together), builds every
+    point once (points that emit the same routine are one evaluation),
+    benches each in the emulator under the workload and a size x alignment
+    grid, ranks them by expected cycles per call, proves the top K with the
+    full contract, and keeps everything in an SQLite store (--db) committed
+    point by point: a killed run started again redoes nothing.
+    """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
     make_workload(workload, align_mix)                        # a bad workload fails here
@@ -227,10 +255,12 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
 @tune.command("show", epilog=EXIT_HELP)
 @click.argument("db", type=click.Path(dir_okay=False))
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
-@click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False))
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--csv", "as_csv", is_flag=True)
+@click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Rows of the ranked table.")
+@click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
+              help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
 @command("tune")
 def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
     """Render the ranking of a store again, without computing anything."""

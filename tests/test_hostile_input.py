@@ -294,12 +294,12 @@ def test_verify_refuses_an_object_that_is_not_elf(tmp_path):
 # and the ones it reads
 OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("rank", "--build-cache"), ("verify", "--junit"), ("verify", "--proof-cache"),
-           ("verify", "--workdir"), ("tune run", "--db"), ("tune run", "--report"),
-           ("tune run", "--build-cache"), ("tune run", "--proof-cache"), ("tune show", "--report"),
+           ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
+           ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
            ("patch", "-o"), ("patch", "--proof-cache")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
-          ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune run", "file"),
-          ("tune run", "--baseline"), ("tune run", "--guard"), ("tune show", "db"),
+          ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
+          ("tune", "--baseline"), ("tune", "--guard"), ("tune show", "db"),
           ("patch", "file"), ("patch", "--kernel-tree")}
 
 
@@ -307,7 +307,8 @@ def _path_params(cmd=main, prefix=()):
     """(command, option) of every parameter that takes a path, read from click."""
     import click
     if isinstance(cmd, click.Group):
-        return {pp for name, sub in cmd.commands.items() for pp in _path_params(sub, (*prefix, name))}
+        return {pp for name, sub in cmd.commands.items()        # a hidden walk is the group's own
+                for pp in _path_params(sub, prefix + (() if sub.hidden else (name,)))}
     return {(" ".join(prefix), p.opts[0] if isinstance(p, click.Option) else p.name)
             for p in cmd.params if isinstance(p.type, click.Path)}
 
@@ -329,7 +330,7 @@ def _argv(command, tmp_path):
            "rank": [good, "--workload", "uniform:0-8", "--build-cache", tmp_path / "cache"],
            "verify": [good, "--workdir", tmp_path / "w", "--proof-cache", tmp_path / "p"],
            "mutate": [tmp_path / "u.S"],
-           "tune run": [good, "--dry-run", "--db", tmp_path / "t.db"],
+           "tune": [good, "--dry-run", "--db", tmp_path / "t.db"],
            "tune show": [tmp_path / "t.db"],
            "patch": [good, "--kernel-tree", tmp_path / "tree", "-o", tmp_path / "patches",
                      "--proof-cache", tmp_path / "p"]}[command]
