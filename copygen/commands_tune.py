@@ -68,18 +68,24 @@ def _default_db(path: str) -> Path:
     return p.with_name(p.stem + ".tune.db")
 
 
-def _say_pruned(pruned, every: bool) -> None:
-    """Each pruned point with its reason (`every`), or one line per reason."""
-    if every:
-        for label, why in pruned:
-            click.echo(f"pruned: {label}: {why}", err=True)
-        return
+def _say_plan(file: str, p, listed: bool) -> None:
+    """The sweep's size first, then one line per reason points were pruned
+    for, with its count (the most common first); `listed`: each pruned
+    point under its reason."""
+    click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
+               f"{len(p.points)} points ({len(p.space.pruned)} pruned), {len(p.codes)} distinct routines",
+               err=True)
     by_reason: dict[str, list[str]] = {}
-    for label, why in pruned:
+    for label, why in p.space.pruned:
         by_reason.setdefault(why, []).append(label)
-    for why, labels in by_reason.items():
-        click.echo(f"pruned {len(labels)} point(s): {why} (e.g. {labels[0]}; --dry-run lists them)",
-                   err=True)
+    for why, labels in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        many = f"{len(labels)} point{'s' if len(labels) > 1 else ''}"
+        if listed:
+            click.echo(f"pruned {many}: {why}", err=True)
+            for label in labels:
+                click.echo(f"    {label}", err=True)
+        else:
+            click.echo(f"pruned {many}: {why} (e.g. {labels[0]}; --dry-run lists them)", err=True)
 
 
 @tune.command(RUN, cls=_Walk, hidden=True, epilog=EXIT_HELP)
@@ -96,7 +102,7 @@ def _say_pruned(pruned, every: bool) -> None:
 @click.option("--db", default=None, type=click.Path(dir_okay=False),
               help="The results store [default: FILE's name with .tune.db, next to it].")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Prove this many of the best (0: prove none).")
+              help="Prove this many of the best; 0 ranks without proving, and names no winner.")
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
               help="Rows of the ranked table.")
 @click.option("--baseline", "baselines", multiple=True, type=click.Path(dir_okay=False),
@@ -108,8 +114,8 @@ def _say_pruned(pruned, every: bool) -> None:
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
               help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
 @click.option("--dry-run", is_flag=True,
-              help="Say how many points and distinct routines there are, list every pruned point "
-                   "with its reason, then stop.")
+              help="Say how many points and distinct routines there are, list the pruned points "
+                   "under each reason, then stop.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
 @click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False),
@@ -143,10 +149,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     p = plan(file, sweep, prof, workload, align_mix, available())
     base_names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in baselines + guards))
     db_path = Path(db) if db else _default_db(file)
-    _say_pruned(p.space.pruned, every=dry_run)
-    click.echo(f"{file}: sweep `{p.space.sweep}` over {p.space.kind} {p.space.routine}: "
-               f"{len(p.points)} points ({len(p.space.pruned)} pruned), {len(p.codes)} distinct routines",
-               err=True)
+    _say_plan(file, p, listed=dry_run)
     if dry_run:
         if as_json:
             envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
@@ -169,7 +172,8 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
                 prove_top(store, p.run, p.space.kind, top, proof_cache, jobs,
                           lambda label: bar.update(task, description=f"proving {label}"),
                           {g: base[g] for g in guards})
-        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path), guards)
+        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path), guards,
+                ranked_only=top == 0)
     finally:
         store.close()
     return 0
@@ -221,7 +225,7 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, workload
 
 
 def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str,
-            guards=()) -> None:
+            guards=(), ranked_only: bool = False) -> None:
     from copygen.verify.cache import prover_fingerprint
     rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base})
     meta = next(r for r in store.runs() if r["run"] == run)
@@ -248,6 +252,8 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
     elif guards:
         console.print(f"no winner: no proved point is as fast as {', '.join(guards)} in every cell "
                       "(the proof column says how many cells are slower)")
+    elif ranked_only:
+        console.print("no winner: --top 0 ranks without proving (give --top K to prove the best K)")
     else:
         console.print("no winner: no evaluated point is proved yet")
 

@@ -194,7 +194,37 @@ def test_points_invalid_in_combination_are_pruned_with_the_reason(tmp_path):
     assert out["points"] == 3
     (pruned,) = out["pruned"]
     assert pruned["point"] == "words unroll 16 schedule pipelined" and "registers" in pruned["reason"]
-    assert "pruned: words unroll 16 schedule pipelined" in r.stderr
+    assert "pruned 1 point: " in r.stderr and "\n    words unroll 16 schedule pipelined\n" in r.stderr
+
+
+def test_dry_run_says_its_summary_first_and_groups_the_reasons(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { words unroll [4, 12, 16] schedule [loads_first, pipelined] "
+                "shift unroll [1, 8] schedule [interleave, pipelined] }\n")
+    r = _tune(tmp_path, src, "--dry-run", "--db", tmp_path / "t.db")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{src}: sweep `s` over copy_user k: 12 points (12 pruned), 12 distinct routines"
+    reasons = [ln for ln in lines if ln.startswith("pruned ")]
+    assert len(reasons) == 3 and all(ln.startswith("pruned 4 points: ") for ln in reasons)
+    listed = [ln for ln in lines if ln.startswith("    ")]
+    assert len(listed) == len(set(listed)) == 12
+    quiet = _tune(tmp_path, src, "--db", tmp_path / "t.db", "--top", "0", "--json")
+    assert [ln for ln in quiet.stderr.splitlines() if ln.startswith("pruned")] == [
+        ln + f" (e.g. {lines[lines.index(ln) + 1].strip()}; --dry-run lists them)" for ln in reasons]
+
+
+def test_top_zero_ranks_without_proving_and_says_so(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { small below [71, 96] }\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "t.db", "--top", "0", "--workload", "uniform:0-64")
+    assert r.exit_code == 0, r.stderr
+    assert "no winner: --top 0 ranks without proving" in r.stdout
+    assert "proved" not in r.stdout.replace("not proved", "")
+
+
+def test_the_patches_directories_the_docs_write_are_ignored():
+    for d in ("patches", "outgoing"):
+        r = subprocess.run(["git", "check-ignore", "-q", f"{d}/0001-x.patch"], cwd=ROOT)
+        assert r.returncode == 0, f"{d}/ is not in .gitignore"
 
 
 GUARDED = HEAD + "sweep s for k { small below [71, 1000] }\n"
