@@ -20,7 +20,8 @@ from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, p
 
 def _each(files, as_json, fn):
     """Run fn on every file; an error in one does not stop the others.
-    Returns (results, worst exit status)."""
+    Returns (results, worst exit status); a failed file's result holds its
+    error."""
     results, status = [], 0
     for f in files:
         try:
@@ -31,6 +32,13 @@ def _each(files, as_json, fn):
             results.append({"file": f, "ok": False, "error": err.as_dict()})
             click.echo(err.render(), err=True)
     return results, status
+
+
+def _first_error(results) -> dict:
+    """The envelope's `error` when a file failed: the first one's (each
+    file's own stays in its result)."""
+    failed = [r["error"] for r in results if not r["ok"]]
+    return {"error": failed[0]} if failed else {}
 
 
 def _output_clash(files, out: Path) -> CopygenError | None:
@@ -62,7 +70,7 @@ def check(files, as_json) -> int:
                 "warnings": [w.as_dict() for w in st.warnings]}
     results, status = _each(files, as_json, one)
     if as_json:
-        envelope("check", status == 0, results=results)
+        envelope("check", status == 0, **_first_error(results), results=results)
     return status
 
 
@@ -94,5 +102,5 @@ def build(files, out, no_link, as_json) -> int:
         return {"file": f, "ok": True, **res.as_dict()}
     results, status = _each(files, as_json, one)
     if as_json:
-        envelope("build", status == 0, results=results)
+        envelope("build", status == 0, **_first_error(results), results=results)
     return status

@@ -235,7 +235,7 @@ def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json,
         made = report.write_report(Path(report_dir), meta, rows, base, win, shown)
         click.echo(f"wrote {', '.join(str(m) for m in made)}", err=True)
     if as_json:
-        envelope("tune", True, db=db, run=meta, rows=table,
+        envelope("tune", True, db=db, run={**meta, "args": json.loads(meta["args"])}, rows=table,
                  baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in base.items()},
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
                                                   "expected_cycles": win["expected"],
