@@ -1,27 +1,22 @@
 """`copygen tune FILE` and `copygen tune show DB`: the autotuner's commands.
 
-Role: command-line glue over tune.run (plan, evaluate, prove), tune.store
-and tune.report.  May import click, rich, gen, emu.profile, measure.workload,
-tune, verify.cache, copygen.output.
+Role: command-line glue over tune.session (tune_sweep, show_store): parses
+the options, checks the paths it will write, draws the stages as progress
+bars and prints the ranking through tune.report.  May import click, rich,
+gen.errors, measure.workload, tune, copygen.output.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import contextlib
 
 import click
 
-from copygen.emu.profile import available, load_profile
 from copygen.gen.errors import CopygenError
-from copygen.gen.parse import read_source
-from copygen.gen.validate import STRING_FNS, load_file
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import (EXIT_HELP, command, envelope, output_dir, output_file, plain_tables, print_tables,
                             progress, table_console)
 from copygen.tune import report
-from copygen.tune.evaluate import Job, evaluate
-from copygen.tune.run import code_key, evaluate_all, plan, prove_top, ranked, winner
-from copygen.tune.store import Store, eval_workload
+from copygen.tune.session import Ranking, Request, Watch, default_db, show_store, tune_sweep
 
 
 class _TuneGroup(click.Group):
@@ -61,11 +56,6 @@ RUN = "run"
 @click.group(cls=_TuneGroup, epilog=EXIT_HELP)
 def tune() -> None:
     """Search a sweep's strategy space (see `copygen tune --help`)."""
-
-
-def _default_db(path: str) -> Path:
-    p = Path(path)
-    return p.with_name(p.stem + ".tune.db")
 
 
 def _say_plan(file: str, p, listed: bool) -> None:
@@ -139,120 +129,57 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
     make_workload(workload, align_mix)                        # a bad workload fails here
-    output_file(db or _default_db(file), "--db")
+    output_file(db or default_db(file), "--db")
     for path, option in ((report_dir, "--report"), (build_cache, "--build-cache"),
                          (proof_cache, "--proof-cache")):
         if path:
             output_dir(path, option)
-    prof = _profile_name(file, sweep, profile)
-    load_profile(prof)
-    p = plan(file, sweep, prof, workload, align_mix, available())
-    base_names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in baselines + guards))
-    db_path = Path(db) if db else _default_db(file)
-    _say_plan(file, p, listed=dry_run)
-    if dry_run:
+    req = Request(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, tuple(baselines),
+                  tuple(guards), report_dir, dry_run, build_cache, proof_cache)
+    watch = Watch(planned=lambda p: _say_plan(file, p, listed=dry_run),
+                  tell=lambda message: click.echo(message, err=True), stage=_stage)
+    p, ranking = tune_sweep(req, watch)
+    if ranking is None:
         if as_json:
             envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
                      pruned=[{"point": label, "reason": why} for label, why in p.space.pruned])
         return 0
-    store = _open_store(db_path)
-    try:
-        store.add_run(p.run, file, p.space.sweep, p.space.routine, p.space.kind, prof, workload,
-                      {"align_mix": align_mix, "baselines": base_names, "guards": list(guards)})
-        store.add_points(p.run, p.points)
-        with progress() as bar:
-            task = bar.add_task(f"tune {p.space.sweep}", total=len(p.codes))
-            ran = evaluate_all(store, p, prof, workload, align_mix, build_cache, jobs, dask,
-                               lambda n: bar.advance(task, n))
-        click.echo(f"evaluated {ran} routines ({len(p.codes) - ran} from the store {db_path})", err=True)
-        base = _baselines(store, base_names, p.space.kind, prof, workload, align_mix, build_cache)
-        if top:
-            with progress() as bar:
-                task = bar.add_task("proving", total=None)
-                prove_top(store, p.run, p.space.kind, top, proof_cache, jobs,
-                          lambda label: bar.update(task, description=f"proving {label}"),
-                          {g: base[g] for g in guards})
-        _render(store, p.run, base, shown, report_dir, as_json, as_csv, str(db_path), guards,
-                ranked_only=top == 0)
-    finally:
-        store.close()
+    _print(ranking, as_json, as_csv)
     return 0
 
 
-def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
-    """--profile, else the profile of the swept routine's target."""
-    if given:
-        return given
-    st = load_file(file, available())
-    chosen = [s for s in st.sweeps if sweep in (None, s.name)]
-    routine = chosen[0].routine.partition(".")[0] if chosen else None
-    for r in (st.copy_user, st.clear_user, st.string):
-        if r is not None and r.name == routine:
-            return r.target.profile
-    return st.targets[0].profile
+@contextlib.contextmanager
+def _stage(description: str, total: int | None):
+    """A stage of the run as a progress bar: step(n) advances it, step(text)
+    says what it is doing."""
+    with progress() as bar:
+        task = bar.add_task(description, total=total)
+        yield lambda x: bar.update(task, description=x) if isinstance(x, str) else bar.advance(task, x)
 
 
-def _open_store(path: Path) -> Store:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return Store(path)
-    except OSError as err:
-        raise CopygenError(f"cannot open the store {path}: {err.strerror}",
-                           hint="give --db a writable path") from None
-
-
-def _baseline_check(path: str, kind: str) -> str:
-    st = load_file(path, available())
-    if getattr(st, "string" if kind in STRING_FNS else kind) is None:
-        what = "string block" if kind in STRING_FNS else f"{kind} routine"
-        raise CopygenError(f"baseline {path} has no {what} (for its {kind})",
-                           hint="give a file that defines one")
-    return path
-
-
-def _baselines(store: Store, names: list[str], kind: str, profile: str, workload: str,
-               align_mix: str, cache: str) -> dict[str, dict]:
-    out = {}
-    for name in names:
-        text = read_source(name)
-        key = code_key(text, kind)
-        row = store.eval_of(key, profile, eval_workload(workload, align_mix))
-        if row is None:
-            row = evaluate(Job(key, text, kind, profile, workload, align_mix, cache))
-            store.add_eval(key, profile, eval_workload(workload, align_mix), row)
-        out[name] = row
-    return out
-
-
-def _render(store: Store, run: str, base: dict, shown: int, report_dir, as_json, as_csv, db: str,
-            guards=(), ranked_only: bool = False) -> None:
-    from copygen.verify.cache import prover_fingerprint
-    rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base})
-    meta = next(r for r in store.runs() if r["run"] == run)
-    win = winner(rows)
-    table = report.table_rows(rows, base, shown)
-    if report_dir:
-        made = report.write_report(Path(report_dir), meta, rows, base, win, shown)
-        click.echo(f"wrote {', '.join(str(m) for m in made)}", err=True)
+def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
+    if r.written:
+        click.echo(f"wrote {', '.join(str(m) for m in r.written)}", err=True)
+    win = r.winner
     if as_json:
-        envelope("tune", True, db=db, run={**meta, "args": json.loads(meta["args"])}, rows=table,
-                 baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in base.items()},
+        envelope("tune", True, db=r.db, run=r.meta, rows=r.table,
+                 baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in r.baselines.items()},
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
                                                   "expected_cycles": win["expected"],
                                                   "text": win["text"]})
         return
     if as_csv:
-        click.echo(report.csv_text(table), nl=False)
+        click.echo(report.csv_text(r.table), nl=False)
         return
-    print_tables(report.rich_table(f"copygen tune: {meta['sweep']} on {meta['profile']} "
-                                   f"({meta['workload']})", table, base, plain_tables()))
+    print_tables(report.rich_table(f"copygen tune: {r.meta['sweep']} on {r.meta['profile']} "
+                                   f"({r.meta['workload']})", r.table, r.baselines, plain_tables()))
     console = table_console()
     if win:
         console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
-    elif guards:
-        console.print(f"no winner: no proved point is as fast as {', '.join(guards)} in every cell "
+    elif r.guards:
+        console.print(f"no winner: no proved point is as fast as {', '.join(r.guards)} in every cell "
                       "(the proof column says how many cells are slower)")
-    elif ranked_only:
+    elif r.ranked_only:
         console.print("no winner: --top 0 ranks without proving (give --top K to prove the best K)")
     else:
         console.print("no winner: no evaluated point is proved yet")
@@ -272,24 +199,5 @@ def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
     """Render the ranking of a store again, without computing anything."""
     if report_dir:
         output_dir(report_dir, "--report")
-    store = Store.open_existing(db)
-    try:
-        runs = store.runs()
-        if not runs:
-            raise CopygenError(f"{db} holds no run")
-        meta = next((r for r in runs if r["run"] == run_id), None) if run_id else runs[-1]
-        if meta is None:
-            raise CopygenError(f"no run {run_id} in {db}", hint=f"runs: {', '.join(r['run'] for r in runs)}")
-        args = json.loads(meta["args"])
-        base = {}
-        for name in args.get("baselines", []):
-            key = code_key(read_source(name), meta["kind"]) if Path(name).is_file() else None
-            row = store.eval_of(key, meta["profile"], eval_workload(
-                meta["workload"], args.get("align_mix", "spec"))) if key else None
-            if row:
-                base[name] = row
-        _render(store, meta["run"], base, shown, report_dir, as_json, as_csv, db,
-                args.get("guards", []))
-    finally:
-        store.close()
+    _print(show_store(db, run_id, shown, report_dir), as_json, as_csv)
     return 0

@@ -43,7 +43,7 @@ def _cases(tmp_path):
         "bench": (["bench", good, *bench], ["bench", bad, *bench], bad),
         "rank": (["rank", good, "--workload", "uniform:0-8", *cache], ["rank", bad, *cache], bad),
         "verify": (["verify", good, *verify], ["verify", bad, *verify], bad),
-        "mutate": (["mutate", ROOT / "out" / "kernel2021" / "uaccess.S", "--kinds", "missing_extable",
+        "mutate": (["mutate", ROOT / "out" / "kernel2021" / "uaccess.S", "--kinds", "sum_never_set",
                     "--count", "8"], ["mutate", badasm], badasm),
         "tune": (["tune", good, *tune], ["tune", bad, *tune], bad),
         "tune show": (["tune", "show", tmp_path / "t.db"], ["tune", "show", tmp_path / "none.db"],

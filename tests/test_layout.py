@@ -165,3 +165,15 @@ def test_rank_warns_when_a_fast_misaligned_target_meets_a_trapping_core():
                                                       "--profile", "c910", "--routine", "memcpy",
                                                       "--workload", "uniform:0-64"])
     assert quiet.exit_code == 0 and "misaligned" not in quiet.stderr
+
+
+def test_the_tune_command_is_glue_over_one_workflow():
+    """copygen tune hands one request to tune.session (as copygen patch to
+    patch.run), and only the store speaks SQL."""
+    mods = layering.modules(layering.package_dirs(ROOT))
+    used = {i.module for i in layering.imports("copygen.commands_tune", mods["copygen.commands_tune"],
+                                               set(mods))}
+    assert {m for m in used if m.startswith("copygen.tune")} <= {"copygen.tune.session", "copygen.tune.report"}
+    for name, path in mods.items():
+        if name != "copygen.tune.store":
+            assert ".execute(" not in path.read_text(), f"{path}: SQL outside tune.store"

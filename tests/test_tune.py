@@ -424,3 +424,21 @@ sweep s for lib.memset { words unroll [1, 2] }
     out = json.loads(r.stdout)
     assert out["run"]["profile"] == "c910" and out["run"]["kind"] == "memset"
     assert out["run"]["routine"] == "lib.memset" and len(out["rows"]) == 2
+
+
+def test_the_workflow_runs_without_the_command_line(tmp_path):
+    """tune.session is the one function behind `copygen tune`: a library
+    caller gets the plan, the stages and the ranking without click."""
+    from copygen.tune.session import Request, Watch, show_store, tune_sweep
+    src = _file(tmp_path, HEAD + "sweep s for k { small below [71, 96] }\n")
+    seen = []
+    watch = Watch(planned=lambda p: seen.append(("plan", len(p.points))), tell=lambda m: seen.append(m))
+    req = Request(str(src), db=str(tmp_path / "t.db"), top=0, workload="uniform:0-64",
+                  build_cache=str(tmp_path / "cache"), proof_cache=str(tmp_path / "proofs"))
+    p, ranking = tune_sweep(Request(**{**req.__dict__, "dry_run": True}), watch)
+    assert ranking is None and seen == [("plan", 2)] and not (tmp_path / "t.db").exists()
+    p, ranking = tune_sweep(req, watch)
+    assert [r["label"] for r in ranking.rows] and ranking.winner is None and ranking.ranked_only
+    assert ranking.meta["args"]["align_mix"] == "spec"
+    again = show_store(str(tmp_path / "t.db"))
+    assert again.table == ranking.table

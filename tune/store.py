@@ -167,6 +167,13 @@ class Store:
                             (code, verdict, json.dumps(status), json.dumps(detail), seconds,
                              prover))
 
+    def text_of(self, code: str) -> str:
+        """The variant text of a point that emits `code` (any one: they
+        emit the same routine)."""
+        row = self.db.execute("SELECT text FROM points WHERE code=? LIMIT 1", (code,)).fetchone()
+        assert row is not None, f"no point of the store emits {code}"
+        return row[0]
+
     def proof_of(self, code: str) -> str | None:
         r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()
         return r[0] if r else None
