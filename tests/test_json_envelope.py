@@ -61,7 +61,10 @@ def _envelope(argv, command):
     return r, out
 
 
-@pytest.mark.parametrize("command", ["check", "build", "bench", "rank", "verify", "mutate", "tune",
+# verify's good case is a proof (most of a minute): slow; test_verify.py's
+# test_cli_verify_json_and_exit_status checks its envelope in the fast loop
+@pytest.mark.parametrize("command", ["check", "build", "bench", "rank",
+                                     pytest.param("verify", marks=pytest.mark.slow), "mutate", "tune",
                                      "tune show", "patch"])
 def test_every_command_answers_in_the_envelope(command, tmp_path):
     good, bad, bad_file = _cases(tmp_path)[command]

@@ -208,9 +208,16 @@ def test_dry_run_says_its_summary_first_and_groups_the_reasons(tmp_path):
     assert len(reasons) == 3 and all(ln.startswith("pruned 4 points: ") for ln in reasons)
     listed = [ln for ln in lines if ln.startswith("    ")]
     assert len(listed) == len(set(listed)) == 12
-    quiet = _tune(tmp_path, src, "--db", tmp_path / "t.db", "--top", "0", "--json")
-    assert [ln for ln in quiet.stderr.splitlines() if ln.startswith("pruned")] == [
-        ln + f" (e.g. {lines[lines.index(ln) + 1].strip()}; --dry-run lists them)" for ln in reasons]
+    # a real run: one line per reason, with an example (said before any work)
+    from copygen.commands_tune import _say_plan
+    from copygen.tune.run import plan
+    runner = CliRunner()
+    with runner.isolation() as (_, err, _):
+        _say_plan(str(src), plan(str(src), None, "u74", "network", "spec"), listed=False)
+        quiet = err.getvalue().decode().splitlines()
+    assert quiet[0] == lines[0]
+    assert quiet[1:] == [ln + f" (e.g. {lines[lines.index(ln) + 1].strip()}; --dry-run lists them)"
+                         for ln in reasons]
 
 
 def test_top_zero_ranks_without_proving_and_says_so(tmp_path):
