@@ -13,7 +13,7 @@ from dataclasses import asdict
 import click
 
 from copygen.gen.errors import CopygenError
-from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, output_dir
+from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
 from copygen.verify.parallel import default_jobs
@@ -103,6 +103,7 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
     before/after table, the proof summary and how to reproduce.
     """
     output_dir(outdir, "-o")
+    named_files(profile=profiles)
     if not no_cache:
         output_dir(proof_cache, "--proof-cache")
     req = Request(file, tree, kinds=tuple(dict.fromkeys(_block(r) for r in routines)),

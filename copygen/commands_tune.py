@@ -13,8 +13,8 @@ import click
 
 from copygen.gen.errors import CopygenError
 from copygen.measure.workload import ALIGN_MIXES, make_workload
-from copygen.output import (EXIT_HELP, command, envelope, output_dir, output_file, plain_tables, print_tables,
-                            progress, table_console)
+from copygen.output import (EXIT_HELP, command, envelope, named_files, output_dir, output_file, plain_tables,
+                            print_tables, progress, table_console)
 from copygen.tune import report
 from copygen.tune.session import Ranking, Request, Watch, default_db, show_store, tune_sweep
 
@@ -128,6 +128,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    named_files(profile=profile, workload=workload)
     make_workload(workload, align_mix)                        # a bad workload fails here
     output_file(db or default_db(file), "--db")
     for path, option in ((report_dir, "--report"), (build_cache, "--build-cache"),

@@ -116,6 +116,29 @@ def output_file(path: str | Path, option: str) -> Path:
     return p
 
 
+# options that take a name or a file: a value with this ending is a file
+FILE_VALUES = {"--profile": ".toml", "--workload": ".csv"}
+
+
+def named_files(**values) -> None:
+    """Options that take a name or a path (--profile u74 or a .toml,
+    --workload network or a .csv), given as option_name=value(s): a path
+    that is no regular file is a located error, before any work."""
+    for name, given in values.items():
+        option = "--" + name.replace("_", "-")
+        for value in ((given,) if isinstance(given, str) else given or ()):
+            if value.endswith(FILE_VALUES[option]) and not _is_file(Path(value)):
+                raise CopygenError(f"{option}: no such file", Loc(value),
+                                   hint=f"{option} takes a name or the path of a {FILE_VALUES[option]} file")
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:
+        return False
+
+
 def _exists(p: Path) -> bool:
     try:
         return p.exists()

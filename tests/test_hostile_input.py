@@ -350,6 +350,26 @@ def test_a_path_under_a_regular_file_is_one_located_error(command, option, tmp_p
     before = _tree(tmp_path)
     r = _run(*argv)
     assert r.exit_code == 2, (argv, r.output)
-    assert "Traceback" not in r.output and r.exception is None or isinstance(r.exception, SystemExit)
+    assert "Traceback" not in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
     assert r.stderr.startswith(f"{bad}: error: ") or f"'{bad}'" in r.stderr, r.stderr
     assert _tree(tmp_path) == before, "nothing may be written"
+
+
+# options that take a name or a file (a cost profile, a workload)
+NAMED_FILES = [("bench", "--profile", ".toml"), ("rank", "--profile", ".toml"),
+               ("rank", "--workload", ".csv"), ("tune", "--profile", ".toml"),
+               ("tune", "--workload", ".csv"), ("patch", "--profile", ".toml")]
+
+
+@pytest.mark.parametrize("command, option, suffix", NAMED_FILES)
+def test_a_named_file_under_a_regular_file_is_one_located_error(command, option, suffix, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(command, tmp_path)
+    (tmp_path / "afile").write_text("a regular file\n")
+    bad = str(tmp_path / "afile" / f"x{suffix}")
+    before = _tree(tmp_path)
+    r = _run(*argv, option, bad)
+    assert r.exit_code == 2 and r.stderr.startswith(f"{bad}: error: {option}: no such file"), r.stderr
+    assert _tree(tmp_path) == before
