@@ -373,3 +373,17 @@ def test_a_named_file_under_a_regular_file_is_one_located_error(command, option,
     r = _run(*argv, option, bad)
     assert r.exit_code == 2 and r.stderr.startswith(f"{bad}: error: {option}: no such file"), r.stderr
     assert _tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_build_refuses_a_directory_it_cannot_make(tmp_path):
+    """/proc takes no new directory, even from root (a read-only or
+    unwritable directory does not stop root, so it stands in for them)."""
+    path = tmp_path / "good.copy"
+    path.write_text(GOOD)
+    r = _run("build", str(path), "-o", "/proc/copygen-out", "--no-link")
+    assert r.exit_code == 2 and r.stderr.startswith("/proc/copygen-out: error: -o: cannot write in /proc")
+    if os.geteuid() != 0:
+        (tmp_path / "ro").mkdir(mode=0o500)
+        r = _run("build", str(path), "-o", str(tmp_path / "ro" / "out"), "--no-link")
+        assert r.exit_code == 2 and "cannot write in" in r.stderr
