@@ -63,7 +63,8 @@ def _relative(t):
 
 def _import_module(t):
     _append(t / "measure" / "rank.py",
-            '\ndef _late():\n    import importlib\n    return importlib.import_module("copygen.verify.prove")\n')
+            '\ndef _late():\n    import importlib\n'
+            '    return importlib.import_module("copygen.verify.prove")\n')
     return "imports copygen.verify.prove: layer measure may not import layer verify"
 
 
@@ -173,7 +174,8 @@ def test_the_tune_command_is_glue_over_one_workflow():
     mods = layering.modules(layering.package_dirs(ROOT))
     used = {i.module for i in layering.imports("copygen.commands_tune", mods["copygen.commands_tune"],
                                                set(mods))}
-    assert {m for m in used if m.startswith("copygen.tune")} <= {"copygen.tune.session", "copygen.tune.report"}
+    tune = {m for m in used if m.startswith("copygen.tune")}
+    assert tune <= {"copygen.tune.session", "copygen.tune.report"}
     for name, path in mods.items():
         if name != "copygen.tune.store":
             assert ".execute(" not in path.read_text(), f"{path}: SQL outside tune.store"
