@@ -5,6 +5,7 @@ see tests/layering.py), and drawn as a graph of the installed package."""
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import tomllib
 
@@ -17,17 +18,21 @@ from tests import layering
 from tests.conftest import ROOT
 
 # false claims in folders other branches own (emu/: vector instructions),
-# listed so the check is green; each must still be found, so it is removed
-# here when its module is fixed
+# listed (without line numbers, which those branches move) so the check is
+# green; each must still be found, so it is removed here when fixed
 PENDING = {
-    "emu/semantics.py:238: imports copygen.emu.isa: not in its docstring's \"may import\"",
+    "emu/semantics.py: imports copygen.emu.isa: not in its docstring's \"may import\"",
 }
+
+
+def _unlined(problems) -> set[str]:
+    return {re.sub(r"^([^:]+):\d+:", r"\1:", p) for p in problems}
 
 
 def test_every_import_keeps_the_layers_and_its_docstring():
     found = layering.problems(ROOT)
-    assert sorted(set(found) - PENDING) == []
-    assert PENDING <= set(found), f"fixed, drop from PENDING: {sorted(PENDING - set(found))}"
+    assert sorted(p for p in found if _unlined([p]) - PENDING) == []
+    assert PENDING <= _unlined(found), f"fixed, drop from PENDING: {sorted(PENDING - _unlined(found))}"
 
 
 def _tree_copy(dest):
@@ -110,7 +115,7 @@ PLANTS = [_sub_package, _from_dotdot, _relative, _import_module, _verify_cost, _
 def test_the_checker_finds_each_planted_violation(plant, tmp_path):
     tree = _tree_copy(tmp_path)
     words = plant(tree)
-    new = sorted(set(layering.problems(tree)) - PENDING)
+    new = sorted(p for p in layering.problems(tree) if _unlined([p]) - PENDING)
     assert new and all(words in p for p in new), new
 
 
