@@ -13,15 +13,12 @@ mutation tool), ``copygen.tune`` (the autotuner) and ``copygen.patch``
 is the one composition root: it imports every layer, and no layer imports
 it; the layers take only ``__version__`` from this module.
 
-In a source checkout the pillar folders sit beside this one rather than
-inside it; the path below lets ``copygen.gen`` resolve to ``./gen`` there, so
-the tree runs as it is (tests, ``python -m copygen``) with or without an
-install.  An installed wheel has them inside, and the extra entry is not added.
+The pillar folders sit beside this one in the repository and inside it in
+a wheel; an install (``pip install -e .`` in a checkout, as install.sh does,
+or a wheel) maps them under this name, so the tree and the wheel import
+alike.  Nothing else is reachable under ``copygen``: the tests and the bench
+scripts are not part of the package.
+May import nothing.
 """
-from pathlib import Path as _Path
 
 __version__ = "0.1.0"
-
-_checkout = _Path(__file__).resolve().parent.parent
-if (_checkout / "pyproject.toml").is_file() and (_checkout / "gen" / "__init__.py").is_file():
-    __path__.append(str(_checkout))

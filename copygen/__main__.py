@@ -1,4 +1,4 @@
-"""`python -m copygen` runs the copygen command line."""
+"""`python -m copygen` runs the copygen command line.  May import copygen.cli."""
 from copygen.cli import main
 
 main()

@@ -15,21 +15,30 @@ from copygen.emu.profile import available
 from copygen.gen.build import build_file
 from copygen.gen.errors import CopygenError, Loc
 from copygen.gen.validate import load_file
-from copygen.output import EXIT_HELP, envelope, print_warnings
+from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, print_warnings
 
 
 def _each(files, as_json, fn):
     """Run fn on every file; an error in one does not stop the others.
-    Returns (results, worst exit status)."""
+    Returns (results, worst exit status); a failed file's result holds its
+    error."""
     results, status = [], 0
     for f in files:
         try:
             results.append(fn(f))
-        except CopygenError as err:
+        except (CopygenError, OSError) as raw:
+            err = os_error(raw) if isinstance(raw, OSError) else raw
             status = max(status, err.exit_code)
             results.append({"file": f, "ok": False, "error": err.as_dict()})
             click.echo(err.render(), err=True)
     return results, status
+
+
+def _first_error(results) -> dict:
+    """The envelope's `error` when a file failed: the first one's (each
+    file's own stays in its result)."""
+    failed = [r["error"] for r in results if not r["ok"]]
+    return {"error": failed[0]} if failed else {}
 
 
 def _output_clash(files, out: Path) -> CopygenError | None:
@@ -49,7 +58,8 @@ def _output_clash(files, out: Path) -> CopygenError | None:
 @click.command(epilog=EXIT_HELP)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def check(files, as_json) -> None:
+@command("check")
+def check(files, as_json) -> int:
     """Parse and validate FILES; print errors with file:line:col."""
     def one(f):
         st = load_file(f, available())
@@ -60,8 +70,8 @@ def check(files, as_json) -> None:
                 "warnings": [w.as_dict() for w in st.warnings]}
     results, status = _each(files, as_json, one)
     if as_json:
-        envelope("check", status == 0, results=results)
-    raise SystemExit(status)
+        envelope("check", status == 0, **_first_error(results), results=results)
+    return status
 
 
 @click.command(epilog=EXIT_HELP)
@@ -70,7 +80,8 @@ def check(files, as_json) -> None:
               type=click.Path(file_okay=False), help="Output root: one directory per file.")
 @click.option("--no-link", is_flag=True, help="Only emit sources; do not run the toolchain.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def build(files, out, no_link, as_json) -> None:
+@command("build")
+def build(files, out, no_link, as_json) -> int:
     """Emit uaccess.S and string.c for FILES, assemble, compile and link them.
 
     Writes OUT/<name>/uaccess.S, string.c, include/ (the kernel-macro shim),
@@ -79,10 +90,8 @@ def build(files, out, no_link, as_json) -> None:
     """
     clash = _output_clash(files, Path(out))
     if clash:
-        if as_json:
-            envelope("build", False, error=clash.as_dict())
-        click.echo(clash.render(), err=True)
-        raise SystemExit(clash.exit_code)
+        raise clash
+    output_dir(out, "-o")
 
     def one(f):
         res = build_file(f, Path(out), link=not no_link, profiles=available())
@@ -93,5 +102,5 @@ def build(files, out, no_link, as_json) -> None:
         return {"file": f, "ok": True, **res.as_dict()}
     results, status = _each(files, as_json, one)
     if as_json:
-        envelope("build", status == 0, results=results)
-    raise SystemExit(status)
+        envelope("build", status == 0, **_first_error(results), results=results)
+    return status

@@ -19,8 +19,8 @@ from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
 from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table
 from copygen.measure.workload import ALIGN_MIXES, SIZE_WORKLOADS, make_workload, parse_aligns, parse_sizes
-from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, plain_tables, print_tables,
-                            progress, select_routines)
+from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, named_files, output_dir,
+                            output_file, plain_tables, print_tables, progress, select_routines)
 
 DEFAULT_SIZES = "1,8,16,32,64,128,256,512,1024,1448,2048,4096,8192,16384,32768"
 DEFAULT_ALIGN = "0:0,1:0,4:0,7:0,3:3,5:2"
@@ -82,6 +82,10 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    output_dir(build_cache, "--build-cache")
+    named_files(profile=profile)
+    if plot:
+        output_file(plot, "--plot")
     size_list, pairs = parse_sizes(sizes), parse_aligns(aligns)
     targets, elf = _built(file, Path(build_cache))
     prof = _profile(profile, targets)
@@ -142,6 +146,8 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    output_dir(build_cache, "--build-cache")
+    named_files(profile=profile, workload=workload)
     wl = make_workload(workload, align_mix)
     built = [(f, *_built(f, Path(build_cache))) for f in files]
     prof = _profile(profile, [t for _, ts, _ in built for t in ts])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.gen.errors import CopygenError, Loc
 from copygen.mutate.edits import KINDS
 from copygen.mutate.judge import kill_table
 from copygen.output import EXIT_HELP, command, envelope, table_console
@@ -21,7 +21,7 @@ COLUMNS = ("mutants", "killed", "equivalent", "blind", "unassembled", "expected_
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--kinds", help=f"Comma-separated mutation kinds (default: all): {', '.join(KINDS)}.")
-@click.option("--include", type=click.Path(file_okay=False), default=None,
+@click.option("--include", type=click.Path(file_okay=False, exists=True), default=None,
               help="Include directory to assemble against (default: copygen's shim).")
 @click.option("--count", type=click.IntRange(min=1), default=400, show_default=True, help="Random oracle cases per routine.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Mutants judged at once.")
@@ -41,7 +41,11 @@ def mutate(file, kinds, include, count, jobs, survivors, as_json) -> int:
         if k not in KINDS:
             raise CopygenError(f"unknown mutation kind `{k}`", hint=f"kinds: {', '.join(KINDS)}")
     if not Path(file).is_file():
-        raise CopygenError(f"no such file: {file}")
+        raise CopygenError(f"no such file: {file}", Loc(file))
+    if Path(file).suffix == ".copy":
+        raise CopygenError("a strategy, not assembly: mutate plants bugs in a .S", Loc(file),
+                           hint=f"copygen build {file} -o DIR, then copygen mutate "
+                                f"DIR/{Path(file).stem}/uaccess.S")
     table, verdicts = kill_table(Path(file), wanted, Path(include) if include else None, count, jobs)
     left = [v for v in verdicts if v.status != "killed"]
     if as_json:

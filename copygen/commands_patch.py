@@ -13,7 +13,7 @@ from dataclasses import asdict
 import click
 
 from copygen.gen.errors import CopygenError
-from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of
+from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
 from copygen.verify.parallel import default_jobs
@@ -82,7 +82,7 @@ def _show(res) -> None:
 
 @click.command(epilog=PATCH_EXIT)
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--kernel-tree", "tree", required=True, type=click.Path(file_okay=False),
+@click.option("--kernel-tree", "tree", required=True, type=click.Path(file_okay=False, exists=True),
               help="The top of a kernel git tree (its arch/riscv/lib/uaccess.S is patched).")
 @click.option("--routine", "routines", multiple=True,
               help="Only this block: copy_user, clear_user or string; repeatable [default: "
@@ -124,6 +124,10 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
     runs git format-patch.  The commit message holds the modelled
     before/after table, the proof summary and how to reproduce.
     """
+    output_dir(outdir, "-o")
+    named_files(profile=profiles)
+    if not no_cache:
+        output_dir(proof_cache, "--proof-cache")
     req = Request(file, tree, kinds=tuple(dict.fromkeys(_block(r) for r in routines)),
                   routines=tuple(routines), outdir=outdir, profiles=tuple(profiles), series=series,
                   allow_unproven=allow_unproven, branch=branch, entries=_entries(tuple(routines)),

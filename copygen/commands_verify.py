@@ -12,11 +12,11 @@ from pathlib import Path
 import click
 
 from copygen.gen.errors import CopygenError
-from copygen.output import ROUTINE_HELP, command, envelope, select_routines, table_console
+from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
+                            table_console)
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, code_key
-from copygen.verify.clauses import CLAUSES, PROPERTIES, PROPERTY_BROKEN
-from copygen.verify.early import NOT_CHECKED
+from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
 from copygen.verify.inputs import linked_elf, routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
@@ -176,6 +176,11 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     src+n)) is a property, shown but not required, unless --require B2s.
     memmove is proved for every overlap of its buffers, in both directions.
     """
+    output_dir(workdir, "--workdir")
+    if not no_cache:
+        output_dir(proof_cache, "--proof-cache")
+    if junit:
+        output_file(junit, "--junit")
     plan = _plan(files, only, workdir)
     cache = None if no_cache else ProofCache(proof_cache)
     reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses)

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
+import tempfile
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -28,7 +31,7 @@ from rich.table import Table
 
 from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu.profile import available
-from copygen.gen.errors import CopygenError
+from copygen.gen.errors import CopygenError, Loc
 from copygen.measure.workload import WorkloadError
 
 SCHEMA = 1
@@ -92,6 +95,83 @@ def as_copygen_error(err: Exception) -> CopygenError:
     raise err
 
 
+def output_dir(path: str | Path, option: str) -> Path:
+    """`path` as a directory a command may create and write into, checked
+    before the command does any work, so that a bad path writes nothing."""
+    p = Path(path)
+    if _exists(p) and not p.is_dir():
+        raise CopygenError(f"{option} needs a directory, and this is a file", Loc(str(path)),
+                           hint=f"give {option} a directory (it is made when missing)")
+    _can_write_in(p, option, path)
+    return p
+
+
+def output_file(path: str | Path, option: str) -> Path:
+    """`path` as a file a command may write, checked like output_dir."""
+    p = Path(path)
+    if p.is_dir():
+        raise CopygenError(f"{option} needs a file, and this is a directory", Loc(str(path)),
+                           hint=f"give {option} a file name")
+    _can_write_in(p.parent, option, path)
+    return p
+
+
+# options that take a name or a file: a value with this ending is a file
+FILE_VALUES = {"--profile": ".toml", "--workload": ".csv"}
+
+
+def named_files(**values) -> None:
+    """Options that take a name or a path (--profile u74 or a .toml,
+    --workload network or a .csv), given as option_name=value(s): a path
+    that is no regular file is a located error, before any work."""
+    for name, given in values.items():
+        option = "--" + name.replace("_", "-")
+        for value in ((given,) if isinstance(given, str) else given or ()):
+            if value.endswith(FILE_VALUES[option]) and not _is_file(Path(value)):
+                raise CopygenError(f"{option}: no such file", Loc(value),
+                                   hint=f"{option} takes a name or the path of a {FILE_VALUES[option]} file")
+
+
+def _is_file(p: Path) -> bool:
+    try:
+        return p.is_file()
+    except OSError:
+        return False
+
+
+def _exists(p: Path) -> bool:
+    try:
+        return p.exists()
+    except OSError:
+        return False
+
+
+def _can_write_in(d: Path, option: str, shown) -> None:
+    """The nearest existing ancestor of `d` must be a directory in which a
+    directory can be made (tried, and removed again: the one test that
+    holds for root and for /proc alike)."""
+    anc = d
+    while not _exists(anc) and anc != anc.parent:
+        anc = anc.parent
+    if not anc.is_dir():
+        raise CopygenError(f"{option}: {anc} is a file, not a directory",
+                           Loc(str(shown)), hint=f"give {option} a path under a directory")
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".copygen-probe-", dir=anc))
+    except OSError as err:
+        raise CopygenError(f"{option}: cannot write in {anc}: {err.strerror}",
+                           Loc(str(shown)), hint=f"give {option} a writable path") from None
+
+
+def os_error(err: OSError) -> CopygenError:
+    """A file the user named that cannot be read or written, as the user
+    sees it; an OSError without a file name is no user error: re-raised."""
+    if err.filename is None:
+        raise err
+    return CopygenError(f"cannot use {err.filename}: {err.strerror}", Loc(str(err.filename)),
+                        hint="check the path and its permissions")
+
+
 def command(name: str):
     """Wrap a command body: it returns its exit status; an expected error is
     rendered on stderr (and as the JSON envelope with --json) and exits with
@@ -102,8 +182,8 @@ def command(name: str):
             as_json = kw.get("as_json", False)
             try:
                 status = fn(*args, **kw) or EXIT_OK
-            except (CopygenError, WorkloadError, EmuError) as raw:
-                err = as_copygen_error(raw)
+            except (CopygenError, WorkloadError, EmuError, OSError) as raw:
+                err = os_error(raw) if isinstance(raw, OSError) else as_copygen_error(raw)
                 if as_json:
                     envelope(name, False, error=err.as_dict())
                 click.echo(err.render(), err=True)

@@ -5,7 +5,7 @@ lowerings (gen.lower_uaccess, gen.lower_string) decided.  Output is
 deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.ir, gen.cir, gen.strategy,
-gen.lower_uaccess, gen.lower_string.
+gen.lower_uaccess, gen.lower_string, gen.resources.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from functools import lru_cache
 
 import jinja2
 
-from copygen.gen import __version__
+from copygen import __version__
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
 from copygen.gen.lower_string import string_unit

@@ -1,1 +1,1 @@
-"""Package data: the Lark grammar of the strategy language (copy.lark)."""
+"""Package data: the Lark grammar of the strategy language (copy.lark).  May import nothing."""

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from copygen.gen import toolchain
-from copygen.gen.errors import ToolError
+from copygen.gen.errors import CopygenError, Loc, ToolError
 from copygen.gen.resources import shim_dir
 from copygen.mutate.asmtext import (LABEL, LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
                             insns, is_csr_status, offset, parse_insn, routine_at)
@@ -379,6 +379,29 @@ def assembles(text: str, include_dir: Path | None = None) -> bool:
         except ToolError:
             return False
     return True
+
+
+# the assembler's complaint: FILE:LINE: Error: MESSAGE
+ASSEMBLER_ERROR = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+): (?:Error|error|Fatal error): (?P<msg>.*)$",
+                             re.MULTILINE)
+
+
+def require_assembles(path: Path, include_dir: Path | None = None) -> None:
+    """The file mutants are made of must assemble as it is: otherwise a
+    CopygenError at the assembler's first complaint (every mutant would be
+    "unassembled", and the kill rate meaningless).  A missing toolchain
+    stays a ToolError."""
+    toolchain.program("gcc")
+    with tempfile.TemporaryDirectory(prefix="copygen-mut-") as d:
+        try:
+            toolchain.assemble(path, Path(include_dir or shim_dir() / "include"), Path(d) / "m.o")
+        except ToolError as err:
+            m = ASSEMBLER_ERROR.search(err.detail or "")
+            where = Loc(str(path), int(m["line"]), 1) if m else Loc(str(path))
+            why = m["msg"] if m else (err.detail or err.message).strip().splitlines()[-1]
+            raise CopygenError(f"does not assemble: {why}", where,
+                               hint="mutate takes a kernel-style .S that assembles against "
+                                    "copygen's shim (or --include DIR)") from None
 
 
 def assembling_mutants(text: str, include_dir: Path | None = None,

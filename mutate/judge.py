@@ -22,7 +22,7 @@ from copygen.gen.errors import ToolError
 from copygen.mutate.asmtext import routine_at
 from copygen.gen.resources import shim_dir
 from copygen.mutate import oracle as qemu
-from copygen.mutate.edits import ORACLE_BLIND, Mutant, all_mutants
+from copygen.mutate.edits import ORACLE_BLIND, Mutant, all_mutants, require_assembles
 
 COPY_FNS, CLEAR_FNS = ("to", "from"), ("clear",)
 ROUTINE_FNS = {"__asm_copy_to_user": COPY_FNS, "__asm_copy_from_user": COPY_FNS,
@@ -320,6 +320,7 @@ def kill_table(path: Path, kinds: list[str] | None, include_dir: Path | None = N
                count: int = 400, workers: int = 2) -> tuple[dict, list[Verdict]]:
     """Every mutant of the .S file at `path` judged on `count` random cases
     per routine: (summary() per kind, the verdicts)."""
+    require_assembles(Path(path), include_dir)
     text = Path(path).read_text()
     with tempfile.TemporaryDirectory(prefix="copygen-judge-") as d:
         bench = make_bench(Path(d), include_dir, count)

@@ -1,1 +1,3 @@
-"""Package data: the kernel-macro shim (include/, copygen.ld) the emitted files assemble against."""
+"""Package data: the kernel-macro shim (include/, copygen.ld) the emitted
+files assemble against.  May import nothing.
+"""

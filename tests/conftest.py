@@ -37,3 +37,27 @@ def pytest_collection_modifyitems(config, items):
     if len(keep) != len(items):
         config.hook.pytest_deselected(items=[it for it in items if it not in keep])
         items[:] = keep
+
+
+# a test not marked slow that takes longer than this is named in the run's
+# summary: a report, not a failure (timings on a shared machine are noisy),
+# so that `-m "not slow"` stays a fast loop
+UNMARKED_SLOW_SECONDS = float(os.environ.get("COPYGEN_UNMARKED_SLOW_SECONDS", "20"))
+_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    """Setup, call and teardown time of each test not marked slow (the
+    reports of xdist's workers arrive here too)."""
+    if "slow" not in report.keywords:
+        _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_terminal_summary(terminalreporter):
+    over = sorted(((s, n) for n, s in _seconds.items() if s > UNMARKED_SLOW_SECONDS), reverse=True)
+    if not over:
+        return
+    terminalreporter.section(f"tests not marked slow that took over {UNMARKED_SLOW_SECONDS:g} s")
+    for seconds, nodeid in over:
+        terminalreporter.line(f"{seconds:7.1f} s  {nodeid}")
+    terminalreporter.line("mark them @pytest.mark.slow, or make them faster")

@@ -257,3 +257,133 @@ def test_build_refuses_two_inputs_with_one_output_directory(tmp_path):
     assert not out.exists(), "nothing may be built"
     r = _run("build", str(a), str(a), "-o", str(out), "--no-link")
     assert r.exit_code == 0, r.stderr
+
+
+# ------------------------------------------------------------- bad paths
+
+def _tree(root):
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*"))
+
+
+def test_mutate_refuses_a_file_that_does_not_assemble(tmp_path):
+    path = tmp_path / "bad.S"
+    path.write_text("\t.text\n\tnot_an_insn a0, a1\n")
+    r = _run("mutate", str(path))
+    assert r.exit_code == 2, r.output
+    assert r.stderr.startswith(f"{path}:2:1: error: does not assemble"), r.stderr
+    assert "Traceback" not in r.output and _tree(tmp_path) == ["bad.S"]
+
+
+def test_mutate_refuses_a_strategy(tmp_path):
+    path = tmp_path / "k.copy"
+    path.write_text(GOOD)
+    r = _run("mutate", str(path))
+    assert r.exit_code == 2 and r.stderr.startswith(f"{path}: error: a strategy, not assembly")
+    assert "copygen build" in r.stderr
+
+
+def test_verify_refuses_an_object_that_is_not_elf(tmp_path):
+    path = tmp_path / "x.o"
+    path.write_text("not an object\n")
+    r = _run("verify", str(path), "--workdir", str(tmp_path / "work"))
+    assert r.exit_code == 2 and r.stderr.startswith(f"{path}: error: not an ELF object"), r.stderr
+    assert _tree(tmp_path) == ["x.o"]
+
+
+# every path a command takes: the ones it writes (checked before any work)
+# and the ones it reads
+OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
+           ("rank", "--build-cache"), ("verify", "--junit"), ("verify", "--proof-cache"),
+           ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
+           ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
+           ("patch", "-o"), ("patch", "--proof-cache")}
+INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
+          ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
+          ("tune", "--baseline"), ("tune", "--guard"), ("tune show", "db"),
+          ("patch", "file"), ("patch", "--kernel-tree")}
+
+
+def _path_params(cmd=main, prefix=()):
+    """(command, option) of every parameter that takes a path, read from click."""
+    import click
+    if isinstance(cmd, click.Group):
+        return {pp for name, sub in cmd.commands.items()        # a hidden walk is the group's own
+                for pp in _path_params(sub, prefix + (() if sub.hidden else (name,)))}
+    return {(" ".join(prefix), p.opts[0] if isinstance(p, click.Option) else p.name)
+            for p in cmd.params if isinstance(p.type, click.Path)}
+
+
+def test_every_path_option_is_in_the_sweep():
+    assert _path_params() == OUTPUTS | INPUTS
+
+
+def _argv(command, tmp_path):
+    """A command line that would run (and write only under tmp_path)."""
+    good = tmp_path / "good.copy"
+    good.write_text(GOOD + "sweep s for cu { small below [71, 96] }\n")
+    (tmp_path / "u.S").write_text("\t.text\n")
+    (tmp_path / "tree").mkdir()
+    out = {"build": [good, "-o", tmp_path / "out", "--no-link"],
+           "check": [good],
+           "bench": [good, "--sizes", "8", "--align", "0:0", "--routine", "clear_user",
+                     "--build-cache", tmp_path / "cache"],
+           "rank": [good, "--workload", "uniform:0-8", "--build-cache", tmp_path / "cache"],
+           "verify": [good, "--workdir", tmp_path / "w", "--proof-cache", tmp_path / "p"],
+           "mutate": [tmp_path / "u.S"],
+           "tune": [good, "--dry-run", "--db", tmp_path / "t.db"],
+           "tune show": [tmp_path / "t.db"],
+           "patch": [good, "--kernel-tree", tmp_path / "tree", "-o", tmp_path / "patches",
+                     "--proof-cache", tmp_path / "p"]}[command]
+    return command.split() + [str(a) for a in out]
+
+
+@pytest.mark.parametrize("command, option", sorted(OUTPUTS | INPUTS))
+def test_a_path_under_a_regular_file_is_one_located_error(command, option, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(command, tmp_path)
+    (tmp_path / "afile").write_text("a regular file\n")
+    bad = str(tmp_path / "afile" / ("x.copy" if option in ("files", "file") else "sub"))
+    if option.startswith("-"):
+        argv += [option, bad]
+    else:           # the positional path: the first argument after the command
+        argv[len(command.split())] = bad
+    before = _tree(tmp_path)
+    r = _run(*argv)
+    assert r.exit_code == 2, (argv, r.output)
+    assert "Traceback" not in r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    assert r.stderr.startswith(f"{bad}: error: ") or f"'{bad}'" in r.stderr, r.stderr
+    assert _tree(tmp_path) == before, "nothing may be written"
+
+
+# options that take a name or a file (a cost profile, a workload)
+NAMED_FILES = [("bench", "--profile", ".toml"), ("rank", "--profile", ".toml"),
+               ("rank", "--workload", ".csv"), ("tune", "--profile", ".toml"),
+               ("tune", "--workload", ".csv"), ("patch", "--profile", ".toml")]
+
+
+@pytest.mark.parametrize("command, option, suffix", NAMED_FILES)
+def test_a_named_file_under_a_regular_file_is_one_located_error(command, option, suffix, tmp_path,
+                                                                monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    argv = _argv(command, tmp_path)
+    (tmp_path / "afile").write_text("a regular file\n")
+    bad = str(tmp_path / "afile" / f"x{suffix}")
+    before = _tree(tmp_path)
+    r = _run(*argv, option, bad)
+    assert r.exit_code == 2 and r.stderr.startswith(f"{bad}: error: {option}: no such file"), r.stderr
+    assert _tree(tmp_path) == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_build_refuses_a_directory_it_cannot_make(tmp_path):
+    """/proc takes no new directory, even from root (a read-only or
+    unwritable directory does not stop root, so it stands in for them)."""
+    path = tmp_path / "good.copy"
+    path.write_text(GOOD)
+    r = _run("build", str(path), "-o", "/proc/copygen-out", "--no-link")
+    assert r.exit_code == 2 and r.stderr.startswith("/proc/copygen-out: error: -o: cannot write in /proc")
+    if os.geteuid() != 0:
+        (tmp_path / "ro").mkdir(mode=0o500)
+        r = _run("build", str(path), "-o", str(tmp_path / "ro" / "out"), "--no-link")
+        assert r.exit_code == 2 and "cannot write in" in r.stderr

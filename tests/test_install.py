@@ -53,6 +53,22 @@ def test_the_wheel_holds_one_namespace_and_its_data(wheel):
         assert data in names, data
 
 
+def test_a_checkout_adds_no_path_to_the_namespace():
+    """Run from the checkout, as the tests are: `copygen` is its own folder
+    and nothing else (tests/, bench/ are not copygen.tests, copygen.bench),
+    while the installed layers still resolve."""
+    probe = ("import importlib.util, copygen, copygen.gen.parse as p; "
+             "print(list(copygen.__path__)); print(p.__file__); "
+             "print([m for m in ('copygen.tests', 'copygen.bench', 'copygen.examples') "
+             "if importlib.util.find_spec(m)])")
+    r = _run([sys.executable, "-c", probe], cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    path, parse, reachable = r.stdout.splitlines()
+    assert path == repr([str(ROOT / "copygen")])
+    assert parse.endswith("/gen/parse.py")
+    assert reachable == "[]"
+
+
 @pytest.mark.slow
 def test_an_installed_wheel_builds_and_verifies(wheel, tmp_path):
     env_dir = tmp_path / "venv"

@@ -1,61 +1,147 @@
-"""The layers import downward only (DESIGN.md, README "Layout"): read from
-the source of every module, so a docstring's "may import" stays true."""
+"""The layers import downward only (DESIGN.md, README "Layout"), and each
+module's docstring says truly what it may import: read from the source of
+every module (sub-packages, relative imports and import_module included,
+see tests/layering.py), and drawn as a graph of the installed package."""
 from __future__ import annotations
 
-import ast
+import importlib.util
+import re
+import shutil
+import tomllib
 
 import pytest
 from click.testing import CliRunner
 
 from copygen.cli import main
 from copygen.gen import build, toolchain
+from tests import layering
 from tests.conftest import ROOT
 
-# layer -> the copygen layers it may import
-ALLOWED = {
-    "gen": {"gen"},
-    "emu": {"emu"},
-    "verify": {"verify", "emu", "gen"},
-    "measure": {"measure", "emu"},
-    "mutate": {"mutate", "gen"},
-    "tune": {"tune", "gen", "emu", "measure", "verify"},
-    "kernel": {"kernel", "gen"},
-    "patch": {"patch", "gen", "emu", "measure", "verify", "kernel"},
+# false claims in folders other branches own (emu/: vector instructions),
+# listed (without line numbers, which those branches move) so the check is
+# green; each must still be found, so it is removed here when fixed
+PENDING = {
+    "emu/semantics.py: imports copygen.emu.isa: not in its docstring's \"may import\"",
 }
-COMMAND_LINE = {"cli", "output"} | {p.stem for p in (ROOT / "copygen").glob("commands_*.py")}
 
 
-def _imports(path):
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "copygen" and len(parts) > 1:
-                yield parts[1]
-            elif parts[0] in ALLOWED:
-                yield f"bare {parts[0]}"
+def _unlined(problems) -> set[str]:
+    return {re.sub(r"^([^:]+):\d+:", r"\1:", p) for p in problems}
 
 
-@pytest.mark.parametrize("layer", sorted(ALLOWED))
-def test_a_layer_imports_only_what_it_may(layer):
-    for path in sorted((ROOT / layer).glob("*.py")):
-        used = set(_imports(path)) - {"__version__"}
-        bare = {u for u in used if u.startswith("bare ")}
-        assert not bare, f"{path.name} imports {bare} outside the copygen namespace"
-        wrong = used - ALLOWED[layer]
-        assert not wrong, f"{layer}/{path.name} imports {sorted(wrong)}"
+def test_every_import_keeps_the_layers_and_its_docstring():
+    found = layering.problems(ROOT)
+    assert sorted(p for p in found if _unlined([p]) - PENDING) == []
+    assert PENDING <= _unlined(found), f"fixed, drop from PENDING: {sorted(PENDING - _unlined(found))}"
 
 
-def test_nothing_outside_the_command_line_imports_it():
-    for layer in ALLOWED:
-        for path in (ROOT / layer).glob("*.py"):
-            assert not set(_imports(path)) & COMMAND_LINE, path
+def _tree_copy(dest):
+    """The package folders and pyproject.toml, for planting violations in."""
+    shutil.copy(ROOT / "pyproject.toml", dest)
+    for folder in {d.name for d in layering.package_dirs(ROOT).values()}:
+        shutil.copytree(ROOT / folder, dest / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def _append(path, text):
+    path.write_text(path.read_text() + text)
+
+
+# kind -> (plant it in a tree copy, words the checker must say)
+def _sub_package(t):
+    (t / "verify" / "deep").mkdir()
+    (t / "verify" / "deep" / "__init__.py").write_text('"""A sub-package.  May import verify.*."""\n')
+    (t / "verify" / "deep" / "inner.py").write_text(
+        '"""Inner.  May import verify.*."""\nfrom copygen.tune import run\n')
+    return "verify/deep/inner.py:2: imports copygen.tune.run: layer verify may not import layer tune"
+
+
+def _from_dotdot(t):
+    _append(t / "gen" / "cir.py", "\nfrom .. import tune\n")
+    return "imports copygen.tune: layer gen may not import layer tune"
+
+
+def _relative(t):
+    _append(t / "gen" / "cir.py", "\nfrom .validate import load_text\n")
+    return "gen/cir.py:"
+
+
+def _import_module(t):
+    _append(t / "measure" / "rank.py",
+            '\ndef _late():\n    import importlib\n'
+            '    return importlib.import_module("copygen.verify.prove")\n')
+    return "imports copygen.verify.prove: layer measure may not import layer verify"
+
+
+def _verify_cost(t):
+    _append(t / "verify" / "world.py", "\nfrom copygen.emu.cost import schedule\n")
+    return "layer verify may not import emu.cost"
+
+
+def _false_name(t):
+    path = t / "gen" / "ir.py"
+    text = path.read_text()
+    assert "May import only the standard library" in text
+    path.write_text(text.replace("May import only the standard library",
+                                 "May import gen.nosuch and the standard library", 1))
+    return "gen/ir.py: its docstring names `gen.nosuch`, which is no module"
+
+
+def _no_claim(t):
+    (t / "tune" / "extra.py").write_text('"""An extra module that says nothing of its imports."""\n')
+    return "tune/extra.py: its docstring does not say what it may import"
+
+
+def _bare(t):
+    _append(t / "measure" / "rank.py", "\nimport emu.cost\n")
+    return "imports emu.cost: outside the copygen namespace"
+
+
+def _command_line(t):
+    _append(t / "tune" / "run.py", "\nfrom copygen.output import envelope\n")
+    return "imports copygen.output: layer tune may not import layer cli"
+
+
+def _undeclared(t):
+    _append(t / "tune" / "store.py", "\nfrom copygen.tune.report import csv_text\n")
+    return "tune/store.py:"
+
+
+PLANTS = [_sub_package, _from_dotdot, _relative, _import_module, _verify_cost, _false_name,
+          _no_claim, _bare, _command_line, _undeclared]
+
+
+@pytest.mark.parametrize("plant", PLANTS, ids=lambda f: f.__name__.strip("_"))
+def test_the_checker_finds_each_planted_violation(plant, tmp_path):
+    tree = _tree_copy(tmp_path)
+    words = plant(tree)
+    new = sorted(p for p in layering.problems(tree) if _unlined([p]) - PENDING)
+    assert new and all(words in p for p in new), new
+
+
+def _installed_dirs():
+    """Each package of the installed namespace -> where importing it finds it."""
+    names = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    from pathlib import Path
+    return {n: Path(importlib.util.find_spec(n).submodule_search_locations[0]) for n in names}
+
+
+def test_the_installed_import_graph_goes_down_and_has_no_cycle():
+    graph = layering.graph(_installed_dirs())
+    out = ROOT / "build" / "imports.dot"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(layering.dot(graph))
+    assert "copygen.verify.prove" in graph and "copygen.cli" in graph
+    assert layering.upward_edges(graph) == []
+    assert layering.cycles(graph) == []
+
+
+def test_the_graph_checks_see_a_cycle_and_an_edge_up():
+    g = {"copygen.verify.a": {"copygen.verify.b"}, "copygen.verify.b": {"copygen.verify.a"},
+         "copygen.gen.x": {"copygen.tune.y"}, "copygen.tune.y": set()}
+    assert layering.cycles(g) == [["copygen.verify.a", "copygen.verify.b"]]
+    assert layering.upward_edges(g) == [("copygen.gen.x", "copygen.tune.y")]
+    assert layering.cycles({"copygen.gen.z": {"copygen.gen.z"}}) == [["copygen.gen.z"]]
 
 
 def test_bench_reuses_a_cached_build(tmp_path, monkeypatch):
@@ -85,3 +171,16 @@ def test_rank_warns_when_a_fast_misaligned_target_meets_a_trapping_core():
                                                       "--profile", "c910", "--routine", "memcpy",
                                                       "--workload", "uniform:0-64"])
     assert quiet.exit_code == 0 and "misaligned" not in quiet.stderr
+
+
+def test_the_tune_command_is_glue_over_one_workflow():
+    """copygen tune hands one request to tune.session (as copygen patch to
+    patch.run), and only the store speaks SQL."""
+    mods = layering.modules(layering.package_dirs(ROOT))
+    used = {i.module for i in layering.imports("copygen.commands_tune", mods["copygen.commands_tune"],
+                                               set(mods))}
+    tune = {m for m in used if m.startswith("copygen.tune")}
+    assert tune <= {"copygen.tune.session", "copygen.tune.report"}
+    for name, path in mods.items():
+        if name != "copygen.tune.store":
+            assert ".execute(" not in path.read_text(), f"{path}: SQL outside tune.store"

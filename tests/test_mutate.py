@@ -105,6 +105,7 @@ def _in_head(text: str, site: int) -> bool:
     return bool(above) and above[-1].rstrip(":").endswith("_head")
 
 
+@pytest.mark.slow           # minutes: a sample of mutants judged under qemu
 def test_oracle_tells_a_sample_apart(tmp_path):
     text = SOURCES["kernel2021"]
     sample = _sample(text)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
@@ -79,6 +80,7 @@ string lib for t {{
     return text, fault
 
 
+@pytest.mark.slow           # over a minute: 25 strategies built and run
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(strategies(), hs.integers(0, 2**30))
 def test_random_strategies_build_and_copy_correctly(tmp_path_factory, spec, seed):

@@ -194,7 +194,44 @@ def test_points_invalid_in_combination_are_pruned_with_the_reason(tmp_path):
     assert out["points"] == 3
     (pruned,) = out["pruned"]
     assert pruned["point"] == "words unroll 16 schedule pipelined" and "registers" in pruned["reason"]
-    assert "pruned: words unroll 16 schedule pipelined" in r.stderr
+    assert "pruned 1 point: " in r.stderr and "\n    words unroll 16 schedule pipelined\n" in r.stderr
+
+
+def test_dry_run_says_its_summary_first_and_groups_the_reasons(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { words unroll [4, 12, 16] schedule [loads_first, pipelined] "
+                "shift unroll [1, 8] schedule [interleave, pipelined] }\n")
+    r = _tune(tmp_path, src, "--dry-run", "--db", tmp_path / "t.db")
+    assert r.exit_code == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert lines[0] == f"{src}: sweep `s` over copy_user k: 12 points (12 pruned), 12 distinct routines"
+    reasons = [ln for ln in lines if ln.startswith("pruned ")]
+    assert len(reasons) == 3 and all(ln.startswith("pruned 4 points: ") for ln in reasons)
+    listed = [ln for ln in lines if ln.startswith("    ")]
+    assert len(listed) == len(set(listed)) == 12
+    # a real run: one line per reason, with an example (said before any work)
+    from copygen.commands_tune import _say_plan
+    from copygen.tune.run import plan
+    runner = CliRunner()
+    with runner.isolation() as (_, err, _):
+        _say_plan(str(src), plan(str(src), None, "u74", "network", "spec"), listed=False)
+        quiet = err.getvalue().decode().splitlines()
+    assert quiet[0] == lines[0]
+    assert quiet[1:] == [ln + f" (e.g. {lines[lines.index(ln) + 1].strip()}; --dry-run lists them)"
+                         for ln in reasons]
+
+
+def test_top_zero_ranks_without_proving_and_says_so(tmp_path):
+    src = _file(tmp_path, HEAD + "sweep s for k { small below [71, 96] }\n")
+    r = _tune(tmp_path, src, "--db", tmp_path / "t.db", "--top", "0", "--workload", "uniform:0-64")
+    assert r.exit_code == 0, r.stderr
+    assert "no winner: --top 0 ranks without proving" in r.stdout
+    assert "proved" not in r.stdout.replace("not proved", "")
+
+
+def test_the_patches_directories_the_docs_write_are_ignored():
+    for d in ("patches", "outgoing"):
+        r = subprocess.run(["git", "check-ignore", "-q", f"{d}/0001-x.patch"], cwd=ROOT)
+        assert r.returncode == 0, f"{d}/ is not in .gitignore"
 
 
 GUARDED = HEAD + "sweep s for k { small below [71, 1000] }\n"
@@ -394,3 +431,21 @@ sweep s for lib.memset { words unroll [1, 2] }
     out = json.loads(r.stdout)
     assert out["run"]["profile"] == "c910" and out["run"]["kind"] == "memset"
     assert out["run"]["routine"] == "lib.memset" and len(out["rows"]) == 2
+
+
+def test_the_workflow_runs_without_the_command_line(tmp_path):
+    """tune.session is the one function behind `copygen tune`: a library
+    caller gets the plan, the stages and the ranking without click."""
+    from copygen.tune.session import Request, Watch, show_store, tune_sweep
+    src = _file(tmp_path, HEAD + "sweep s for k { small below [71, 96] }\n")
+    seen = []
+    watch = Watch(planned=lambda p: seen.append(("plan", len(p.points))), tell=lambda m: seen.append(m))
+    req = Request(str(src), db=str(tmp_path / "t.db"), top=0, workload="uniform:0-64",
+                  build_cache=str(tmp_path / "cache"), proof_cache=str(tmp_path / "proofs"))
+    p, ranking = tune_sweep(Request(**{**req.__dict__, "dry_run": True}), watch)
+    assert ranking is None and seen == [("plan", 2)] and not (tmp_path / "t.db").exists()
+    p, ranking = tune_sweep(req, watch)
+    assert [r["label"] for r in ranking.rows] and ranking.winner is None and ranking.ranked_only
+    assert ranking.meta["args"]["align_mix"] == "spec"
+    again = show_store(str(tmp_path / "t.db"))
+    assert again.table == ranking.table

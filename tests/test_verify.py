@@ -172,6 +172,7 @@ def test_gcc_memset_is_proved(tmp_path):
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
 
+@pytest.mark.slow           # minutes: a full proof of GCC's unrolled memcpy
 def test_gcc_unrolled_memcpy_is_proved(tmp_path):
     """GCC's 8-word loop for c910fast's memcpy runs its dst cursor up to an
     end a whole number of 64-byte blocks away, then a word loop, then one
@@ -254,6 +255,7 @@ string one_word_lib for u74 {
 """
 
 
+@pytest.mark.slow           # minutes: a full proof with a shift copy
 def test_one_shifted_word_after_the_byte_head_is_proved(tmp_path):
     """With `tail words`, the shift copy's whole words left after its block
     loop go one at a time; GCC makes that loop one shifted word, which a

@@ -192,6 +192,7 @@ def test_what_the_proof_leaves_unknown_is_run_up_to_the_bound(tmp_path, monkeypa
     assert set(rep.status.values()) <= {"proved", "holds for n <= 8"}
 
 
+@pytest.mark.slow           # over a minute: a proof and a bounded run of every overlap
 def test_cli_bounded_memmove(tmp_path):
     out = subprocess.run([sys.executable, "-m", "copygen", "verify",
                           _linked(tmp_path, BYTES, "memmove_bytes"),

@@ -2,6 +2,7 @@
 verdict changes), and it finds the pointer comparisons inside a query."""
 from __future__ import annotations
 
+import pytest
 import z3
 
 from copygen.verify.nowrap import lemmas, schema, small
@@ -15,6 +16,7 @@ def _valid(world, f) -> bool:
     return s.check() == z3.unsat
 
 
+@pytest.mark.slow           # over a minute of solver time
 def test_the_schema_follows_from_the_preconditions_and_needs_its_guard():
     a, b = z3.BitVecs("a b", 64)
     for kind in ("to", "from", "clear", "memcpy", "memmove"):

@@ -158,7 +158,7 @@ def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
     from copygen.verify.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
-    text = store.db.execute("SELECT text FROM points WHERE code=? LIMIT 1", (code,)).fetchone()[0]
+    text = store.text_of(code)
     symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
     with tempfile.TemporaryDirectory(prefix="copygen-tune-") as d:
         src = Path(d) / "variant.copy"

@@ -25,7 +25,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError
+from copygen.gen.errors import CopygenError, Loc
 
 SCHEMA = 1
 
@@ -82,7 +82,8 @@ class Store:
     @classmethod
     def open_existing(cls, path: str | Path) -> "Store":
         if not Path(path).is_file():
-            raise CopygenError(f"no tuning store at {path}", hint="run `copygen tune FILE --db PATH` first")
+            raise CopygenError("no tuning store here", Loc(str(path)),
+                               hint="run `copygen tune FILE --db PATH` first")
         return cls(path)
 
     def close(self) -> None:
@@ -165,6 +166,13 @@ class Store:
                             "seconds, prover) VALUES (?,?,?,?,?,?)",
                             (code, verdict, json.dumps(status), json.dumps(detail), seconds,
                              prover))
+
+    def text_of(self, code: str) -> str:
+        """The variant text of a point that emits `code` (any one: they
+        emit the same routine)."""
+        row = self.db.execute("SELECT text FROM points WHERE code=? LIMIT 1", (code,)).fetchone()
+        assert row is not None, f"no point of the store emits {code}"
+        return row[0]
 
     def proof_of(self, code: str) -> str | None:
         r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()

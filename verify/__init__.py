@@ -12,8 +12,9 @@ Its modules, along the seams of a proof:
 * checks: prove (every clause for one routine), memcheck, dataproof,
   coverage (what memory holds), parallel (queries over processes);
 * counterexamples and bounded runs: replay (shrunk, replayed in the
-  emulator), bounded (every n <= N), early (a sample run that breaks a
-  clause decides the verdict before the proof).
+  emulator), bounded (every n <= N), exhaustive (the calls of a size
+  that both run), early (a sample run that breaks a clause decides the
+  verdict before the proof).
 
 Imports emu (decoder, semantics, machine; never the cost model), gen
 (build, toolchain, errors: to turn a .copy or .S into the ELF it proves) and

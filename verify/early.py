@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import time
 
-from copygen.verify.clauses import BY_KIND, STRING_KINDS, required
+from copygen.verify.clauses import BY_KIND, NOT_CHECKED, STRING_KINDS, required
 from copygen.verify.concrete import STEPS_BASE, STEPS_PER_BYTE, step_bound
+from copygen.verify.replay import SmallSearch, describe, example
+from copygen.verify.samples import smallest_hang
 
-# the status of a clause the proof did not look at: a violation found by
-# concrete runs decided the verdict first (--all-clauses proves them anyway)
-NOT_CHECKED = "not checked"
+__all__ = ["NOT_CHECKED", "decides", "does_not_terminate", "violated_by_runs"]
 
 
 def does_not_terminate(prog, rep, stuck: list, t0: float):
     """A sample run that outlived T1's bound: T1 is violated, shown with the
     smallest n that hangs and the pc it was stuck at.  Nothing else is
     claimed: a routine that does not return proves nothing vacuously."""
-    from copygen.verify.replay import describe, example
-    from copygen.verify.samples import smallest_hang
     sc, out = smallest_hang(prog.image, rep.symbol, *min(stuck, key=lambda s: s[0].N))
     for clause in BY_KIND[rep.kind]:
         rep.status[clause] = "unknown"
@@ -55,7 +53,6 @@ def violated_by_runs(prog, rep, broken: dict, t0: float):
     that a sample run or the small search breaks is violated, shown with the
     search's run where it has one (its smallest sizes come first), else the
     smallest sample run; every other clause is NOT_CHECKED."""
-    from copygen.verify.replay import SmallSearch, describe, example
     search = SmallSearch(prog.image, rep.symbol, rep.kind, rep.kind in STRING_KINDS)
     found = search.failing()
     shown = {c: (*found[c], "found among small calls before the proof") if c in found else

@@ -10,7 +10,7 @@ the state from before the access, as the trap handler restores it).
 
 Role: produce `Segment` results; the prover decides what to check.
 May import z3, emu.semantics, verify.budget, verify.program, verify.symstate,
-verify.world.
+verify.world, verify.z3ops.
 """
 from __future__ import annotations
 

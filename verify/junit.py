@@ -5,14 +5,13 @@ one an error, one not checked (verify.early: a violation decided first)
 skipped; a property not required (verify.clauses.PROPERTIES) always
 passes and says what it found in its output.
 
-Role: rendering only.  May import verify.clauses, verify.early, the standard library.
+Role: rendering only.  May import verify.clauses, the standard library.
 """
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from copygen.verify.clauses import CLAUSES, required
-from copygen.verify.early import NOT_CHECKED
+from copygen.verify.clauses import CLAUSES, NOT_CHECKED, required
 
 
 def junit_xml(reports: dict, require: tuple[str, ...] = ()) -> str:

@@ -4,7 +4,8 @@ invariants, and the data clauses of the contract, through verify.dataproof.
 Role: assemble the bit-vector facts of a segment's start (preconditions,
 register invariants, path condition), the substitutions that pin registers
 to source words, and the misalignment case split.  May import z3 and
-verify.candidates, verify.coverage, verify.dataproof.
+verify.candidates, verify.coverage, verify.dataproof, verify.parallel,
+verify.z3ops.
 """
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
 from copygen.verify.coverage import cover_goals
+from copygen.verify.bounded import apply_bounded
 from copygen.verify.budget import Query
 from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.early import decides, does_not_terminate, violated_by_runs
@@ -333,7 +334,6 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
                 rep.status[clause] = "unknown"
                 rep.detail[clause] = f"cannot analyse the code: {err}"
         if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
-            from copygen.verify.bounded import apply_bounded     # it imports verify.replay
             apply_bounded(elf, rep, memmove_bound, jobs)
     rep.seconds = time.time() - t0
     return rep

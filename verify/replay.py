@@ -18,6 +18,7 @@ import z3
 from copygen.verify.budget import budget
 from copygen.verify.clauses import STRING_KINDS
 from copygen.verify.concrete import MARGIN, PAGE, Scenario, loads_outside, run, verdicts
+from copygen.verify.exhaustive import scenarios
 from copygen.verify.samples import scenario, with_fault
 from copygen.verify.z3ops import bv
 
@@ -333,7 +334,6 @@ class SmallSearch:
                         yield with_fault(scenario(self.kind, n, d, s, rng), k)
 
     def _scenarios(self):
-        from copygen.verify.bounded import scenarios      # it imports this module
         rng = random.Random(11)
         yield from scenarios(self.kind, SEARCH_ALL_N, rng)
         if self.kind == "memmove":

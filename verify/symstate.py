@@ -9,7 +9,7 @@ Every access is recorded with its address and size, so the explorer can
 check bounds (B1, B2), SUM (S2) and fork the fault (fixup) path.
 
 Role: one instruction's effects.  May import z3, emu.semantics (State
-protocol), verify.world, verify.z3ops.
+protocol), verify.program, verify.world, verify.z3ops.
 """
 from __future__ import annotations
 

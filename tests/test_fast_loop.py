@@ -1,0 +1,39 @@
+"""`pytest -m "not slow"` stays a fast loop: the run's summary names every
+test not marked slow that took longer than UNMARKED_SLOW_SECONDS
+(tests/conftest.py), over xdist's workers too."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+SAMPLE = '''
+import time
+import pytest
+
+def test_quick():
+    pass
+
+def test_sleeps_unmarked():
+    time.sleep(0.6)
+
+@pytest.mark.slow
+def test_sleeps_marked():
+    time.sleep(0.6)
+'''
+
+
+def test_the_summary_names_unmarked_slow_tests(tmp_path):
+    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
+    (tmp_path / "test_sample.py").write_text(SAMPLE)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n")
+    env = {**os.environ, "COPYGEN_UNMARKED_SLOW_SECONDS": "0.5"}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", str(tmp_path)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    summary = r.stdout.split("tests not marked slow that took over 0.5 s", 1)[1]
+    assert "test_sample.py::test_sleeps_unmarked" in summary
+    assert "test_sleeps_marked" not in summary and "test_quick" not in summary

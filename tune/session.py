@@ -1,0 +1,195 @@
+"""`copygen tune FILE` and `copygen tune show DB`, start to finish.
+
+tune_sweep(): plan the sweep (tune.run.plan) and check the baselines, say
+the plan (before any work: a dry run ends there), record the run and its
+points in the store, evaluate every routine the store lacks, evaluate the
+baselines, prove the best `top`, rank, and write the report directory when
+asked.  show_store(): the same ranking from a store, computing nothing.
+The caller watches through a Watch: the plan, messages, and stages with a
+count (the command line draws them as progress bars).
+
+Role: orchestration.  May import gen, emu.profile, verify.cache, tune.*
+and the standard library.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from copygen.emu.profile import available, load_profile
+from copygen.gen.errors import CopygenError, Loc
+from copygen.gen.parse import read_source
+from copygen.gen.validate import STRING_FNS, load_file
+from copygen.tune import report
+from copygen.tune.evaluate import Job, evaluate
+from copygen.tune.run import Plan, code_key, evaluate_all, plan, prove_top, ranked, winner
+from copygen.tune.store import Store, eval_workload
+
+
+@dataclass(frozen=True)
+class Request:
+    source: str                         # the .copy file holding the sweep
+    sweep: str | None = None            # None: the file's only sweep
+    profile: str | None = None          # None: the swept routine's target profile
+    workload: str = "network"
+    align_mix: str = "spec"
+    jobs: int = 1
+    dask: str | None = None             # a Dask scheduler's address
+    db: str | None = None               # None: FILE's name with .tune.db, beside it
+    top: int = 5                        # 0: rank without proving
+    shown: int = 10
+    baselines: tuple[str, ...] = ()
+    guards: tuple[str, ...] = ()
+    report_dir: str | None = None
+    dry_run: bool = False
+    build_cache: str = "build/tune"
+    proof_cache: str = "build/proofs"
+
+
+@contextlib.contextmanager
+def _no_stage(description: str, total: int | None):
+    yield lambda step: None
+
+
+@dataclass
+class Watch:
+    """What the caller sees as a run goes.  `stage(description, total)` is
+    a context manager yielding `step(x)`: an int advances the count, a
+    string describes what is being done."""
+    planned: Callable[[Plan], None] = lambda p: None
+    tell: Callable[[str], None] = lambda message: None
+    stage: Callable = _no_stage
+
+
+@dataclass
+class Ranking:
+    """A run's ranking, as a store holds it."""
+    db: str
+    meta: dict                          # the run's row, its args decoded
+    rows: list[dict]                    # ranked, guards applied
+    table: list[dict]                   # the first `shown` rows as shown
+    baselines: dict[str, dict]
+    winner: dict | None
+    guards: list[str]
+    ranked_only: bool = False           # --top 0: nothing was to be proved
+    written: list[Path] = field(default_factory=list)
+
+
+def default_db(source: str) -> Path:
+    p = Path(source)
+    return p.with_name(p.stem + ".tune.db")
+
+
+def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | None]:
+    """Walk the request's sweep; the ranking is None for a dry run."""
+    profile = _profile_name(req.source, req.sweep, req.profile)
+    load_profile(profile)
+    p = plan(req.source, req.sweep, profile, req.workload, req.align_mix, available())
+    names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in req.baselines + req.guards))
+    watch.planned(p)
+    if req.dry_run:
+        return p, None
+    db = Path(req.db) if req.db else default_db(req.source)
+    store = _open_store(db)
+    try:
+        store.add_run(p.run, req.source, p.space.sweep, p.space.routine, p.space.kind, profile,
+                      req.workload, {"align_mix": req.align_mix, "baselines": names,
+                                     "guards": list(req.guards)})
+        store.add_points(p.run, p.points)
+        with watch.stage(f"tune {p.space.sweep}", len(p.codes)) as step:
+            ran = evaluate_all(store, p, profile, req.workload, req.align_mix, req.build_cache,
+                               req.jobs, req.dask, step)
+        watch.tell(f"evaluated {ran} routines ({len(p.codes) - ran} from the store {db})")
+        base = _baselines(store, names, p.space.kind, profile, req)
+        if req.top:
+            with watch.stage("proving", None) as step:
+                prove_top(store, p.run, p.space.kind, req.top, req.proof_cache, req.jobs,
+                          lambda label: step(f"proving {label}"), {g: base[g] for g in req.guards})
+        return p, _ranking(store, p.run, base, req.shown, req.report_dir, str(db),
+                           list(req.guards), ranked_only=req.top == 0)
+    finally:
+        store.close()
+
+
+def show_store(db: str, run_id: str | None = None, shown: int = 10,
+               report_dir: str | None = None) -> Ranking:
+    """A store's ranking of one run (default: the latest), computing nothing."""
+    store = Store.open_existing(db)
+    try:
+        runs = store.runs()
+        if not runs:
+            raise CopygenError("holds no tuning run", Loc(db))
+        meta = next((r for r in runs if r["run"] == run_id), None) if run_id else runs[-1]
+        if meta is None:
+            raise CopygenError(f"no run {run_id}", Loc(db), hint=f"runs: {', '.join(r['run'] for r in runs)}")
+        args = json.loads(meta["args"])
+        workload = eval_workload(meta["workload"], args.get("align_mix", "spec"))
+        base = {}
+        for name in args.get("baselines", []):
+            key = code_key(read_source(name), meta["kind"]) if Path(name).is_file() else None
+            row = store.eval_of(key, meta["profile"], workload) if key else None
+            if row:
+                base[name] = row
+        return _ranking(store, meta["run"], base, shown, report_dir, db, args.get("guards", []))
+    finally:
+        store.close()
+
+
+def _ranking(store: Store, run: str, base: dict, shown: int, report_dir: str | None, db: str,
+             guards: list[str], ranked_only: bool = False) -> Ranking:
+    from copygen.verify.cache import prover_fingerprint
+    rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base})
+    meta = next(r for r in store.runs() if r["run"] == run)
+    win = winner(rows)
+    written = report.write_report(Path(report_dir), meta, rows, base, win, shown) if report_dir else []
+    return Ranking(db, {**meta, "args": json.loads(meta["args"])}, rows,
+                   report.table_rows(rows, base, shown), base, win, guards, ranked_only, written)
+
+
+def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
+    """The given profile, else the profile of the swept routine's target."""
+    if given:
+        return given
+    st = load_file(file, available())
+    chosen = [s for s in st.sweeps if sweep in (None, s.name)]
+    routine = chosen[0].routine.partition(".")[0] if chosen else None
+    for r in (st.copy_user, st.clear_user, st.string):
+        if r is not None and r.name == routine:
+            return r.target.profile
+    return st.targets[0].profile
+
+
+def _open_store(path: Path) -> Store:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return Store(path)
+    except OSError as err:
+        raise CopygenError(f"cannot open the store {path}: {err.strerror}",
+                           hint="give --db a writable path") from None
+
+
+def _baseline_check(path: str, kind: str) -> str:
+    st = load_file(path, available())
+    if getattr(st, "string" if kind in STRING_FNS else kind) is None:
+        what = "string block" if kind in STRING_FNS else f"{kind} routine"
+        raise CopygenError(f"baseline {path} has no {what} (for its {kind})",
+                           hint="give a file that defines one")
+    return path
+
+
+def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Request) -> dict[str, dict]:
+    """Each baseline's evaluation, from the store or made (and kept) now."""
+    workload = eval_workload(req.workload, req.align_mix)
+    out = {}
+    for name in names:
+        text = read_source(name)
+        key = code_key(text, kind)
+        row = store.eval_of(key, profile, workload)
+        if row is None:
+            row = evaluate(Job(key, text, kind, profile, req.workload, req.align_mix, req.build_cache))
+            store.add_eval(key, profile, workload, row)
+        out[name] = row
+    return out
