@@ -14,7 +14,7 @@ import click
 from copygen.gen.errors import CopygenError
 from copygen.kernel import kunit as kunit_lib
 from copygen.kernel.tree import get_tree
-from copygen.output import EXIT_HELP, command, envelope
+from copygen.output import EXIT_HELP, command, envelope, output_dir
 
 KUNIT_EXIT = EXIT_HELP + " copygen kunit: 3 a KUnit test failed (its name is shown)."
 
@@ -35,6 +35,8 @@ def tree(series, dest, as_json) -> int:
     and gives it a committer identity for the patches' Signed-off-by.  A
     tree already there is kept.  Prints its path.  About two minutes.
     """
+    if dest is not None:
+        output_dir(dest, "--dir")
     path = get_tree(series, dest, tell=lambda m: click.echo(m, err=True))
     if as_json:
         envelope("tree", True, tree=str(path))
@@ -44,7 +46,8 @@ def tree(series, dest, as_json) -> int:
 
 
 @click.command(epilog=KUNIT_EXIT)
-@click.option("--kernel-tree", "tree_dir", required=True, type=click.Path(file_okay=False),
+@click.option("--kernel-tree", "tree_dir", required=True,
+              type=click.Path(exists=True, file_okay=False),
               help="The top of a kernel git tree (e.g. from `copygen tree`).")
 @click.argument("revs", nargs=-1)
 @click.option("--no-vector", is_flag=True, help="Boot only without the V extension.")

@@ -296,11 +296,11 @@ OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("rank", "--build-cache"), ("verify", "--junit"), ("verify", "--proof-cache"),
            ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
            ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
-           ("patch", "-o"), ("patch", "--proof-cache")}
+           ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
           ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
           ("tune", "--baseline"), ("tune", "--guard"), ("tune show", "db"),
-          ("patch", "file"), ("patch", "--kernel-tree")}
+          ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree")}
 
 
 def _path_params(cmd=main, prefix=()):
@@ -333,7 +333,9 @@ def _argv(command, tmp_path):
            "tune": [good, "--dry-run", "--db", tmp_path / "t.db"],
            "tune show": [tmp_path / "t.db"],
            "patch": [good, "--kernel-tree", tmp_path / "tree", "-o", tmp_path / "patches",
-                     "--proof-cache", tmp_path / "p"]}[command]
+                     "--proof-cache", tmp_path / "p"],
+           "tree": ["--version", "6.12"],
+           "kunit": ["--kernel-tree", tmp_path / "tree"]}[command]
     return command.split() + [str(a) for a in out]
 
 
