@@ -6,10 +6,11 @@ Layout of __asm_vector_usercopy (uaccess_vector.S; DOMAIN.md §8):
   chunk loop   vl = vsetvli(n); load vl bytes; n -= vl; src += vl;
                store vl bytes; dst += vl; loop while n
   return       SUM off, return n (0 when the loop ran out)
-  fault exits  load fault: n still counts the chunk, so it is the return
-               value as it is; store fault: the elements below vstart were
-               stored, so n + vl - vstart remain; vstart is set back to 0
-               (the calling convention wants it 0 at every return)
+  fault exits  store fault: the elements below vstart were stored, so
+               n + vl - vstart remain; load fault: n still counts the
+               chunk, so it is the return value as it is.  Both set vstart
+               (the faulting element) back to 0, as the calling convention
+               wants it at every return, and take the return above.
 
 With `loads ff` the chunk's load is fault-only-first: a fault past its
 first element trims vl (read back with csrr), the loop stores what was
@@ -28,7 +29,7 @@ from __future__ import annotations
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.strategy import Vector
 
-LOAD_FAULT, STORE_FAULT = ".Lvec_load_fault", ".Lvec_store_fault"
+LOAD_FAULT, STORE_FAULT, DONE = ".Lvec_load_fault", ".Lvec_store_fault", ".Lvec_done"
 
 
 def _entry() -> Phase:
@@ -68,28 +69,30 @@ def _chunk_loop(v: Vector) -> Phase:
 
 def _return() -> Phase:
     return Phase(None, "Return",
-                 ("A load fault resumes here too: n still counts the chunk whose load",
-                  "faulted, so it is the number of bytes not copied as it stands."),
-                 ("return n;",), (("a2", "bytes not copied (0 after the last chunk)"),),
-                 (Label(LOAD_FAULT),
+                 ("The loop ran out (n is 0), or a fault exit below counted what is left.",),
+                 ("return n;",), (("a2", "bytes not copied"),),
+                 (Label(DONE),
                   Insn("csrc", ("CSR_STATUS", "t6"), note="user memory off again"),
                   Insn("mv", ("a0", "a2")),
                   Insn("ret")))
 
 
-def _store_fault() -> Phase:
-    return Phase(None, "Store fault",
-                 ("n was lowered by the whole chunk before its store; the elements",
-                  "below vstart were stored, so n + vl - vstart bytes remain.  vstart",
-                  "is set back to 0 before returning, as the calling convention wants."),
-                 ("n += vl - vstart; vstart = 0;", "return n;"),
+def _fault_exits() -> Phase:
+    return Phase(None, "Fault exits",
+                 ("A store fault: n was lowered by the whole chunk before its store,",
+                  "and the elements below vstart were stored, so n + vl - vstart",
+                  "bytes remain.  A load fault: n still counts the chunk whose load",
+                  "faulted, as it stands.  Either fault left vstart at the faulting",
+                  "element; it is set back to 0, as the calling convention wants."),
+                 ("store fault: n += vl - vstart;", "vstart = 0; return n;"),
                  (("t1", "vstart: bytes of the chunk stored"),),
                  (Label(STORE_FAULT),
                   Insn("add", ("a2", "a2", "t0"), note="the chunk again"),
                   Insn("csrr", ("t1", "CSR_VSTART")),
                   Insn("sub", ("a2", "a2", "t1"), note="less what it stored"),
+                  Label(LOAD_FAULT),
                   Insn("csrw", ("CSR_VSTART", "zero")),
-                  Insn("j", (LOAD_FAULT,))))
+                  Insn("j", (DONE,))))
 
 
 def vector_function(v: Vector) -> Function:
@@ -101,5 +104,5 @@ def vector_function(v: Vector) -> Function:
                     (("a0", "dst"), ("a1", "src"), ("a2", "n")),
                     "a0: bytes not copied (0 on success" +
                     (")" if v.loads == "ff" else "; a load fault counts its whole chunk)"),
-                    (_entry(), _chunk_loop(v), _return()), (_store_fault(),),
+                    (_entry(), _chunk_loop(v), _return()), (_fault_exits(),),
                     ("__asm_vector_usercopy",))

@@ -89,27 +89,28 @@ SYM_FUNC_START(__asm_vector_usercopy)
 
 	/*
 	 * Return.
-	 * A load fault resumes here too: n still counts the chunk whose load
-	 * faulted, so it is the number of bytes not copied as it stands.
+	 * The loop ran out (n is 0), or a fault exit below counted what is left.
 	 *
 	 *	return n;
 	 *
 	 * Register roles:
-	 *	a2 - bytes not copied (0 after the last chunk)
+	 *	a2 - bytes not copied
 	 */
-.Lvec_load_fault:
+.Lvec_done:
 	csrc	CSR_STATUS, t6			/* user memory off again */
 	mv	a0, a2
 	ret
 
 	/*
-	 * Store fault.
-	 * n was lowered by the whole chunk before its store; the elements
-	 * below vstart were stored, so n + vl - vstart bytes remain.  vstart
-	 * is set back to 0 before returning, as the calling convention wants.
+	 * Fault exits.
+	 * A store fault: n was lowered by the whole chunk before its store,
+	 * and the elements below vstart were stored, so n + vl - vstart
+	 * bytes remain.  A load fault: n still counts the chunk whose load
+	 * faulted, as it stands.  Either fault left vstart at the faulting
+	 * element; it is set back to 0, as the calling convention wants.
 	 *
-	 *	n += vl - vstart; vstart = 0;
-	 *	return n;
+	 *	store fault: n += vl - vstart;
+	 *	vstart = 0; return n;
 	 *
 	 * Register roles:
 	 *	t1 - vstart: bytes of the chunk stored
@@ -118,7 +119,8 @@ SYM_FUNC_START(__asm_vector_usercopy)
 	add	a2, a2, t0			/* the chunk again */
 	csrr	t1, CSR_VSTART
 	sub	a2, a2, t1			/* less what it stored */
+.Lvec_load_fault:
 	csrw	CSR_VSTART, zero
-	j	.Lvec_load_fault
+	j	.Lvec_done
 SYM_FUNC_END(__asm_vector_usercopy)
 EXPORT_SYMBOL(__asm_vector_usercopy)
