@@ -59,6 +59,7 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
     src = display_path(Path(st.file))
     files = []
     for name, text in (("uaccess.S", emit.render_uaccess(st, src)),
+                       ("uaccess_vector.S", emit.render_vector(st, src)),
                        ("string.c", emit.render_string(st, src))):
         path = outdir / name
         if text is None:
@@ -87,8 +88,11 @@ def content_key(st: Strategy) -> str:
     shim, the toolchain prefix and flags.  Equal keys give equal ELFs."""
     h = hashlib.sha256()
     src = display_path(Path(st.file))
+    vector = emit.render_vector(st, src)
     for text in (emit.render_uaccess(st, src), emit.render_string(st, src)):
         h.update(b"\0" if text is None else text.encode())
+    if vector is not None:          # scalar strategies keep the keys they had
+        h.update(vector.encode() + " ".join(toolchain.ASFLAGS_VECTOR).encode())
     shim = shim_dir()
     for f in sorted((shim / "include").rglob("*.h")) + [shim / "copygen.ld"]:
         h.update(f.read_bytes())
@@ -106,7 +110,8 @@ def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResu
     if elf.is_file():
         res = BuildResult(str(path), outdir, warnings=list(st.warnings), elf=elf,
                           symbols=st.routines())
-        res.files = [outdir / n for n in ("uaccess.S", "string.c") if (outdir / n).exists()]
+        res.files = [outdir / n for n in ("uaccess.S", "uaccess_vector.S", "string.c")
+                     if (outdir / n).exists()]
         res.objects = [f.with_suffix(".o") for f in res.files]
         return res
     return _build(st, str(path), outdir, link=True)
@@ -122,7 +127,7 @@ def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     for f in res.files:
         obj = f.with_suffix(".o")
         if f.suffix == ".S":
-            toolchain.assemble(f, inc, obj)
+            toolchain.assemble(f, inc, obj, vector=f.name == "uaccess_vector.S")
         else:
             toolchain.compile_c(f, inc, obj, fast_misaligned=fast)
         res.objects.append(obj)

@@ -5,7 +5,7 @@ lowerings (gen.lower_uaccess, gen.lower_string) decided.  Output is
 deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.ir, gen.cir, gen.strategy,
-gen.lower_uaccess, gen.lower_string, gen.resources.
+gen.lower_uaccess, gen.lower_vector, gen.lower_string, gen.resources.
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
-from copygen.gen.strategy import Phases, StringLib, Strategy, Target
+from copygen.gen.lower_vector import vector_function
+from copygen.gen.strategy import Phases, StringLib, Strategy, Target, Vector
 
 
 
@@ -123,9 +124,26 @@ def banner(st: Strategy, source: str) -> dict:
         if r is None:
             continue
         lines.append(_named(r.name, r.target))
+        vec = [vector_setting(r.vector)] if getattr(r, "vector", None) else []
         lines += _wrapped(settings(r.phases, fill=r is st.clear_user)
-                          + [f"fault {r.phases.fault}"])
+                          + [f"fault {r.phases.fault}"] + vec)
     return _banner(source, lines)
+
+
+def vector_setting(v: Vector) -> str:
+    """The vector path as its `.copy` line."""
+    return (f"vector e{v.sew} m{v.lmul} above {v.threshold} loads {v.loads} "
+            f"vlen {v.vlen_min}..{v.vlen_max}")
+
+
+def render_vector(st: Strategy, source: str) -> str | None:
+    """uaccess_vector.S: __asm_vector_usercopy, when the copy has a vector path."""
+    cu = st.copy_user
+    if cu is None or cu.vector is None:
+        return None
+    lines = [_named(cu.name, cu.target), *_wrapped([vector_setting(cu.vector)])]
+    return env().get_template("uaccess_vector.S.j2").render(
+        fn=vector_function(cu.vector), banner=_banner(source, lines))
 
 
 def string_banner(lib: StringLib, source: str) -> dict:

@@ -113,6 +113,10 @@ class _ToItems(Transformer):
         return tuple(_value(c, self.file) for c in children)
 
     @v_args(meta=True)
+    def vlen_range(self, meta, children):
+        return tuple(_value(c, self.file) for c in children)
+
+    @v_args(meta=True)
     def name_list(self, meta, children):
         return tuple(str(c) for c in children)
 
@@ -136,7 +140,7 @@ _add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift
               "sweep_small", "sweep_words", "sweep_shift")
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",
               "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
-              "inline", "sweep_inline", "expect", "sweep_expect")
+              "inline", "sweep_inline", "expect", "sweep_expect", "vector")
 _add_blocks("target", "copy_user", "clear_user", "string_block")
 _add_blocks("memcpy", "memmove", "memset", named=False)
 

@@ -110,13 +110,50 @@ class Phases:
 
 
 @dataclass(frozen=True)
+class Vector:
+    """The vector path of a copy_user routine (uaccess_vector.S).
+
+    sew, lmul:  the vsetvli's element width (bits) and register group size.
+    threshold:  copies of fewer bytes run the scalar phases; the others the
+                vector routine (the kernel's riscv_v_usercopy_threshold).
+    loads:      "plain" (vle: a load fault counts the whole chunk as not
+                copied) | "ff" (vle<sew>ff: a fault past element 0 trims the
+                chunk, so the next chunk's first element takes the fault).
+    vlen_min, vlen_max: the VLENs the code is for (powers of two).
+    """
+
+    sew: int
+    lmul: int
+    threshold: int
+    loads: str = "plain"
+    vlen_min: int = 128
+    vlen_max: int = 1024
+    loc: Loc | None = field(default=None, compare=False)
+
+    def vlmax(self, vlen: int) -> int:
+        """Elements per chunk at this VLEN: LMUL * VLEN / SEW."""
+        return self.lmul * vlen // self.sew
+
+    @property
+    def vlens(self) -> tuple[int, ...]:
+        """Every VLEN of the range."""
+        out, v = [], self.vlen_min
+        while v <= self.vlen_max:
+            out.append(v)
+            v *= 2
+        return tuple(out)
+
+
+@dataclass(frozen=True)
 class CopyUser:
-    """uaccess.S: __asm_copy_to_user and __asm_copy_from_user (one body)."""
+    """uaccess.S: __asm_copy_to_user and __asm_copy_from_user (one body);
+    with `vector`, uaccess_vector.S too (__asm_vector_usercopy)."""
 
     name: str
     target: Target
     phases: Phases
     loc: Loc
+    vector: Vector | None = None
 
 
 @dataclass(frozen=True)
@@ -179,6 +216,8 @@ class Strategy:
         out = []
         if self.copy_user:
             out += ["__asm_copy_to_user", "__asm_copy_from_user"]
+            if self.copy_user.vector:
+                out.append("__asm_vector_usercopy")
         if self.clear_user:
             out.append("__clear_user")
         if self.string:

@@ -24,6 +24,8 @@ PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",
 
 ARCH = ["-march=rv64gc", "-mabi=lp64d"]
 ASFLAGS = ["-D__ASSEMBLY__"] + ARCH
+# uaccess_vector.S: the same, with the V extension
+ASFLAGS_VECTOR = ["-D__ASSEMBLY__", "-march=rv64gcv", "-mabi=lp64d"]
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-builtin",
           "-mcmodel=medany"] + ARCH
 # GCC 12's generic tuning splits misaligned words into bytes even with
@@ -70,8 +72,9 @@ def run(tool: str, args: list[str], cwd: Path | None = None) -> Ran:
     return Ran(tuple(argv), proc.stdout, proc.stderr)
 
 
-def assemble(src: Path, include: Path, obj: Path) -> Ran:
-    return run("gcc", ["-c", *ASFLAGS, "-I", include, src, "-o", obj])
+def assemble(src: Path, include: Path, obj: Path, vector: bool = False) -> Ran:
+    flags = ASFLAGS_VECTOR if vector else ASFLAGS
+    return run("gcc", ["-c", *flags, "-I", include, src, "-o", obj])
 
 
 def compile_c(src: Path, include: Path, obj: Path, fast_misaligned: bool = False) -> Ran:

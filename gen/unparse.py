@@ -30,6 +30,9 @@ def setting_text(s: Setting) -> str:
         return f"{SWEEP_WORDS[s.key]} {_list(v[0])}" + (f" schedule {_list(v[1])}" if len(v) > 1 else "")
     if s.key == "small":
         return f"small below {v[0]}"
+    if s.key == "vector":
+        text = f"vector {v[0]} {v[1]} above {v[2]} loads {v[3]}"
+        return text + (f" vlen {v[4][0]}..{v[4][1]}" if len(v) > 4 else "")
     if s.key in ("words", "shift", "then_words", "then_shift"):
         word = s.key.replace("_", " ")
         if v[0] == "off":

@@ -7,7 +7,8 @@ warnings.  A target's `profile` is checked against the cost profiles the
 caller names (gen cannot ask emu; the command line passes them).  Every point
 of a sweep's parameter space goes through the same checks as a routine
 (a routine's phases: gen.validate_phases).
-May import gen.errors, gen.parse, gen.strategy, gen.validate_phases.
+May import gen.errors, gen.parse, gen.strategy, gen.validate_phases,
+gen.validate_vector.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from copygen.gen.strategy import (ClearUser, CopyUser, MemmoveSpec, Strategy, St
                                   Target)
 from copygen.gen.validate_phases import (FILLS, check_unroll, routine_phases,
                                          settings_by_key)
+from copygen.gen.validate_vector import vector_phase
 
 def _check_profile(name: str, loc: Loc, profiles: Collection[str] | None) -> None:
     """An unknown profile is an error here, at its line, not later in bench.
@@ -125,7 +127,9 @@ def sweep_point_error(base: Item, target: Target, point: dict[str, tuple],
     settings = {**settings_by_key(base), **{n: Setting(n, v, locs[n]) for n, v in point.items()}}
     routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc)
     try:
-        routine_phases(routine, base.kind, target, [])
+        phases = routine_phases(routine, base.kind, target, [])
+        if "vector" in settings:
+            vector_phase(settings["vector"], base.kind, target, phases)
     except CopygenError as err:
         return err
     return None
@@ -244,6 +248,13 @@ def _sweeps(items: list[Item], routines: dict[str, Item],
     return tuple(seen.values())
 
 
+def _copy_user(it: Item, tgt: Target, warnings: list) -> CopyUser:
+    phases = routine_phases(it, it.kind, tgt, warnings)
+    vec = settings_by_key(it).get("vector")
+    return CopyUser(it.name, tgt, phases, it.loc,
+                    vector_phase(vec, it.kind, tgt, phases) if vec else None)
+
+
 def build_strategy(items: list[Item], file: str,
                    profiles: Collection[str] | None = None) -> Strategy:
     """The validated Strategy of a file's items.  `profiles`: the cost
@@ -275,7 +286,7 @@ def build_strategy(items: list[Item], file: str,
         names[it.name] = it
         tgt = targets[it.ref]
         if it.kind == "copy_user":
-            made[it.kind] = CopyUser(it.name, tgt, routine_phases(it, it.kind, tgt, warnings), it.loc)
+            made[it.kind] = _copy_user(it, tgt, warnings)
         elif it.kind == "clear_user":
             made[it.kind] = ClearUser(it.name, tgt, routine_phases(it, it.kind, tgt, warnings), it.loc)
         else:

@@ -40,6 +40,7 @@ class Kind:
     form: str           # "copy" (dst, src, n), "clear" (dst, n), "set" (dst, c, n)
     dst_user: bool
     src_user: bool = False
+    vector: bool = False    # called inside a kernel vector section (sstatus.VS on)
 
 
 KINDS = {
@@ -49,6 +50,8 @@ KINDS = {
     "memcpy": Kind("memcpy", "copy", dst_user=False),
     "memmove": Kind("memmove", "copy", dst_user=False),
     "memset": Kind("memset", "set", dst_user=False),
+    # either side may be user memory; benched as copy_to_user uses it
+    "__asm_vector_usercopy": Kind("vector_usercopy", "copy", dst_user=True, vector=True),
 }
 
 
@@ -108,10 +111,11 @@ def _arena(max_size: int) -> int:
 class Bench:
     """One machine with user and kernel arenas large enough for `max_size`."""
 
-    def __init__(self, elf: str | Path, profile: str | Profile, max_size: int, warm: bool = True) -> None:
+    def __init__(self, elf: str | Path, profile: str | Profile, max_size: int, warm: bool = True,
+                 vlen: int = 128) -> None:
         if max_size > MAX_SIZE:
             raise BenchError(f"size {max_size} is too large for the bench arenas (at most {MAX_SIZE})")
-        self.machine = Machine.from_elf(elf, profile)
+        self.machine = Machine.from_elf(elf, profile, vlen=vlen)
         self.warm = warm
         # An out-of-order profile's branch predictor keeps 2-bit counters across
         # calls: two calls saturate every counter on this call's path whatever
@@ -144,10 +148,10 @@ class Bench:
         m.write(dst, bytes([FILL_DST]) * case.size)
         if self.warm:
             for _ in range(self.warm_calls):
-                m.call(case.routine, *args)
+                m.call(case.routine, *args, vector_at_entry=kind.vector)
         else:
             m.reset_cache()
-        r = m.call(case.routine, *args)
+        r = m.call(case.routine, *args, vector_at_entry=kind.vector)
         self._check(case, kind, r.ret, dst, src)
         return Sample(case.routine, kind.name, case.size, case.src_align, case.dst_align,
                       r.cycles or 0, r.instret, r.cache_misses, r.misaligned)

@@ -11,6 +11,9 @@ Its modules, along the seams of a proof:
   candidates and infer (guessing), liveness (pruning), houdini (induction);
 * checks: prove (every clause for one routine), memcheck, dataproof,
   coverage (what memory holds), parallel (queries over processes);
+* vectors: vstate (emu.vsemantics over Z3 at a fixed VLEN, a vector
+  access explored as one byte range), vprove (the vector routine's own
+  contract);
 * counterexamples and bounded runs: replay (shrunk, replayed in the
   emulator), bounded (every n <= N), exhaustive (the calls of a size
   that both run), early (a sample run that breaks a clause decides the

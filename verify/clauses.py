@@ -19,6 +19,9 @@ CLAUSES = {
     "B2s": "no load outside [src, src+n) (strict)",
     "X1": "every user access that can fault has an __ex_table entry",
     "T1": "terminates within a bound linear in n",
+    "V0": "vstart is 0 at every return",
+    "V5": "on a fault: what counts as not copied starts at most one chunk (VLMAX bytes) "
+          "before the first inaccessible byte",
 }
 STRING_C1 = "returns dst and dst[0..n) == expected bytes"
 
@@ -31,6 +34,16 @@ BY_KIND = {
     "memmove": ["C1", "A1", "B1", "B2", "T1"],
 }
 STRING_KINDS = ("memcpy", "memset", "memmove")
+
+
+def vector_clauses(exact_loads: bool) -> list[str]:
+    """The vector routine's contract (verify.vprove), both directions at
+    once: with plain loads a load fault counts its whole chunk, so C5 and
+    C6 hold for store faults only and V5 for load faults; fault-only-first
+    loads keep C5 and C6 for both."""
+    tail = ["C5", "C6"] if exact_loads else ["C5", "C6", "V5"]
+    return ["C1", "C2", "C3", "C4", *tail, "S1", "S2", "A1", "B1", "B2", "B2s", "X1", "T1",
+            "V0"]
 
 # Stricter than the contract: reported as a property of the routine, and
 # part of its verdict only when asked for (`copygen verify --require B2s`).
