@@ -77,12 +77,23 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
                   "that hold at least one byte of the source, so it cannot fault where",
                   f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
                   f" schedule {ph.shift_schedule}.") + _shift_classes(ph, inline_done),
-                 ("prev = *(u64 *)(src & ~7);",
-                  f"while (end - dst >= {size}) {{",
-                  "\tnext = *(u64 *)((src & ~7) + 8);",
-                  "\t*(u64 *)dst = (prev >> shr) | (next << shl);",
-                  "\tprev = next; dst += 8; src += 8;", "}"),
+                 shift_pseudo(ph.shift_unroll, size, block.lookahead),
                  tuple(regs), tuple(body))
+
+
+def shift_pseudo(unroll: int, size: int, lookahead: int) -> tuple[str, ...]:
+    """The C sketch of the first shift loop: `unroll` words a block, each
+    built from two aligned source words, with the bound block_loop gives it."""
+    word = ("next = *(u64 *)((src & ~7) + 8);",
+            "*(u64 *)dst = (prev >> shr) | (next << shl);",
+            "prev = next; dst += 8; src += 8;")
+    span = size * (1 + lookahead)
+    head = ["prev = *(u64 *)(src & ~7);", f"while (end - dst >= {span}) {{"]
+    if unroll == 1:
+        return tuple(head + ["\t" + w for w in word] + ["}"])
+    loads = ["(the loads run one block ahead of the stores)"] if lookahead else []
+    return tuple(head + ["\t" + ln for ln in loads] + [f"\tfor (i = 0; i < {unroll}; i++) {{"]
+                 + ["\t\t" + w for w in word] + ["\t}", "}"])
 
 
 def _shift_body(pfx: str, ph: Phases, exits: FaultExits, block, out_of_line: bool,

@@ -134,6 +134,19 @@ def retries(ph: Phases) -> bool:
     return ph.fault == "exact"
 
 
+def words_pseudo(unroll: int, size: int, lookahead: int) -> tuple[str, ...]:
+    """The C sketch of a word loop, with the bound block_loop gives it."""
+    if not lookahead:
+        return (f"while (end - dst >= {size}) {{",
+                f"\tcopy {unroll} words; dst += {size}; src += {size};", "}")
+    span = size * (1 + lookahead)
+    return (f"load {unroll} words; src += {size};",
+            f"while (end - dst >= {span}) {{",
+            f"\tstore the {unroll} words loaded, load the next {unroll};",
+            f"\tdst += {size}; src += {size};", "}",
+            f"store the {unroll} words loaded; dst += {size};")
+
+
 def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
                 then: bool = False, tested: bool | None = None, ready: int = 0) -> Phase:
     unroll, schedule = ((ph.then_unroll, ph.then_schedule) if then
@@ -153,8 +166,7 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
     name = "words_then" if then else "words"
     return Phase(f".L{pfx}_{name}", "Word copy" + (", second class" if then else ""),
                  tuple(why),
-                 (f"while (end - dst >= {size}) {{",
-                  f"\tcopy {unroll} words; dst += {size}; src += {size};", "}"),
+                 words_pseudo(unroll, size, block.lookahead),
                  tuple(regs), tuple(block_loop(pfx, name, block, exits, ph.fault, True, retries(ph),
                                           tested=ph.tested if tested is None else tested,
                                           ready=ready)))

@@ -114,3 +114,18 @@ def test_sum_held_body_copies_and_leaves_sum_set_even_on_a_fault(st, tmp_path):
     r = m.call("copy_sum_held", user + 0x1000 - 100, kern, 150, sum_at_entry=True)
     assert r.faults and r.sum_at_exit
     assert r.ret == 50 and m.read(user + 0x1000 - 100, 100) == data[:100]
+
+
+def test_the_c_sketch_of_each_loop_has_the_bound_of_its_code():
+    """Every `while (end - dst >= N)` in a generated phase comment is a
+    bound the code of that routine tests (the limit register is set to end
+    - N somewhere in it): the sketch of a pipelined loop says 2 blocks, of
+    a shift block loop its whole block."""
+    import re
+    for path in sorted((ROOT / "out").glob("*/uaccess.S")):
+        text = path.read_text()
+        for n in {int(m) for m in re.findall(r"while \(end - dst >= (\d+)\)", text)}:
+            assert f"from which {n} bytes remain" in text or f"end - {n}" in text, (path, n)
+        # a shift loop's block moves dst by the whole block, one word at a time
+        for m in re.finditer(r"for \(i = 0; i < (\d+); i\+\+\)", text):
+            assert int(m.group(1)) > 1, path

@@ -214,9 +214,12 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Copy 4 word(s) per iteration, schedule pipelined.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
-	 *	while (end - dst >= 32) {
-	 *		copy 4 words; dst += 32; src += 32;
+	 *	load 4 words; src += 32;
+	 *	while (end - dst >= 64) {
+	 *		store the 4 words loaded, load the next 4;
+	 *		dst += 32; src += 32;
 	 *	}
+	 *	store the 4 words loaded; dst += 32;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 64

@@ -103,9 +103,12 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Copy 8 word(s) per iteration, schedule pipelined.
 	 * Both pointers are SZREG-aligned here.
 	 *
-	 *	while (end - dst >= 64) {
-	 *		copy 8 words; dst += 64; src += 64;
+	 *	load 8 words; src += 64;
+	 *	while (end - dst >= 128) {
+	 *		store the 8 words loaded, load the next 8;
+	 *		dst += 64; src += 64;
 	 *	}
+	 *	store the 8 words loaded; dst += 64;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 128
@@ -192,10 +195,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * a byte copy would not.  4 word(s) per iteration, schedule pipelined.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 32) {
-	 *		next = *(u64 *)((src & ~7) + 8);
-	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
-	 *		prev = next; dst += 8; src += 8;
+	 *	while (end - dst >= 64) {
+	 *		(the loads run one block ahead of the stores)
+	 *		for (i = 0; i < 4; i++) {
+	 *			next = *(u64 *)((src & ~7) + 8);
+	 *			*(u64 *)dst = (prev >> shr) | (next << shl);
+	 *			prev = next; dst += 8; src += 8;
+	 *		}
 	 *	}
 	 *
 	 * Register roles:

@@ -194,9 +194,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *
 	 *	prev = *(u64 *)(src & ~7);
 	 *	while (end - dst >= 256) {
-	 *		next = *(u64 *)((src & ~7) + 8);
-	 *		*(u64 *)dst = (prev >> shr) | (next << shl);
-	 *		prev = next; dst += 8; src += 8;
+	 *		for (i = 0; i < 32; i++) {
+	 *			next = *(u64 *)((src & ~7) + 8);
+	 *			*(u64 *)dst = (prev >> shr) | (next << shl);
+	 *			prev = next; dst += 8; src += 8;
+	 *		}
 	 *	}
 	 *
 	 * Register roles:
