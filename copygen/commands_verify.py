@@ -15,7 +15,7 @@ from copygen.gen.errors import CopygenError
 from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
                             table_console)
 from copygen.verify.bounded import apply_bounded
-from copygen.verify.cache import ProofCache, code_key
+from copygen.verify.cache import ProofCache, prove_cached
 from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
 from copygen.verify.inputs import linked_elf, routines
 from copygen.verify.junit import junit_xml
@@ -126,14 +126,10 @@ def _run(plan, bounded, jobs, cache, all_clauses):
             reports[f] = []
             for sym, kind in todo:
                 done = bar.tasks[0].completed
-                key = code_key(elf, sym, kind, bounded, all_clauses) if cache else None
-                rep = cache.get(key) if cache else None
-                if rep is None:
-                    def stage(name, sym=sym, base=done):
-                        bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
-                    rep = _prove(elf, sym, kind, bounded, jobs, stage, all_clauses)
-                    if cache:
-                        cache.put(key, rep)
+                def stage(name, sym=sym, base=done):
+                    bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
+                rep = prove_cached(elf, sym, kind, cache, lambda: _prove(
+                    elf, sym, kind, bounded, jobs, stage, all_clauses), bounded, all_clauses)
                 reports[f].append(rep)
                 bar.update(task, completed=done + len(STAGES))
     return reports

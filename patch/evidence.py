@@ -23,9 +23,8 @@ from copygen.emu.profile import Profile
 from copygen.gen import toolchain
 from copygen.gen.resources import shim_dir
 from copygen.measure.bench import Bench, Case
-from copygen.verify.cache import ProofCache, code_key
+from copygen.verify.cache import ProofCache, prove_cached
 from copygen.verify.inputs import linked_elf, routines
-from copygen.verify.prove import prove_routine
 from copygen.verify.verdict import verdict
 
 SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
@@ -111,12 +110,7 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
                 state.skipped.append(sym)
                 continue
             tell(f"proving {sym} ({state.label})")
-            key = code_key(state.elf, sym, vkind) if cache else None
-            rep = cache.get(key) if cache else None
-            if rep is None:
-                rep = prove_routine(str(state.elf), sym, vkind, jobs=jobs)
-                if cache:
-                    cache.put(key, rep)
+            rep = prove_cached(state.elf, sym, vkind, cache, jobs=jobs)
             state.proofs[kind].append(Proof(sym, kind, verdict(rep), dict(rep.status),
                                             dict(rep.detail), rep.seconds))
 

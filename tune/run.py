@@ -154,9 +154,8 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
 
 
 def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
-    from copygen.verify.cache import code_key as proof_key, prover_fingerprint
+    from copygen.verify.cache import prove_cached, prover_fingerprint
     from copygen.verify.inputs import linked_elf
-    from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
     text = store.text_of(code)
     symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
@@ -164,11 +163,7 @@ def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
         src = Path(d) / "variant.copy"
         src.write_text(text)
         elf = linked_elf(str(src), Path(d))
-        key = proof_key(elf, symbol, vkind)
-        rep = cache.get(key)
-        if rep is None:
-            rep = prove_routine(str(elf), symbol, vkind, jobs=jobs)
-            cache.put(key, rep)
+        rep = prove_cached(elf, symbol, vkind, cache, jobs=jobs)
     store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds,
                     prover_fingerprint())
 

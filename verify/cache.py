@@ -74,3 +74,24 @@ class ProofCache:
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         tmp.write_text(json.dumps(rep.as_dict(), indent=1))
         tmp.replace(path)
+
+
+def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | None,
+                 prove=None, bounded: int = 0, all_clauses: bool = False,
+                 jobs: int = 1) -> RoutineReport:
+    """The report of `symbol` in `elf`: the cache's when it holds this very
+    code (and prover), else a new proof, which goes into the cache.  The one
+    way every command proves through the cache (verify, tune, patch);
+    `prove()` runs the proof when the caller has its own (progress, --bounded),
+    else verify.prove.prove_routine does."""
+    key = code_key(elf, symbol, kind, bounded, all_clauses) if cache else None
+    rep = cache.get(key) if cache else None
+    if rep is None:
+        if prove is None:
+            from copygen.verify.prove import prove_routine
+            rep = prove_routine(str(elf), symbol, kind, jobs=jobs)
+        else:
+            rep = prove()
+        if cache:
+            cache.put(key, rep)
+    return rep

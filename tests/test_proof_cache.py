@@ -1,0 +1,36 @@
+"""One way to prove through the proof cache (issue 35 item 2):
+verify.cache.prove_cached, used by verify, tune and patch alike."""
+from __future__ import annotations
+
+import re
+
+from copygen.gen.build import build_file
+from copygen.verify.cache import ProofCache, prove_cached
+from copygen.verify.prove import RoutineReport
+from tests.conftest import ROOT
+
+
+def test_the_same_code_is_proved_once(tmp_path):
+    elf = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "out").elf
+    cache, calls = ProofCache(tmp_path / "proofs"), []
+
+    def prove():
+        calls.append(1)
+        return RoutineReport("__clear_user", "clear", {"C1": "proved"}, {}, 0.5)
+    first = prove_cached(elf, "__clear_user", "clear", cache, prove)
+    again = prove_cached(elf, "__clear_user", "clear", cache, prove)
+    assert calls == [1] and again.status == first.status == {"C1": "proved"}
+    # another entry point, another bound, or no cache: proved again
+    prove_cached(elf, "__clear_user", "clear", cache, prove, bounded=8)
+    prove_cached(elf, "__clear_user", "clear", None, prove)
+    assert len(calls) == 3
+
+
+def test_no_module_but_the_cache_reads_or_fills_it():
+    users = []
+    for path in ROOT.glob("*/*.py"):
+        if path.parts[-2] in ("tests", "bench") or path.name == "cache.py":
+            continue
+        if re.search(r"\bcache\.(get|put)\(", path.read_text()):
+            users.append(str(path.relative_to(ROOT)))
+    assert users == []
