@@ -13,7 +13,7 @@ import click
 from copygen.gen.errors import CopygenError, Loc
 from copygen.mutate.edits import KINDS
 from copygen.mutate.judge import kill_table
-from copygen.output import EXIT_HELP, command, envelope, table_console
+from copygen.output import EXIT_HELP, command, envelope, progress, table_console
 
 COLUMNS = ("mutants", "killed", "equivalent", "blind", "unassembled", "expected_clause_seen", "kill_rate")
 
@@ -46,7 +46,17 @@ def mutate(file, kinds, include, count, jobs, survivors, as_json) -> int:
         raise CopygenError("a strategy, not assembly: mutate plants bugs in a .S", Loc(file),
                            hint=f"copygen build {file} -o DIR, then copygen mutate "
                                 f"DIR/{Path(file).stem}/uaccess.S")
-    table, verdicts = kill_table(Path(file), wanted, Path(include) if include else None, count, jobs)
+    with progress() as bar:
+        task = bar.add_task("mutate", total=None)
+        said: set[str] = set()
+
+        def tell(stage, done, total):
+            bar.update(task, description=stage, completed=done, total=total or None)
+            if bar.disable and stage not in said:      # piped: one line per stage
+                said.add(stage)
+                click.echo(f"mutate: {stage}", err=True)
+        table, verdicts = kill_table(Path(file), wanted, Path(include) if include else None,
+                                     count, jobs, tell)
     left = [v for v in verdicts if v.status != "killed"]
     if as_json:
         envelope("mutate", True, file=file, kinds=table,

@@ -274,17 +274,26 @@ def reference(bench: Bench, text: str) -> dict[str, Run]:
 
 
 def judge(text: str, mutants: list[Mutant], bench: Bench | None = None,
-          workers: int = 2) -> list[Verdict]:
+          workers: int = 2, tell=lambda stage, done, total: None) -> list[Verdict]:
     """Run each mutant beside the original under the qemu oracle: killed (its
     results differ somewhere), equivalent (survived), blind (survived, but its
-    clause is one the oracle cannot see), or unassembled."""
+    clause is one the oracle cannot see), or unassembled.  `tell(stage,
+    done, total)` hears of the reference runs and of each mutant judged."""
     from concurrent.futures import ThreadPoolExecutor
     with tempfile.TemporaryDirectory(prefix="copygen-judge-") as d:
         bench = bench or make_bench(Path(d))
+        tell("running the original on the oracle's cases", 0, len(mutants))
         ref = reference(bench, text)
+        tell(f"judging {len(mutants)} mutants", 0, len(mutants))
+        done = [0]
+
+        def one(im):
+            v = judge_one(bench, im[1], ref, f"m{im[0]}")
+            done[0] += 1
+            tell(f"judging {len(mutants)} mutants", done[0], len(mutants))
+            return v
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(lambda im: judge_one(bench, im[1], ref, f"m{im[0]}"),
-                                 enumerate(mutants)))
+            return list(pool.map(one, enumerate(mutants)))
 
 
 # --------------------------------------------------------------------------
@@ -317,12 +326,13 @@ def summary(verdicts: list[Verdict]) -> dict[str, dict]:
 
 
 def kill_table(path: Path, kinds: list[str] | None, include_dir: Path | None = None,
-               count: int = 400, workers: int = 2) -> tuple[dict, list[Verdict]]:
+               count: int = 400, workers: int = 2,
+               tell=lambda stage, done, total: None) -> tuple[dict, list[Verdict]]:
     """Every mutant of the .S file at `path` judged on `count` random cases
     per routine: (summary() per kind, the verdicts)."""
     require_assembles(Path(path), include_dir)
     text = Path(path).read_text()
     with tempfile.TemporaryDirectory(prefix="copygen-judge-") as d:
         bench = make_bench(Path(d), include_dir, count)
-        verdicts = judge(text, all_mutants(text, kinds), bench, workers)
+        verdicts = judge(text, all_mutants(text, kinds), bench, workers, tell)
     return summary(verdicts), verdicts

@@ -162,3 +162,15 @@ def test_changes_behaviour_on_one_mutant(tmp_path):
     assert mutjudge.changes_behaviour(text, mutate.sum_set_on_exit(text)[0], bench)
     commuted = [m for m in mutate.swap_source_regs(text) if not m.expected_clauses]
     assert not mutjudge.changes_behaviour(text, commuted[0], bench)
+
+
+def test_mutate_says_each_stage_when_piped(tmp_path):
+    """Off a terminal (CliRunner is one) the judging is one line per stage
+    on stderr, not silence."""
+    from click.testing import CliRunner
+    from copygen.cli import main
+    r = CliRunner().invoke(main, ["mutate", str(ROOT / "out" / "pre2021" / "uaccess.S"),
+                                  "--kinds", "drop_store", "--count", "10", "--json"])
+    assert r.exit_code == 0, r.output
+    assert r.stderr.splitlines()[:2] == ["mutate: running the original on the oracle's cases",
+                                         "mutate: judging 6 mutants"]
