@@ -10,7 +10,8 @@ bench/kernel_loop.py, or `copygen patch examples/u74tuned.copy --kernel-tree
 DIR --branch copygen/u74tuned-uaccess`).  For each kind the first mutant
 inside fallback_scalar_usercopy's body that assembles is committed on top
 of the branch (plumbing: the checkout is not touched), built by Kbuild and
-booted without the V extension (so every size takes the scalar copy), and
+booted without the V extension (so every size takes the scalar copy) with
+the usercopy suite (the one that calls these routines; --suite), and
 proved.  Writes bench/results/kunit_mutants.json after each mutant.
 """
 from __future__ import annotations
@@ -76,6 +77,8 @@ def main() -> int:
     ap.add_argument("--tree", default=str(cache_dir() / "linux-source-6.12"))
     ap.add_argument("--branch", default="copygen/u74tuned-uaccess")
     ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--suite", default="usercopy",
+                    help="the KUnit suite to boot with (all three: --suite '*')")
     args = ap.parse_args()
     tree_dir = Path(args.tree)
     tip = run_git(["rev-parse", "--verify", args.branch], tree_dir).stdout.strip()
@@ -91,7 +94,7 @@ def main() -> int:
         t0 = time.monotonic()
         commit = git.commit_files(tree, tip, {tree.rel: m.text}, f"mutant: {m.description}\n")
         (run,) = kunit.run_commit(tree_dir, commit, f"mutant-{kind}", vector_too=False,
-                                  tell=lambda s: print(s, file=sys.stderr))
+                                  tell=lambda s: print(s, file=sys.stderr), only=args.suite)
         with tempfile.TemporaryDirectory() as tmp:
             proof = _verify(m.text, Path(tmp), _in_clear(text, m.site))
         results[kind] = {"mutant": m.description, "expected": list(m.expected_clauses),

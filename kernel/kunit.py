@@ -116,7 +116,8 @@ def errors(output: str) -> str:
     return "\n".join(lines[:40]) or "\n".join(output.splitlines()[-40:])
 
 
-def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path, tell) -> tuple:
+def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path, tell,
+           only: str | None = None) -> tuple:
     config = bdir.parent / "copygen.kunitconfig"
     config.write_text(KUNITCONFIG)
     args = [KUNIT, sub, "--arch=riscv", f"--cross_compile={cross_prefix()}",
@@ -125,6 +126,8 @@ def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path,
         args.append(f"--jobs={jobs}")
     if vector:
         args.append(f"--qemu_args={VECTOR_CPU}")
+    if only:
+        args.append(f"{only}.*")
     started = time.monotonic()
     r = run_logged("python3", args, "python3", cwd=tree, log=bdir.parent / f"{bdir.name}.{sub}.log",
                    on_line=lambda ln: tell(ln) if ln.startswith(("Building", "Starting", "Testing"))
@@ -133,8 +136,9 @@ def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path,
 
 
 def run_commit(tree: Path, commit: str, label: str, vector_too: bool = True, jobs: int = 2,
-               tell=lambda msg: None) -> list[Run]:
-    """Build and boot `commit` of `tree`; without and (vector_too) with V."""
+               tell=lambda msg: None, only: str | None = None) -> list[Run]:
+    """Build and boot `commit` of `tree`; without and (vector_too) with V.
+    `only`: run that suite alone (e.g. usercopy), a shorter boot."""
     tree = Path(tree)
     check_ready(tree)
     bdir = build_dir(tree)
@@ -143,9 +147,9 @@ def run_commit(tree: Path, commit: str, label: str, vector_too: bool = True, job
     commit = run_git(["rev-parse", "--verify", f"{commit}^{{commit}}"], tree).stdout.strip()
     run_git(["checkout", "-q", "--detach", commit], tree)
     try:
-        runs = [_one(tree, bdir, commit, label, False, jobs, tell)]
+        runs = [_one(tree, bdir, commit, label, False, jobs, tell, only)]
         if vector_too:
-            runs.append(_one(tree, bdir, commit, label, True, jobs, tell))
+            runs.append(_one(tree, bdir, commit, label, True, jobs, tell, only))
     finally:
         run_git(["checkout", "-q", back], tree)
     return runs
@@ -157,12 +161,13 @@ def head_ref(tree: Path) -> str:
     return r.stdout.strip() if r.returncode == 0 else run_git(["rev-parse", "HEAD"], tree).stdout.strip()
 
 
-def _one(tree: Path, bdir: Path, commit: str, label: str, vector: bool, jobs: int, tell) -> Run:
+def _one(tree: Path, bdir: Path, commit: str, label: str, vector: bool, jobs: int, tell,
+         only: str | None = None) -> Run:
     out = bdir.parent / f"{bdir.name}.{label}{'.v' if vector else ''}.json"
     out.unlink(missing_ok=True)
     what = f"{label} ({commit[:12]}){' with V' if vector else ''}"
     tell(f"kunit: {'booting' if vector else 'building and booting'} {what}")
-    r, seconds = _kunit(tree, bdir, "exec" if vector else "run", vector, jobs, out, tell)
+    r, seconds = _kunit(tree, bdir, "exec" if vector else "run", vector, jobs, out, tell, only)
     m = ELAPSED.search(r.stdout)
     build_s = float(m.group(3)) if m else 0.0
     if not out.is_file():
