@@ -92,7 +92,7 @@ def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
     if into_shift:
         body += [Insn("andi", ("t0", "a1", "SZREG-1")),
                  Insn("bnez", ("t0", f".L{pfx}_shift"),
-                      note="src still misaligned (backward: predicted taken)"),
+                      note="src still misaligned (backward: taken)"),
                  Insn("j", (f".L{pfx}_src_aligned",), note="src aligned too: the word copy")]
     else:
         body.append(Insn("j", (f".L{pfx}_head_done",)))

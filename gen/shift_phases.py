@@ -48,7 +48,7 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     body = block_loop(pfx, "shift_blocks", block, exits, ph.fault, True, retries(ph), True,
                       ready=ph.shift_block)
     body += [Insn("bne", ("a0", END, f".L{pfx}_shift_then"),
-                  note="what is left: the second class (backward: predicted taken)"),
+                  note="the rest: second class (backward: taken)"),
              Insn("j", (f".L{pfx}_done",))]
     return Phase(f".L{pfx}_shift_blocks", "Shift copy, first class",
                  (f"{ph.shift_unroll} word(s) per iteration, schedule {ph.shift_schedule}.",),
@@ -120,7 +120,7 @@ def _shift_body(pfx: str, ph: Phases, exits: FaultExits, block, out_of_line: boo
     elif out_of_line:
         body = setup + [Insn("addi", (LIMIT, END, units(-size))),
                         Insn("bleu", ("a0", LIMIT, f".L{pfx}_shift_blocks"),
-                             note="a whole block left: the first class, out of line"),
+                             note="a whole block left: first class"),
                         Label(f".L{pfx}_shift_then")]
     else:
         body = setup + block_loop(pfx, "shift", block, exits, ph.fault, True, retries(ph), True,

@@ -235,7 +235,7 @@ def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str, retry: boo
                  Insn("add", ("t1", "a1", "t1"), note="src end"),
                  Insn("REG_L", ("t0", "-SZREG(t1)"), fix),
                  Insn("REG_S", ("t0", f"-SZREG({END})"), fix,
-                      note="rewrites some copied bytes with equal ones")]
+                      note="some bytes again, equal")]
     else:
         body.append(Insn("REG_S", ("zero", f"-SZREG({END})"), fix))
     body.append(Insn("j", (done,)))

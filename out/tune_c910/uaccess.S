@@ -146,7 +146,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sub	t1, a3, a0			/* bytes left, < SZREG */
 	add	t1, a1, t1			/* src end */
 	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
-	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* rewrites some copied bytes with equal ones */
+	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* some bytes again, equal */
 	j	.Lcopy_done
 
 	/*

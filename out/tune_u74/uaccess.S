@@ -206,7 +206,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
 	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
 	addi	a2, a3, -16*SZREG
-	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: the first class, out of line */
+	bleu	a0, a2, .Lcopy_shift_blocks	/* a whole block left: first class */
 .Lcopy_shift_then:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
 	bgtu	a0, a2, .Lcopy_shift_then_skip	/* less than one block left */
@@ -428,7 +428,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 16*SZREG
 	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
-	bne	a0, a3, .Lcopy_shift_then	/* what is left: the second class (backward: predicted taken) */
+	bne	a0, a3, .Lcopy_shift_then	/* the rest: second class (backward: taken) */
 	j	.Lcopy_done
 
 	/*

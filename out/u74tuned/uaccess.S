@@ -567,7 +567,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 4
 .Lcopy_head_end:
 	andi	t0, a1, SZREG-1
-	bnez	t0, .Lcopy_shift		/* src still misaligned (backward: predicted taken) */
+	bnez	t0, .Lcopy_shift		/* src still misaligned (backward: taken) */
 	j	.Lcopy_src_aligned		/* src aligned too: the word copy */
 
 	/*
