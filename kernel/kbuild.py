@@ -44,12 +44,13 @@ def objects(tree: Path, commit: str, targets: tuple[str, ...], outdir: Path,
     try:
         _configure(tree, bdir)
         tell(f"kbuild: {' '.join(Path(t).name for t in targets)} at {commit[:12]}")
-        r = run_logged("make", [f"-j{jobs}", "ARCH=riscv", f"O={bdir}",
-                                f"CROSS_COMPILE={cross_prefix()}", *targets], "make", cwd=tree,
-                       env={"KBUILD_BUILD_TIMESTAMP": "", **os.environ})
-        if r.returncode != 0:
-            raise ToolError(f"Kbuild could not build {', '.join(targets)} at {commit[:12]}",
-                            detail=kunit.errors(r.stdout))
+        for t in targets:       # one at a time: single targets of one directory race under -j
+            r = run_logged("make", [f"-j{jobs}", "ARCH=riscv", f"O={bdir}",
+                                    f"CROSS_COMPILE={cross_prefix()}", t], "make", cwd=tree,
+                           env={"KBUILD_BUILD_TIMESTAMP": "", **os.environ})
+            if r.returncode != 0:
+                raise ToolError(f"Kbuild could not build {t} at {commit[:12]}",
+                                detail=kunit.errors(r.stdout))
     finally:
         run_git(["checkout", "-q", back], tree)
     outdir = Path(outdir)
