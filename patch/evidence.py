@@ -36,8 +36,8 @@ FILL_PAIRS = {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))}
 # reach its body
 BENCHED = {"copy_user": (("__asm_copy_to_user", "copy_to_user", COPY_PAIRS),),
            "clear_user": (("__clear_user", "clear_user", FILL_PAIRS),),
-           "string": (("__memcpy", "memcpy", COPY_PAIRS), ("__memmove", "memmove", COPY_PAIRS),
-                      ("__memset", "memset", FILL_PAIRS))}
+           "string": (("memcpy", "memcpy", COPY_PAIRS), ("memmove", "memmove", COPY_PAIRS),
+                      ("memset", "memset", FILL_PAIRS))}
 ENTRY_KINDS = {"copy_user": ("to", "from"), "clear_user": ("clear",),
                "string": ("memcpy", "memmove", "memset")}
 
