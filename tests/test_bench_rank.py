@@ -196,7 +196,7 @@ def test_llvm_csv_format():
     (["bench", K2021, "--routine", "memcpy"], "no routine"),
     (["bench", K2021, "--json", "--csv"], "exclusive"),
     (["rank", K2021, "--workload", "bogus"], "unknown workload"),
-    (["rank", K2021, "--workload", "missing.csv"], "cannot read"),
+    (["rank", K2021, "--workload", "missing.csv"], "--workload: no such file"),
     (["rank", K2021, str(ROOT / "examples/c910fast.copy")], "--profile"),
     (["rank", K2021, PRE, "--routine", "memcpy"], "none of the files"),
 ])
