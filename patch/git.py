@@ -111,6 +111,12 @@ def commit_files(tree: Tree, parent: str, files: dict[str, str | None], message:
     return _git(root, "commit-tree", tree_id, "-p", parent, "-F", "-", stdin=message).stdout.strip()
 
 
+def users(tree: Tree, rev: str, rel: str) -> list[str]:
+    """The files of commit `rev` whose text names `rel` (git grep)."""
+    r = _git(tree.root, "grep", "-l", "-F", rel, rev, "--", "*Makefile*", "*Kbuild*", check=False)
+    return [line.split(":", 1)[1] for line in r.stdout.splitlines() if ":" in line]
+
+
 def show(tree: Tree, rev: str, rel: str) -> str | None:
     """A file as commit `rev` has it, or None when it has no such file."""
     r = _git(tree.root, "show", f"{rev}:{rel}", check=False)

@@ -182,7 +182,8 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     for ks in _plan(kinds, req.series):
         if ks == ("string",):
             files = stringfile.plan(st, Path(req.source).name,
-                                    lambda rel: git.show(tree, "HEAD", rel)).files
+                                    lambda rel: git.show(tree, "HEAD", rel),
+                                    lambda rel: git.users(tree, "HEAD", rel)).files
             steps.append(Step(ks, None, files))
             continue
         layout, sp = _apply(st, states[-1], tree.rel, ks)

@@ -4,7 +4,9 @@ arch/riscv/lib/string.c and replaces memcpy.S, memmove.S and memset.S.
 plan() reads the tree at HEAD: the Makefile of arch/riscv/lib must build
 memcpy.o, memset.o and memmove.o (one `+= NAME.o` line each); the first of
 those lines becomes `+= string.o`, the others go, and the three .S files
-are removed.  string.o is built as the kernel builds lib/string.c:
+are removed, unless another Makefile of the tree still builds one (6.12's
+arch/riscv/purgatory builds its own memcpy.o and memset.o from them for
+kexec): those stay.  string.o is built as the kernel builds lib/string.c:
 -ffreestanding (GCC must not turn its loops into calls of memcpy or
 memset), and, as the assembly it replaces, without the ftrace entry and
 without KASAN/KCSAN instrumentation.  Every symbol the .S files defined is
@@ -82,8 +84,11 @@ def exported_elsewhere(ksyms: str | None) -> bool:
     return ksyms is not None and all(f"EXPORT_SYMBOL({n})" in ksyms for n in REPLACED)
 
 
-def plan(st: Strategy, source: str, show) -> Plan:
-    """The files of the change; `show(path)` gives HEAD's text or None."""
+def plan(st: Strategy, source: str, show, users=lambda path: []) -> Plan:
+    """The files of the change; `show(path)` gives HEAD's text or None,
+    `users(path)` the other files of the tree that name `path` (a .S file
+    another Makefile still builds, as 6.12's purgatory builds memcpy.S and
+    memset.S for kexec, stays in the tree)."""
     if st.string is None:
         raise CopygenError(f"{st.file} has no string block", hint="copygen patch --routine string "
                            "puts a string block's memcpy/memmove/memset into the tree")
@@ -97,5 +102,6 @@ def plan(st: Strategy, source: str, show) -> Plan:
     exports = not exported_elsewhere(show(KSYMS))
     files: dict[str, str | None] = {MAKEFILE: makefile(mk),
                                     STRING_C: render_string(st, source, exports, (PI_PREFIX,))}
-    files.update({f"{LIB}/{n}.S": None for n in REPLACED})
+    files.update({f"{LIB}/{n}.S": None for n in REPLACED
+                  if not [u for u in users(f"{LIB}/{n}.S") if u != MAKEFILE]})
     return Plan(files, OBJECTS_BEFORE, OBJECTS_AFTER, exports)

@@ -526,12 +526,12 @@ lib-$(CONFIG_MMU)	+= uaccess.o
 KSYMS = "".join(f"EXPORT_SYMBOL({p}{n});\n" for p in ("", "__") for n in ("memset", "memcpy", "memmove"))
 
 
-def _string_plan(files):
+def _string_plan(files, users=lambda path: []):
     from copygen.gen.validate import load_file
     from copygen.emu.profile import available
     from copygen.patch import stringfile
     st = load_file(str(ROOT / "examples" / "u74tuned.copy"), available())
-    return stringfile, stringfile.plan(st, "u74tuned.copy", files.get)
+    return stringfile, stringfile.plan(st, "u74tuned.copy", files.get, users)
 
 
 def test_a_string_block_replaces_the_three_assembly_files(tmp_path):
@@ -557,6 +557,22 @@ def test_a_string_block_replaces_the_three_assembly_files(tmp_path):
     # a tree that does not export them elsewhere gets the exports in string.c
     _, plan = _string_plan({**tree, "arch/riscv/kernel/riscv_ksyms.c": None})
     assert plan.exports and "EXPORT_SYMBOL(memcpy);" in plan.files[sf.STRING_C]
+
+
+def test_assembly_another_makefile_builds_stays_in_the_tree():
+    """Linux 6.12's arch/riscv/purgatory/Makefile builds its own memcpy.o
+    and memset.o from arch/riscv/lib/memcpy.S and memset.S (kexec): the
+    first string patch of the real tree deleted them and Kbuild stopped in
+    arch/riscv/purgatory.  They stay; memmove.S, which nothing else builds,
+    goes."""
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE,
+            **{f"arch/riscv/lib/{n}.S": "" for n in ("memcpy", "memset", "memmove")}}
+    purgatory = {"arch/riscv/lib/memcpy.S", "arch/riscv/lib/memset.S"}
+    sf, plan = _string_plan(tree, lambda path: ["arch/riscv/purgatory/Makefile"]
+                            if path in purgatory else [])
+    assert plan.files["arch/riscv/lib/memmove.S"] is None
+    assert not purgatory & set(plan.files)
+    assert "string.o" in plan.files[sf.MAKEFILE]
 
 
 def test_a_makefile_without_the_objects_is_refused_with_its_name():
