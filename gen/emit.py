@@ -191,6 +191,20 @@ def render_string(st: Strategy, source: str, exports: bool = True,
     `exports` is off, and `prefixes` adds aliases such as __pi_memcpy."""
     if st.string is None:
         return None
+    unit = string_unit(st.string)
     return env().get_template("string.c.j2").render(
-        unit=string_unit(st.string), banner=string_banner(st.string, source),
-        exports=exports, prefixes=prefixes)
+        unit=unit, banner=string_banner(st.string, source),
+        symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
+
+
+def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:
+    """The lines after a string function: its exports, its weak alias, and
+    an alias per prefix of both its names (e.g. __pi_memcpy, __pi___memcpy)."""
+    sig = f"({fn.params})"
+    out = [f"EXPORT_SYMBOL({fn.symbol});"] if exports else []
+    out.append(f"{fn.ret}{fn.alias}{sig} __weak __alias({fn.symbol});")
+    out += [f"EXPORT_SYMBOL({fn.alias});"] if exports else []
+    for pre in prefixes:
+        out += [f"{fn.ret}{pre}{fn.symbol}{sig} __alias({fn.symbol});",
+                f"{fn.ret}{pre}{fn.alias}{sig} __alias({fn.symbol});"]
+    return out
