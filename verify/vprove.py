@@ -25,7 +25,7 @@ the kernel's design (the C glue hands the rest to the scalar copy, which
 finds the exact byte).
 
 Role: produce a verify.prove.RoutineReport for a vector routine.  May
-import z3, emu.vsemantics, verify.clauses, verify.explore, verify.program,
+import z3, emu.vsemantics, verify.budget, verify.clauses, verify.explore, verify.program,
 verify.prove, verify.vstate, verify.world, verify.z3ops.
 """
 from __future__ import annotations
@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import z3
 
 from copygen.emu.vsemantics import VILL
+from copygen.verify.budget import budget
 from copygen.verify.clauses import vector_clauses
 from copygen.verify.program import Program, ProgramError
 from copygen.verify.prove import RoutineReport
@@ -44,7 +45,9 @@ from copygen.verify.world import CALLEE_SAVED, SR_SUM, World
 from copygen.verify.z3ops import bv
 
 SYMBOL = "__asm_vector_usercopy"
-QUERY_MS = 60_000
+# each query's budget, in idle milliseconds' worth of Z3 steps (verify.budget):
+# the same answer on a loaded machine as on an idle one
+QUERY_MS = 120_000
 
 
 @dataclass
@@ -112,7 +115,7 @@ class VectorProof:
         if clause in self.failures:
             return
         s = z3.Solver()
-        s.set("timeout", QUERY_MS)
+        budget(s, QUERY_MS)
         s.add(*self.w.preconditions(), *cond, z3.Not(goal))
         r = s.check()
         if r == z3.sat:
