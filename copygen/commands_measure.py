@@ -17,7 +17,8 @@ from copygen.gen.errors import CopygenError
 from copygen.gen.validate import load_file
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
-from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table
+from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table, size_table
+from copygen.measure.size import routine_sizes
 from copygen.measure.workload import ALIGN_MIXES, SIZE_WORKLOADS, make_workload, parse_aligns, parse_sizes
 from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, named_files, output_dir,
                             output_file, plain_tables, print_tables, progress, select_routines)
@@ -78,7 +79,9 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
 
     Builds FILE, runs every routine it defines (copy_to/from_user, clear_user,
     memcpy, memmove, memset) in the emulator with the cost profile, warm L1,
-    and checks each result.  Offsets are from a page boundary.
+    and checks each result.  Offsets are from a page boundary.  Each
+    routine's .text bytes (its symbol's st_size, fault exits included) and
+    its share of __ex_table close the table (`sizes` in --json).
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
@@ -91,7 +94,9 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
     prof = _profile(profile, targets)
     _warn_misaligned(file, targets, prof)
     b = Bench(elf, prof, max(size_list), warm=not cold)
-    cases = _bench_cases(select_routines(b.routines(), routines, file), size_list, pairs)
+    chosen = select_routines(b.routines(), routines, file)
+    sizes = list(routine_sizes(b.machine.image, chosen).values())
+    cases = _bench_cases(chosen, size_list, pairs)
     samples: list[Sample] = []
     with progress() as bar:
         task = bar.add_task(f"bench {Path(file).name}", total=len(cases))
@@ -104,11 +109,12 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
         click.echo(f"wrote {plot}", err=True)
     if as_json:
         envelope("bench", True, file=file, elf=str(elf), profile=prof.name, warm=not cold,
-                 samples=[s.as_dict() for s in samples])
+                 sizes=[z.as_dict() for z in sizes], samples=[s.as_dict() for s in samples])
     elif as_csv:
         click.echo(bench_csv(samples), nl=False)
     else:
-        print_tables(*bench_tables(samples, prof.name, plain=plain_tables()))
+        print_tables(*bench_tables(samples, prof.name, plain=plain_tables()),
+                     size_table(sizes, plain=plain_tables()))
     return 0
 
 
@@ -142,7 +148,8 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
 
     Routines of the same kind (copy_to_user, clear_user, memcpy, ...) are ranked
     against each other; the expectation weighs warm-L1 cycles by the workload's
-    size and alignment probabilities.
+    size and alignment probabilities.  Each row gives the routine's .text bytes
+    too (its symbol's st_size).
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")

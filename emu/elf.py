@@ -1,4 +1,4 @@
-"""Loading a linked RV64 ELF: segments, symbols, `__ex_table`.
+"""Loading a linked RV64 ELF: segments, symbols (address and size), `__ex_table`.
 
 Role: read the ELF produced by the generator's toolchain driver (text at
 0x80200000, `__ex_table` kept) with pyelftools and return plain data
@@ -52,6 +52,8 @@ class ElfImage:
     segments: tuple[Segment, ...]
     symbols: dict[str, int] = field(default_factory=dict)
     extable: dict[int, int] = field(default_factory=dict)
+    sizes: dict[str, int] = field(default_factory=dict)     # symbol -> st_size
+    extable_entry: int = 0      # bytes per __ex_table entry in the layout read; 0: no table
 
     def address_of(self, symbol: str) -> int:
         try:
@@ -84,16 +86,18 @@ def _parse(elf: ELFFile, path: str) -> ElfImage:
                                 bool(flags & 4), bool(flags & 2), bool(flags & 1)))
     if not segments:
         raise ElfError(f"{path}: no loadable segments (an object file, not a linked ELF?)")
-    symbols = _symbols(elf)
-    extable = _extable(elf, path, segments)
-    return ElfImage(path, elf["e_entry"], tuple(segments), symbols, extable)
+    symbols, sizes = _symbols(elf)
+    extable, entry = _extable(elf, path, segments)
+    return ElfImage(path, elf["e_entry"], tuple(segments), symbols, extable, sizes, entry)
 
 
-def _symbols(elf: ELFFile) -> dict[str, int]:
+def _symbols(elf: ELFFile) -> tuple[dict[str, int], dict[str, int]]:
+    """(name -> address, name -> st_size) of the defined symbols."""
     symtab = elf.get_section_by_name(".symtab")
     out: dict[str, int] = {}
+    sizes: dict[str, int] = {}
     if symtab is None:
-        return out
+        return out, sizes
     for sym in symtab.iter_symbols():
         kind = sym["st_info"]["type"]
         if sym.name and not sym.name.startswith("$") and sym["st_shndx"] != "SHN_UNDEF" \
@@ -101,7 +105,8 @@ def _symbols(elf: ELFFile) -> dict[str, int]:
             # a global definition wins over a local one of the same name
             if sym.name not in out or sym["st_info"]["bind"] == "STB_GLOBAL":
                 out[sym.name] = sym["st_value"]
-    return out
+                sizes[sym.name] = sym["st_size"]
+    return out, sizes
 
 
 def _relative(data: bytes, base: int, entry: struct.Struct) -> list[tuple[int, int, int]]:
@@ -133,8 +138,8 @@ def _in_code(segments, addr: int) -> bool:
                                  for s in segments)
 
 
-def _extable(elf: ELFFile, path: str, segments) -> dict[int, int]:
-    """insn -> fixup.  The layout is the first whose entry size divides the
+def _extable(elf: ELFFile, path: str, segments) -> tuple[dict[int, int], int]:
+    """(insn -> fixup, bytes per entry).  The layout is the first whose entry size divides the
     section and whose entries all name even addresses in the code, with a
     type copygen knows.  Read in a wrong layout an entry points outside the
     code or at an odd address (a 12-byte table read as 16-byte pairs takes
@@ -143,7 +148,7 @@ def _extable(elf: ELFFile, path: str, segments) -> dict[int, int]:
     as 12-byte entries, takes half an offset for its type."""
     sec = elf.get_section_by_name("__ex_table")
     if sec is None:
-        return {}
+        return {}, 0
     base, data = sec["sh_addr"], sec.data()
     typed = None     # entries in the code, with a type copygen does not know
     for _, size, decode in EXTABLE_LAYOUTS:
@@ -154,7 +159,7 @@ def _extable(elf: ELFFile, path: str, segments) -> dict[int, int]:
             continue
         unknown = [(a, kind) for a, _, kind in entries if kind not in (0, EX_TYPE_FIXUP)]
         if not unknown:
-            return {insn: fixup for insn, fixup, _ in entries}
+            return {insn: fixup for insn, fixup, _ in entries}, size
         typed = typed or unknown[0]
     if typed:
         raise ElfError(f"{path}: __ex_table entry for insn {typed[0]:#x} has type {typed[1]}; "

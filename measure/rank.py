@@ -4,8 +4,9 @@ Role: the library behind `copygen rank`.  For one routine of one ELF, runs
 every (grid size, alignment pair) the workload needs on a warm `Bench` and
 weighs the cycles by their probabilities (`measure.workload.size_grid` makes the
 size expectation exact under linear interpolation).  Routines of the same
-kind (copy_to_user, memcpy, ...) are then ordered by expected cycles.
-Imports: measure.bench, measure.workload, the standard library.
+kind (copy_to_user, memcpy, ...) are then ordered by expected cycles; each
+result carries its routine's `.text` bytes (measure.size) beside them.
+Imports: measure.bench, measure.size, measure.workload, the standard library.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from copygen.measure.bench import KINDS, Bench, Case
+from copygen.measure.size import routine_size
 from copygen.measure.workload import Workload, size_grid
 
 
@@ -25,6 +27,7 @@ class Expected:
     expected_cycles: float
     mean_size: float
     runs: int
+    text_bytes: int | None = None      # the routine's .text bytes (measure.size)
 
     @property
     def bytes_per_cycle(self) -> float:
@@ -33,7 +36,8 @@ class Expected:
     def as_dict(self) -> dict:
         return {"source": self.source, "routine": self.routine, "kind": self.kind,
                 "expected_cycles": round(self.expected_cycles, 2),
-                "bytes_per_cycle": round(self.bytes_per_cycle, 4), "runs": self.runs}
+                "bytes_per_cycle": round(self.bytes_per_cycle, 4), "runs": self.runs,
+                "text_bytes": self.text_bytes}
 
 
 def plan(routine: str, wl: Workload) -> list[tuple[Case, float]]:
@@ -55,7 +59,8 @@ def expected_cycles(bench: Bench, source: str, routine: str, wl: Workload,
         total += weight * bench.run(case).cycles
         if advance:
             advance(1)
-    return Expected(source, routine, KINDS[routine].name, total, wl.mean_size, len(cases))
+    return Expected(source, routine, KINDS[routine].name, total, wl.mean_size, len(cases),
+                    routine_size(bench.machine.image, routine).text_bytes)
 
 
 def rank(results: list[Expected]) -> dict[str, list[tuple[Expected, float]]]:

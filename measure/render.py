@@ -4,7 +4,7 @@ a row, for a pipe), CSV, JSON-ready rows, PNG plots.
 Role: everything `copygen bench`/`rank` print or write, kept out of the
 command glue.  Plots use matplotlib's Agg backend (no display needed), imported
 only when a plot is asked for.
-Imports: rich, matplotlib (lazily), measure.bench, measure.rank, the standard library.
+Imports: rich, matplotlib (lazily), measure.bench, measure.rank, measure.size, the standard library.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from rich.table import Table
 
 from copygen.measure.bench import KINDS, Sample
 from copygen.measure.rank import Expected
+from copygen.measure.size import RoutineSize
 
 CSV_FIELDS = ["routine", "kind", "size", "src_align", "dst_align", "align_class", "cycles",
               "bytes_per_cycle", "instret", "cache_misses", "misaligned"]
@@ -56,6 +57,18 @@ def bench_tables(samples: list[Sample], profile: str, plain: bool = False) -> li
     return tables
 
 
+def size_table(sizes: list[RoutineSize], plain: bool = False) -> Table:
+    """A row per routine: its .text bytes and its share of __ex_table
+    (measure.size says what is counted); `plain`: see _table."""
+    t = _table("code size: .text bytes per routine (st_size, fault exits included)", plain)
+    for name, justify in (("routine", "left"), ("kind", "left"), (".text bytes", "right"),
+                          ("__ex_table bytes", "right")):
+        t.add_column(name, justify=justify, no_wrap=plain)
+    for z in sizes:
+        t.add_row(z.routine, z.kind, str(z.text_bytes), str(z.extable_bytes))
+    return t
+
+
 def bench_csv(samples: list[Sample]) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
@@ -70,23 +83,26 @@ def rank_table(ranked: dict[str, list[tuple[Expected, float]]], workload: str, p
     """A row per routine, best first within each kind; `plain`: see _table."""
     t = _table(f"expected cycles per call, workload {workload}, profile {profile}", plain)
     for name, justify in (("kind", "left"), ("#", "right"), ("routine", "left"), ("source", "left"),
-                          ("cycles", "right"), ("bytes/cycle", "right"), ("vs best", "right")):
+                          ("cycles", "right"), ("bytes/cycle", "right"), ("vs best", "right"),
+                          (".text bytes", "right")):
         t.add_column(name, justify=justify, overflow="fold", no_wrap=plain)
     for kind, entries in ranked.items():
         for i, (r, rel) in enumerate(entries, 1):
             t.add_row(kind if i == 1 else "", str(i), r.routine, r.source, f"{r.expected_cycles:.1f}",
-                      f"{r.bytes_per_cycle:.3f}", "best" if i == 1 else f"+{100 * (rel - 1):.1f} %")
+                      f"{r.bytes_per_cycle:.3f}", "best" if i == 1 else f"+{100 * (rel - 1):.1f} %",
+                      "-" if r.text_bytes is None else str(r.text_bytes))
     return t
 
 
 def rank_csv(ranked: dict[str, list[tuple[Expected, float]]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["kind", "rank", "routine", "source", "expected_cycles", "bytes_per_cycle", "relative"])
+    w.writerow(["kind", "rank", "routine", "source", "expected_cycles", "bytes_per_cycle", "relative",
+                "text_bytes"])
     for kind, entries in ranked.items():
         for i, (r, rel) in enumerate(entries, 1):
             w.writerow([kind, i, r.routine, r.source, round(r.expected_cycles, 2),
-                        round(r.bytes_per_cycle, 4), round(rel, 4)])
+                        round(r.bytes_per_cycle, 4), round(rel, 4), r.text_bytes])
     return buf.getvalue()
 
 
