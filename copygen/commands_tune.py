@@ -8,6 +8,7 @@ gen.errors, measure.workload, tune, copygen.output.
 from __future__ import annotations
 
 import contextlib
+import re
 
 import click
 
@@ -51,6 +52,31 @@ class _Walk(click.Command):
 
 # the walk's internal name in the group: never typed, never shown
 RUN = "run"
+
+
+class ByteCount(click.ParamType):
+    """A positive number of bytes: 1024, or with a binary suffix, 1K / 1KiB."""
+
+    name = "BYTES"
+    _FORM = re.compile(r"(\d+)\s*(k|kib)?", re.IGNORECASE)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        m = self._FORM.fullmatch(str(value).strip())
+        if m is None or int(m[1]) == 0:
+            self.fail(f"{value!r} is not a size in bytes: give a positive whole number, "
+                      "e.g. 1024 or 1KiB", param, ctx)
+        return int(m[1]) * (1024 if m[2] else 1)
+
+
+MAX_TEXT_HELP = ("Most .text bytes the tuned routine may have (1024, 1KiB): a point whose "
+                 "routine has more ranks after every point that has not, is not proved, "
+                 "cannot win, and is shown as pruned (\"text N B > max M B\").  It applies to "
+                 "the routine the sweep tunes (__asm_copy_to_user for copy_user, whose "
+                 "code __asm_copy_from_user shares; __clear_user; memcpy; memset) and to no "
+                 "other: those are the same in every point.  Counted as measure.size does: "
+                 "the symbol's st_size, fault exits included, __ex_table not.")
 
 
 @click.group(cls=_TuneGroup, epilog=EXIT_HELP)
@@ -101,8 +127,10 @@ def _say_plan(file: str, p, listed: bool) -> None:
               help="A .copy file the winner must not be slower than in any cell of the size x "
                    "alignment grid; points that are rank after those that are not.  Shown as a "
                    "baseline too; repeatable.")
+@click.option("--max-text", type=ByteCount(), default=None, help=MAX_TEXT_HELP)
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
-              help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
+              help="Write report.md, heat maps, a Pareto plot of cycles against .text bytes, "
+                   "results.csv/json and winner.copy here.")
 @click.option("--dry-run", is_flag=True,
               help="Say how many points and distinct routines there are, list the pruned points "
                    "under each reason, then stop.")
@@ -114,7 +142,7 @@ def _say_plan(file: str, p, listed: bool) -> None:
               help="Reports kept under a hash of the routine's machine code (shared with verify).")
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
-            guards, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
+            guards, max_text, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
     """Search the strategy space of a sweep in FILE.
 
     A sweep tunes one copy_user or clear_user routine, or the memcpy or
@@ -122,9 +150,10 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     sweep (pruning points whose values do not go together), builds every
     point once (points that emit the same routine are one evaluation),
     benches each in the emulator under the workload and a size x alignment
-    grid, ranks them by expected cycles per call, proves the top K with the
-    full contract, and keeps everything in an SQLite store (--db) committed
-    point by point: a killed run started again redoes nothing.
+    grid, measures each routine's .text bytes, ranks them by expected
+    cycles per call, proves the top K with the full contract, and keeps
+    everything in an SQLite store (--db) committed point by point: a killed
+    run started again redoes nothing.
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
@@ -136,7 +165,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
         if path:
             output_dir(path, option)
     req = Request(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, tuple(baselines),
-                  tuple(guards), report_dir, dry_run, build_cache, proof_cache)
+                  tuple(guards), report_dir, dry_run, build_cache, proof_cache, max_text)
     watch = Watch(planned=lambda p: _say_plan(file, p, listed=dry_run),
                   tell=lambda message: click.echo(message, err=True), stage=_stage)
     p, ranking = tune_sweep(req, watch)
@@ -159,14 +188,17 @@ def _stage(description: str, total: int | None):
 
 
 def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
+    pruned = [p for p in r.rows if p.get("pruned")]
     if r.written:
         click.echo(f"wrote {', '.join(str(m) for m in r.written)}", err=True)
     win = r.winner
     if as_json:
-        envelope("tune", True, db=r.db, run=r.meta, rows=r.table,
+        envelope("tune", True, db=r.db, run=r.meta, rows=r.table, max_text=r.max_text,
+                 pruned=[{"point": p["label"], "reason": p["pruned"]} for p in pruned],
                  baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in r.baselines.items()},
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
                                                   "expected_cycles": win["expected"],
+                                                  "text_bytes": win["text_bytes"],
                                                   "text": win["text"]})
         return
     if as_csv:
@@ -175,8 +207,15 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
     print_tables(report.rich_table(f"copygen tune: {r.meta['sweep']} on {r.meta['profile']} "
                                    f"({r.meta['workload']})", r.table, r.baselines, plain_tables()))
     console = table_console()
+    if pruned:
+        console.print(f"pruned by --max-text {r.max_text} B: {len(pruned)} of "
+                      f"{sum(p['expected'] is not None for p in r.rows)} evaluated points "
+                      f"(e.g. {pruned[0]['label']}: {pruned[0]['pruned']})")
     if win:
         console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
+    elif any(p.get("verdict") == "proved" for p in pruned):
+        console.print(f"no winner: every point proved has more than --max-text {r.max_text} B "
+                      "of .text (or fails a guard)")
     elif r.guards:
         console.print(f"no winner: no proved point is as fast as {', '.join(r.guards)} in every cell "
                       "(the proof column says how many cells are slower)")
@@ -192,13 +231,17 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
               help="Rows of the ranked table.")
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
-              help="Write report.md, heat maps, a Pareto plot, results.csv/json and winner.copy here.")
+              help="Write report.md, heat maps, a Pareto plot of cycles against .text bytes, "
+                   "results.csv/json and winner.copy here.")
+@click.option("--max-text", type=ByteCount(), default=None,
+              help="Rank under this .text limit instead of the run's own (see `copygen tune "
+                   "--help`); a point the run left unproved, being over its own limit, shows as not proved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
 @command("tune")
-def show(db, run_id, shown, report_dir, as_json, as_csv) -> int:
+def show(db, run_id, shown, report_dir, max_text, as_json, as_csv) -> int:
     """Render the ranking of a store again, without computing anything."""
     if report_dir:
         output_dir(report_dir, "--report")
-    _print(show_store(db, run_id, shown, report_dir), as_json, as_csv)
+    _print(show_store(db, run_id, shown, report_dir, max_text), as_json, as_csv)
     return 0

@@ -5,7 +5,8 @@ this process, a local worker process or a Dask worker: it writes the
 variant's text under the cache directory, builds it there
 (gen.build.build_cached: content-addressed), and benches the routine under
 the workload (expected cycles per call, measure.rank) and on the size x
-alignment grid (mean cycles per size and alignment class).
+alignment grid (mean cycles per size and alignment class), and measures its
+`.text` bytes and its share of `__ex_table` (measure.size).
 Role: build + bench one point.  May import gen, emu, measure.
 """
 from __future__ import annotations
@@ -14,13 +15,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.elf.elffile import ELFFile
-
 from copygen.emu.profile import load_profile
 from copygen.gen.build import build_cached
 from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
 from copygen.measure.rank import expected_cycles
+from copygen.measure.size import routine_size
 from copygen.measure.workload import make_workload
 
 SYMBOL = {"copy_user": "__asm_copy_to_user", "clear_user": "__clear_user",
@@ -63,14 +63,7 @@ def evaluate(job: Job) -> dict:
     for cls, pairs in GRID_PAIRS["clear" if job.kind in FILLS else "copy"].items():
         grid[cls] = {str(n): sum(bench.run(Case(symbol, n, s, d)).cycles for s, d in pairs) / len(pairs)
                      for n in GRID_SIZES}
+    size = routine_size(bench.machine.image, symbol)
     return {"code": job.code, "expected": exp.expected_cycles, "mean_size": exp.mean_size,
-            "code_bytes": symbol_size(elf, symbol), "grid": grid,
+            "text_bytes": size.text_bytes, "extable_bytes": size.extable_bytes, "grid": grid,
             "seconds": round(time.monotonic() - t0, 3)}
-
-
-def symbol_size(elf: str | Path, symbol: str) -> int:
-    with open(elf, "rb") as f:
-        for sym in ELFFile(f).get_section_by_name(".symtab").iter_symbols():
-            if sym.name == symbol:
-                return sym["st_size"]
-    return 0

@@ -1,10 +1,11 @@
 """What a tuning run shows: the ranked rows, the same as JSON/CSV, and a
-report directory (report.md, a speed-up heat map per baseline, a Pareto
-plot of expected cycles against code bytes, the winner as a .copy file).
+report directory (report.md, a speed-up heat map per baseline, the Pareto
+front of expected cycles against the tuned routine's `.text` bytes, the
+winner as a .copy file).
 
 Every function here reads rows from the store (tune.store.Store.results)
 and baselines ({label: eval row}); nothing is recomputed.
-Role: rendering.  May import rich, matplotlib (lazily), the standard library.
+Role: rendering.  May import rich, tune.figures, the standard library.
 """
 from __future__ import annotations
 
@@ -13,14 +14,19 @@ import io
 import json
 from pathlib import Path
 
+from copygen.tune import figures
+
 SHOWN_CLAUSES = 3
 
 
 def status_text(row: dict) -> str:
-    """The proof column: proved, disqualified with the clause, or not proved;
-    then any guard the point fails."""
+    """The proof column: pruned by the size limit, with its reason; proved,
+    disqualified with the clause, or not proved; then any guard the point
+    fails."""
     slower = [f"{n} cells slower than {g}" for g, n in row.get("guard", {}).items() if n]
     text = _proof_text(row)
+    if row.get("pruned"):
+        text = f"pruned: {row['pruned']}" + ("" if row.get("verdict") is None else f"; {text}")
     return f"{text}; {', '.join(slower)}" if slower else text
 
 
@@ -50,7 +56,7 @@ def table_rows(rows: list[dict], baselines: dict[str, dict], top: int) -> list[d
     for rank, r in enumerate([r for r in rows if r["expected"] is not None][:top], 1):
         out.append({"rank": rank, "point": r["label"], "expected_cycles": round(r["expected"], 1),
                     "bytes_per_cycle": round(r["mean_size"] / r["expected"], 3) if r["expected"] else None,
-                    "code_bytes": r["code_bytes"],
+                    "text_bytes": r["text_bytes"], "extable_bytes": r.get("extable_bytes"),
                     **{f"vs {b}": round(speedup(e, r), 3) for b, e in baselines.items()},
                     "proof": status_text(r)})
     return out
@@ -60,7 +66,7 @@ def rich_table(title: str, rows: list[dict], baselines: dict[str, dict], plain: 
     from rich import box
     from rich.table import Table
     t = Table(title=title, box=box.ASCII if plain else box.HEAVY_HEAD)
-    cols = ["rank", "point", "expected_cycles", "bytes_per_cycle", "code_bytes",
+    cols = ["rank", "point", "expected_cycles", "bytes_per_cycle", "text_bytes",
             *[f"vs {b}" for b in baselines], "proof"]
     for c in cols:
         t.add_column(c.replace("_", " "), justify="left" if c in ("point", "proof") else "right",
@@ -69,7 +75,7 @@ def rich_table(title: str, rows: list[dict], baselines: dict[str, dict], plain: 
         t.add_row(*[_fmt(r.get(c)) for c in cols])
     for b, e in baselines.items():
         t.add_row("base", b, _fmt(round(e["expected"], 1)),
-                  _fmt(round(e["mean_size"] / e["expected"], 3)), _fmt(e["code_bytes"]),
+                  _fmt(round(e["mean_size"] / e["expected"], 3)), _fmt(e["text_bytes"]),
                   *["1.000" if o == b else "" for o in baselines], "")
     return t
 
@@ -90,13 +96,14 @@ def csv_text(rows: list[dict]) -> str:
 
 
 def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str, dict],
-                 win: dict | None, top: int) -> list[Path]:
+                 win: dict | None, top: int, max_text: int | None = None) -> list[Path]:
     """report.md and its figures, results.csv/json, winner.copy."""
     outdir.mkdir(parents=True, exist_ok=True)
     shown = table_rows(rows, baselines, top)
     made = [outdir / "results.csv", outdir / "results.json"]
     made[0].write_text(csv_text(table_rows(rows, baselines, len(rows))))
-    made[1].write_text(json.dumps({"run": run, "rows": rows, "baselines": baselines}, indent=1))
+    made[1].write_text(json.dumps({"run": run, "max_text": max_text, "rows": rows,
+                                   "baselines": baselines}, indent=1))
     md = [f"# Tuning report: sweep `{run['sweep']}` of {run['source']}", "",
           f"Profile `{run['profile']}`, workload `{run['workload']}`; "
           f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
@@ -120,17 +127,31 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     if win and win.get("grid"):
         for b, e in baselines.items():
             png = outdir / f"heatmap_vs_{_slug(b)}.png"
-            heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
+            figures.heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
             made.append(png)
             md += [f"Speed-up of the winner over {b} (its cycles / the winner's; mean over the "
                    "alignment pairs of each class, warm L1):", "", *grid_table(win["grid"], e["grid"]),
                    "", f"![speed-up vs {b}]({png.name})", ""]
-    png = outdir / "pareto.png"
-    pareto(rows, baselines, png)
-    made.append(png)
-    md += [f"![expected cycles against code bytes]({png.name})", ""]
+    md += _pareto_section(outdir, run, rows, baselines, win, max_text)
+    made.append(outdir / "pareto.png")
     (outdir / "report.md").write_text("\n".join(md))
     return [outdir / "report.md", *made]
+
+
+def _pareto_section(outdir: Path, run: dict, rows: list[dict], baselines: dict[str, dict],
+                    win: dict | None, max_text: int | None) -> list[str]:
+    """pareto.png and the report's lines on it: the front as a table."""
+    labels = {"title": f"sweep {run['sweep']} of {Path(run['source']).name}: "
+                       "expected cycles against code size",
+              "xlabel": f".text bytes of the tuned {run['kind']} routine",
+              "ylabel": f"expected cycles per call ({run['workload']}, {run['profile']})"}
+    front = figures.pareto(rows, baselines, outdir / "pareto.png", labels, max_text, win)
+    limit = f"; points over --max-text {max_text} B are grey and cannot win" if max_text else ""
+    md = [f"Pareto front of expected cycles against the routine's `.text` bytes (no point of "
+          f"the sweep is both faster and smaller than a point on it){limit}:", "",
+          "| text bytes | expected cycles | point |", "|---|---|---|"]
+    md += [f"| {r['text_bytes']} | {r['expected']:.1f} | {r['label']} |" for r in front]
+    return md + ["", "![expected cycles against .text bytes](pareto.png)", ""]
 
 
 def grid_table(grid: dict, base: dict) -> list[str]:
@@ -146,48 +167,3 @@ def grid_table(grid: dict, base: dict) -> list[str]:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in Path(text).stem)
-
-
-def heatmap(grid: dict, base: dict, path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    classes = [c for c in grid if c in base]
-    sizes = sorted(grid[classes[0]], key=int)
-    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
-    fig, ax = plt.subplots(figsize=(1 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
-    im = ax.imshow(data, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
-    ax.set_xticks(range(len(sizes)), sizes)
-    ax.set_yticks(range(len(classes)), classes)
-    for i, row in enumerate(data):
-        for j, v in enumerate(row):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    ax.set_xlabel("size (bytes)")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(im, ax=ax, label="speed-up")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def pareto(rows: list[dict], baselines: dict[str, dict], path: Path) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    pts = [r for r in rows if r["expected"] is not None]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter([r["code_bytes"] for r in pts], [r["expected"] for r in pts], s=12, label="variants")
-    front, best = [], float("inf")
-    for r in sorted(pts, key=lambda r: (r["code_bytes"], r["expected"])):
-        if r["expected"] < best:
-            best = r["expected"]
-            front.append(r)
-    ax.plot([r["code_bytes"] for r in front], [r["expected"] for r in front], "r-", label="Pareto front")
-    for b, e in baselines.items():
-        ax.scatter([e["code_bytes"]], [e["expected"]], marker="x", s=60, label=f"baseline {b}")
-    ax.set_xlabel("code bytes")
-    ax.set_ylabel("expected cycles per call")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

@@ -6,7 +6,8 @@ a hash of everything that decides its results.  evaluate_all(): every key
 not yet in the store, on local worker processes (`jobs`) or a Dask cluster
 (`dask`), each committed as it finishes.  prove_top(): the best keys in rank
 order, proved with the full contract (the proof cache skips code proved
-before); a variant is a winner only when every required clause is proved.
+before); a variant is a winner only when every required clause is proved
+and its routine is within the `.text` limit, if one is given.
 Role: orchestration.  May import gen, verify, measure (through
 tune.evaluate), tune.store, tune.evaluate.
 """
@@ -118,30 +119,45 @@ def slower_cells(grid: dict, base: dict) -> int:
                if n in base.get(cls, {}) and c > base[cls][n] + 1e-9)
 
 
-def ranked(rows: list[dict], guards: dict[str, dict] | None = None) -> list[dict]:
-    """The store's rows (best expected cycles first) with each guard applied:
-    a point slower than a guard baseline in any cell of the size x
-    alignment grid ranks after every point that is not (`guard` on each row
-    counts its slower cells per guard)."""
-    if not guards:
+def text_pruned(row: dict, max_text: int | None) -> str | None:
+    """Why `row` is pruned by the limit on the tuned routine's `.text`
+    bytes (None: it is not, or nothing is known of its size yet)."""
+    size = row.get("text_bytes")
+    if max_text is None or size is None or size <= max_text:
+        return None
+    return f"text {size} B > max {max_text} B"
+
+
+def ranked(rows: list[dict], guards: dict[str, dict] | None = None,
+           max_text: int | None = None) -> list[dict]:
+    """The store's rows (best expected cycles first) with each guard and
+    the size limit applied: a point whose routine has more than `max_text`
+    bytes of .text ranks after every point that has not (`pruned` on each
+    row says why), and a point slower than a guard baseline in any cell of
+    the size x alignment grid after every point that is not (`guard` on
+    each row counts its slower cells per guard)."""
+    if not guards and max_text is None:
         return rows
     for r in rows:
-        r["guard"] = ({g: slower_cells(r["grid"], base["grid"]) for g, base in guards.items()}
+        r["pruned"] = text_pruned(r, max_text)
+        r["guard"] = ({g: slower_cells(r["grid"], base["grid"]) for g, base in (guards or {}).items()}
                       if r.get("grid") else {})
-    return sorted(rows, key=lambda r: (r["expected"] is None, any(r["guard"].values())))
+    return sorted(rows, key=lambda r: (r["expected"] is None, r["pruned"] is not None,
+                                       any(r["guard"].values())))
 
 
 def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
               advance: Callable[[str], None] = lambda label: None,
-              guards: dict[str, dict] | None = None) -> None:
+              guards: dict[str, dict] | None = None, max_text: int | None = None) -> None:
     """Prove the `top` best evaluated codes of the run (in rank order, after
     the guards), and keep going down the ranking until one is proved or 3 x
-    top are tried."""
+    top are tried.  Points over the size limit are never tried: none of
+    them can win."""
     from copygen.verify.cache import ProofCache, prover_fingerprint
     tried, proved = 0, 0
     seen: set[str] = set()
-    for row in ranked(store.results(run), guards):
-        if row["expected"] is None or row["code"] in seen:
+    for row in ranked(store.results(run), guards, max_text):
+        if row["expected"] is None or row.get("pruned") or row["code"] in seen:
             continue
         seen.add(row["code"])
         if tried >= top and (proved or tried >= 3 * top):
@@ -169,7 +185,7 @@ def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
 
 
 def winner(rows: list[dict]) -> dict | None:
-    """The best-ranked point whose code is proved (and, when the rows carry
-    guards, that is nowhere slower than a guard)."""
-    return next((r for r in rows if r["verdict"] == "proved"
+    """The best-ranked point whose code is proved, within the size limit
+    and (when the rows carry guards) nowhere slower than a guard."""
+    return next((r for r in rows if r["verdict"] == "proved" and not r.get("pruned")
                  and not any(r.get("guard", {}).values())), None)

@@ -47,6 +47,7 @@ class Request:
     dry_run: bool = False
     build_cache: str = "build/tune"
     proof_cache: str = "build/proofs"
+    max_text: int | None = None         # .text bytes the tuned routine may have
 
 
 @contextlib.contextmanager
@@ -76,6 +77,7 @@ class Ranking:
     guards: list[str]
     ranked_only: bool = False           # --top 0: nothing was to be proved
     written: list[Path] = field(default_factory=list)
+    max_text: int | None = None         # the .text limit the ranking applied
 
 
 def default_db(source: str) -> Path:
@@ -97,7 +99,7 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
     try:
         store.add_run(p.run, req.source, p.space.sweep, p.space.routine, p.space.kind, profile,
                       req.workload, {"align_mix": req.align_mix, "baselines": names,
-                                     "guards": list(req.guards)})
+                                     "guards": list(req.guards), "max_text": req.max_text})
         store.add_points(p.run, p.points)
         with watch.stage(f"tune {p.space.sweep}", len(p.codes)) as step:
             ran = evaluate_all(store, p, profile, req.workload, req.align_mix, req.build_cache,
@@ -107,16 +109,18 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
         if req.top:
             with watch.stage("proving", None) as step:
                 prove_top(store, p.run, p.space.kind, req.top, req.proof_cache, req.jobs,
-                          lambda label: step(f"proving {label}"), {g: base[g] for g in req.guards})
+                          lambda label: step(f"proving {label}"), {g: base[g] for g in req.guards},
+                          req.max_text)
         return p, _ranking(store, p.run, base, req.shown, req.report_dir, str(db),
-                           list(req.guards), ranked_only=req.top == 0)
+                           list(req.guards), req.max_text, ranked_only=req.top == 0)
     finally:
         store.close()
 
 
 def show_store(db: str, run_id: str | None = None, shown: int = 10,
-               report_dir: str | None = None) -> Ranking:
-    """A store's ranking of one run (default: the latest), computing nothing."""
+               report_dir: str | None = None, max_text: int | None = None) -> Ranking:
+    """A store's ranking of one run (default: the latest), computing nothing;
+    under `max_text`, else the limit the run was last made with."""
     store = Store.open_existing(db)
     try:
         runs = store.runs()
@@ -132,21 +136,25 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
             key = code_key(read_source(name), meta["kind"]) if Path(name).is_file() else None
             row = store.eval_of(key, meta["profile"], workload) if key else None
             if row:
-                base[name] = row
-        return _ranking(store, meta["run"], base, shown, report_dir, db, args.get("guards", []))
+                base[name] = {**row, "name": _strategy_name(name, meta["kind"])}
+        limit = max_text if max_text is not None else args.get("max_text")
+        return _ranking(store, meta["run"], base, shown, report_dir, db, args.get("guards", []), limit)
     finally:
         store.close()
 
 
 def _ranking(store: Store, run: str, base: dict, shown: int, report_dir: str | None, db: str,
-             guards: list[str], ranked_only: bool = False) -> Ranking:
+             guards: list[str], max_text: int | None, ranked_only: bool = False) -> Ranking:
     from copygen.verify.cache import prover_fingerprint
-    rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base})
+    rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base},
+                  max_text)
     meta = next(r for r in store.runs() if r["run"] == run)
     win = winner(rows)
-    written = report.write_report(Path(report_dir), meta, rows, base, win, shown) if report_dir else []
+    written = (report.write_report(Path(report_dir), meta, rows, base, win, shown, max_text)
+               if report_dir else [])
     return Ranking(db, {**meta, "args": json.loads(meta["args"])}, rows,
-                   report.table_rows(rows, base, shown), base, win, guards, ranked_only, written)
+                   report.table_rows(rows, base, shown), base, win, guards, ranked_only, written,
+                   max_text)
 
 
 def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
@@ -191,5 +199,14 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Req
         if row is None:
             row = evaluate(Job(key, text, kind, profile, req.workload, req.align_mix, req.build_cache))
             store.add_eval(key, profile, workload, row)
-        out[name] = row
+        out[name] = {**row, "name": _strategy_name(name, kind)}
     return out
+
+
+def _strategy_name(path: str, kind: str) -> str:
+    """What a baseline's routine is called in its file (`kernel2021`,
+    `lib.memcpy`): the label of its point in a plot."""
+    st = load_file(path, available())
+    if kind in STRING_FNS:
+        return f"{st.string.name}.{kind}"
+    return getattr(st, kind).name

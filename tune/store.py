@@ -7,7 +7,9 @@ Tables (schema SCHEMA):
            the key of the code it emits (points that emit the same routine
            share a key and are evaluated once)
   evals    one row per (code key, profile, workload): expected cycles per
-           call, code bytes, the size x alignment grid, the seconds it took
+           call, the routine's `.text` bytes (column code_bytes) and its
+           share of `__ex_table` (extable_bytes; measure.size says what is
+           counted), the size x alignment grid, the seconds it took
   proofs   one row per code key: the verdict and each clause's status, and
            the fingerprint of the prover that gave it (an `unknown` from
            another prover is proved again: verify.cache.prover_fingerprint)
@@ -15,7 +17,9 @@ Tables (schema SCHEMA):
 Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed
 row and redoes none of them.  A file that is not a copygen store is refused
-with a CopygenError and left untouched.
+with a CopygenError and left untouched.  Columns added since schema 1 was
+first written (LATER_COLUMNS) are added to an older store when it is
+opened, empty in its old rows: its results stay, and show "-" there.
 Role: persistence.  May import gen.errors and the standard library.
 """
 from __future__ import annotations
@@ -43,11 +47,13 @@ CREATE TABLE IF NOT EXISTS runs (run TEXT PRIMARY KEY, source TEXT, sweep TEXT, 
 CREATE TABLE IF NOT EXISTS points (run TEXT, point TEXT, label TEXT, code TEXT, text TEXT,
     PRIMARY KEY (run, point));
 CREATE TABLE IF NOT EXISTS evals (code TEXT, profile TEXT, workload TEXT, expected REAL,
-    mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL,
+    mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL, extable_bytes INTEGER,
     PRIMARY KEY (code, profile, workload));
 CREATE TABLE IF NOT EXISTS proofs (code TEXT PRIMARY KEY, verdict TEXT, status TEXT,
     detail TEXT, seconds REAL, prover TEXT);
 """
+# (table, column, type) added to schema 1 after stores of it were written
+LATER_COLUMNS = (("proofs", "prover", "TEXT"), ("evals", "extable_bytes", "INTEGER"))
 
 
 class Store:
@@ -74,10 +80,13 @@ class Store:
         if schema != str(SCHEMA):
             raise CopygenError(f"{path} is a tuning store of schema {schema}, this copygen "
                                f"reads {SCHEMA}", hint="give --db a new file name")
-        cols = {r[1] for r in self.db.execute("PRAGMA table_info(proofs)")}
-        if "prover" not in cols:        # a store written before proofs named their prover
-            with self.db:
-                self.db.execute("ALTER TABLE proofs ADD COLUMN prover TEXT")
+        self._add_later_columns()
+
+    def _add_later_columns(self) -> None:
+        for table, column, kind in LATER_COLUMNS:
+            if column not in {r[1] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                with self.db:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @classmethod
     def open_existing(cls, path: str | Path) -> "Store":
@@ -122,17 +131,21 @@ class Store:
 
     def add_eval(self, code: str, profile: str, workload: str, row: dict) -> None:
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO evals VALUES (?,?,?,?,?,?,?,?)",
+            self.db.execute("INSERT OR IGNORE INTO evals (code, profile, workload, expected, "
+                            "mean_size, code_bytes, grid, seconds, extable_bytes) "
+                            "VALUES (?,?,?,?,?,?,?,?,?)",
                             (code, profile, workload, row["expected"], row["mean_size"],
-                             row["code_bytes"], json.dumps(row["grid"], sort_keys=True), row["seconds"]))
+                             row["text_bytes"], json.dumps(row["grid"], sort_keys=True),
+                             row["seconds"], row.get("extable_bytes")))
 
     def eval_of(self, code: str, profile: str, workload: str) -> dict | None:
-        r = self.db.execute("SELECT expected, mean_size, code_bytes, grid, seconds FROM evals "
-                            "WHERE code=? AND profile=? AND workload=?", (code, profile, workload)).fetchone()
+        r = self.db.execute("SELECT expected, mean_size, code_bytes, grid, seconds, extable_bytes "
+                            "FROM evals WHERE code=? AND profile=? AND workload=?",
+                            (code, profile, workload)).fetchone()
         if r is None:
             return None
-        return {"expected": r[0], "mean_size": r[1], "code_bytes": r[2], "grid": json.loads(r[3]),
-                "seconds": r[4]}
+        return {"expected": r[0], "mean_size": r[1], "text_bytes": r[2], "grid": json.loads(r[3]),
+                "seconds": r[4], "extable_bytes": r[5]}
 
     def results(self, run: str, prover: str | None = None) -> list[dict]:
         """Every point of `run` with its evaluation (None until evaluated)
@@ -144,11 +157,11 @@ class Store:
         meta = (profile, eval_workload(workload, json.loads(args or "{}").get("align_mix", "spec")))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
-            "pr.verdict, pr.status, pr.detail, pr.prover FROM points p "
+            "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes FROM points p "
             "LEFT JOIN evals e ON e.code = p.code AND e.profile = ? AND e.workload = ? "
             "LEFT JOIN proofs pr ON pr.code = p.code WHERE p.run = ?", (*meta, run)).fetchall()
         out = [{"point": json.loads(r[0]), "label": r[1], "code": r[2], "text": r[3],
-                "expected": r[4], "mean_size": r[5], "code_bytes": r[6],
+                "expected": r[4], "mean_size": r[5], "text_bytes": r[6], "extable_bytes": r[12],
                 "grid": json.loads(r[7]) if r[7] else None, "verdict": r[8],
                 "status": json.loads(r[9]) if r[9] else None,
                 "detail": json.loads(r[10]) if r[10] else None} for r in rows]
