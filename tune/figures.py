@@ -62,31 +62,30 @@ def pareto(rows: list[dict], baselines: dict[str, dict], path: Path, labels: dic
     plt = _pyplot()
     pts = [r for r in rows if r.get("expected") is not None and r.get("text_bytes") is not None]
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    within = [r for r in pts if not r.get("pruned")]
-    over = [r for r in pts if r.get("pruned")]
-    ax.scatter([r["text_bytes"] for r in within], [r["expected"] for r in within], s=14,
-               color="tab:blue", alpha=0.6, zorder=2, label=f"candidates ({len(within)})")
-    if over:
-        ax.scatter([r["text_bytes"] for r in over], [r["expected"] for r in over], s=14,
-                   color="0.6", alpha=0.6, zorder=2, label=f"over --max-text ({len(over)})")
+    for group, color, name in (([r for r in pts if not r.get("pruned")], "tab:blue", "candidates"),
+                               ([r for r in pts if r.get("pruned")], "0.6", "over --max-text")):
+        if group:
+            ax.scatter([r["text_bytes"] for r in group], [r["expected"] for r in group], s=14,
+                       color=color, alpha=0.6, zorder=2, label=f"{name} ({len(group)})")
     front = pareto_front(pts)
     ax.plot([r["text_bytes"] for r in front], [r["expected"] for r in front], "-o", color="tab:red",
-            markersize=5, markerfacecolor="none",
-            linewidth=1.2, zorder=3, label=f"Pareto front ({len(front)})")
+            markersize=5, markerfacecolor="none", linewidth=1.2, zorder=3,
+            label=f"Pareto front ({len(front)})")
     if max_text is not None:
         ax.axvline(max_text, linestyle="--", color="0.4", linewidth=1, zorder=1,
                    label=f"--max-text {max_text} B")
     if win and win.get("text_bytes") is not None:
         ax.scatter([win["text_bytes"]], [win["expected"]], marker="*", s=160, color="gold",
                    edgecolors="black", linewidths=0.7, zorder=5, label="winner")
-    _baselines(ax, baselines)
-    _cycles_axis(ax, [r["expected"] for r in pts] +
-                 [e["expected"] for e in baselines.values() if e.get("expected")])
+    shown = [e for e in baselines.values() if e.get("text_bytes") is not None and e.get("expected")]
+    ylim = cycles_range([r["expected"] for r in pts], [e["expected"] for e in shown])
+    ax.set_ylim(*ylim)
+    _baselines(ax, baselines, ylim)
     ax.set_title(labels["title"], fontsize=10)
     ax.set_xlabel(labels["xlabel"])
     ax.set_ylabel(labels["ylabel"])
     ax.grid(True, alpha=0.3)
-    ax.margins(0.08)            # a marker at the edge keeps its label inside the axes
+    ax.margins(x=0.08)          # a marker at the edge keeps its label inside the axes
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -94,31 +93,42 @@ def pareto(rows: list[dict], baselines: dict[str, dict], path: Path, labels: dic
     return front
 
 
-def _cycles_axis(ax, cycles: list[float]) -> None:
-    """A logarithmic cycles axis when the values span more than a factor of
-    two (a byte-loop baseline is several times slower than every candidate
-    and would flatten them on a linear one), with plain numbers as labels."""
-    import matplotlib.ticker as ticker
-    if not cycles or max(cycles) <= 2 * min(cycles):
-        return
-    ax.set_yscale("log")
-    # within a decade a log locator labels one or two ticks: place them as on a linear axis
-    within = max(cycles) <= 10 * min(cycles)
-    ax.yaxis.set_major_locator(ticker.MaxNLocator(nbins=8) if within else ticker.LogLocator(subs=(1, 2, 5)))
-    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
-    ax.yaxis.set_minor_locator(ticker.NullLocator())
+# a baseline within this factor of the candidates' cycles is drawn where it is
+NEAR = 1.25
 
 
-def _baselines(ax, baselines: dict[str, dict]) -> None:
-    """Hollow markers above the candidates (zorder 4), each named beside it."""
+def cycles_range(candidates: list[float], baselines: list[float]) -> tuple[float, float]:
+    """The cycles axis: the candidates and the baselines near them, padded.
+    A baseline several times slower (a byte loop) would squeeze the
+    candidates, and the front among them, into a line at the bottom."""
+    if not candidates:
+        candidates = baselines or [1.0]
+    lo, hi = min(candidates), max(candidates)
+    near = [b for b in baselines if lo / NEAR <= b <= hi * NEAR]
+    lo, hi = min([lo, *near]), max([hi, *near])
+    pad = (hi - lo) * 0.08 or lo * 0.05 or 1.0
+    return lo - pad, hi + pad
+
+
+def _baselines(ax, baselines: dict[str, dict], ylim: tuple[float, float]) -> None:
+    """Hollow markers above the candidates (zorder 4), each named beside it;
+    one off the cycles axis sits at its edge, a triangle pointing out,
+    its cycles in its legend entry."""
     colors = ("tab:green", "tab:purple", "tab:orange", "tab:brown", "tab:pink", "tab:olive")
+    off = 0         # baselines off the axis so far: their names are stacked, not overlaid
     for i, (b, e) in enumerate(baselines.items()):
         if e.get("text_bytes") is None or e.get("expected") is None:
             continue
         name = e.get("name") or Path(b).stem
-        color = colors[i % len(colors)]
-        ax.scatter([e["text_bytes"]], [e["expected"]], marker=BASELINE_MARKERS[i % len(BASELINE_MARKERS)],
-                   s=90, facecolors="none", edgecolors=color, linewidths=1.6, zorder=4,
-                   label=f"baseline {name}")
-        ax.annotate(name, (e["text_bytes"], e["expected"]), xytext=(7, 5), textcoords="offset points",
+        color, marker, y = colors[i % len(colors)], BASELINE_MARKERS[i % len(BASELINE_MARKERS)], e["expected"]
+        label, offset = f"baseline {name}", (7, 5)
+        if not ylim[0] <= y <= ylim[1]:
+            above = y > ylim[1]
+            marker, y = ("^", ylim[1]) if above else ("v", ylim[0])
+            label = f"baseline {name} ({e['expected']:.0f} cycles, off the axis)"
+            offset = (7, -12 - 11 * off if above else 5 + 11 * off)
+            off += 1
+        ax.scatter([e["text_bytes"]], [y], marker=marker, s=90, facecolors="none", edgecolors=color,
+                   linewidths=1.6, zorder=4, clip_on=False, label=label)
+        ax.annotate(name, (e["text_bytes"], y), xytext=offset, textcoords="offset points",
                     fontsize=8, color=color, zorder=4)
