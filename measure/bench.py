@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from copygen.emu.api import Machine
-from copygen.emu.errors import EmuError
+from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu.profile import Profile
 
 PAGE = 4096
@@ -138,8 +138,8 @@ class Bench:
         kind = _kind(case.routine)
         prof = self.machine.profile
         if kind.vector and prof is not None and prof.vector is None:
-            raise BenchError(f"{case.routine} runs vector code, and profile {prof.name} has no [vector] "
-                             "section to time it; choose a vector profile (x60, x280) with --profile")
+            raise ProfileError(f"{case.routine} runs vector code, and profile {prof.name} has no [vector] "
+                               "section to time it; choose a vector profile (x60, x280) with --profile")
         if not 0 <= case.size <= self.max_size:
             raise BenchError(f"size {case.size} outside 0..{self.max_size}")
         if not (0 <= case.src_align < 64 and 0 <= case.dst_align < 64):
