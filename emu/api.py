@@ -16,7 +16,7 @@ from pathlib import Path
 from copygen.emu.cost import CostModel
 from copygen.emu.observer import Fanout
 from copygen.emu.elf import ElfImage, load_into, read_elf
-from copygen.emu.errors import MapError
+from copygen.emu.errors import ConfigError, MapError
 from copygen.emu.machine import SR_SUM, SR_VS, SR_VS_INITIAL, SSTATUS, Fault, Hart
 from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
 from copygen.emu.ooo import OooCostModel
@@ -47,6 +47,18 @@ class CallResult:
         return self.ret - (1 << 64) if self.ret >> 63 else self.ret
 
 
+def machine_vlen(profile: Profile | None, vlen: int | None) -> int:
+    """The VLEN a machine runs at: as asked, else the profile's [vector] vlen,
+    else 128.  A vector profile's tables hold for its own VLEN only."""
+    own = profile.vector.vlen if profile is not None and profile.vector is not None else None
+    if vlen is None:
+        return own or 128
+    if own is not None and vlen != own:
+        raise ConfigError(f"profile {profile.name} times a VLEN of {own}; the machine was asked for "
+                          f"VLEN {vlen} (leave it out to run at {own})")
+    return vlen
+
+
 def _cost_model(profile: Profile | None):
     """The profile's engine: in-order issue (emu.cost) or out of order (emu.ooo)."""
     if profile is None:
@@ -58,16 +70,17 @@ class Machine:
     """An S-mode RV64 machine with an optional cycle cost profile."""
 
     def __init__(self, image: ElfImage | None = None, profile: str | Profile | None = None,
-                 *, stack_size: int = 4 * PAGE_SIZE, vlen: int = 128) -> None:
+                 *, stack_size: int = 4 * PAGE_SIZE, vlen: int | None = None) -> None:
         self.image = image
         self.memory = Memory()
         if isinstance(profile, str):
             profile = load_profile(profile)
         self.profile = profile
         self.cost = _cost_model(profile)
-        self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost, vlen)
-        if isinstance(self.cost, OooCostModel):
-            self.cost.hart = self.hart  # the predictor indexes by the branch's pc
+        self.hart = Hart(self.memory, dict(image.extable) if image else {}, self.cost,
+                         machine_vlen(profile, vlen))
+        if self.cost is not None:
+            self.cost.hart = self.hart  # read by the predictor (branch pc) and vector timing (vl)
         if image is not None:
             load_into(image, self.memory)
         self.stack_size = stack_size

@@ -12,13 +12,17 @@ profiles use emu.ooo, which shares this module's instruction classes, `uop`,
   ints so the block translator can memoise a whole block per (entry state,
   branch outcome) and get exactly the cycles the per-instruction reference
   path gets.  Register 32 is a pseudo-register for an unpipelined divider.
+* Vector instructions (profiles with a `[vector]` section): timed by
+  emu.vcost, whose occupancy depends on the bytes the access moved, so the
+  schedule's dynamic outcome for them is that beat count instead of a
+  branch outcome.  A profile without `[vector]` refuses to time them.
 * Dynamic costs, added as stall cycles that freeze the whole pipeline (so they
   do not change the issue state): L1 D-cache misses (LRU sets, write-allocate),
   misaligned accesses (firmware trap on u74, a small penalty on x60), and
   taken `__ex_table` faults (trap entry, table search, return).
 
 Profiles are TOML data (`emu/profiles/*.toml`, see `emu.profile`).
-Imports: emu.decode (Insn only), emu.isa (VECTOR_NAMES), emu.profile.
+Imports: emu.decode (Insn only), emu.isa (VECTOR_NAMES), emu.profile, emu.vcost, emu.errors.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from copygen.emu.decode import Insn
+from copygen.emu.errors import ProfileError
 from copygen.emu.isa import VECTOR_NAMES
 from copygen.emu.profile import Profile
+from copygen.emu.vcost import access_beats, vector_class, vector_uop_parts
 
 DIV_UNIT = 32
 
@@ -47,8 +53,9 @@ for _n in "div divu rem remu divw divuw remw remuw".split():
 for _n in "csrrw csrrs csrrc csrrwi csrrsi csrrci fence fence.i ecall ebreak wfi".split():
     _CLASS[_n] = "serial"
 _CLASS.update(jal="jal", jalr="jalr")
-# Vector instructions have no timing model yet: costed as serialising, and the
-# translator leaves them to the reference step.
+# Vector instructions: serialising for the out-of-order engine, which has no
+# vector timing; the in-order engine times them by emu.vcost (see `uop`).
+# The translator leaves them to the reference step.
 for _n in VECTOR_NAMES:
     _CLASS[_n] = "serial"
 
@@ -104,7 +111,15 @@ def _uop(i: Insn, p: Profile) -> Uop:
                i.imm < 0, late_ok)
 
 
-def uop(i: Insn, p: Profile) -> Uop:
+def _vector_uop(i: Insn, p: Profile, beats: int) -> Uop:
+    cls, srcs, dsts = vector_uop_parts(i, p, beats)
+    return Uop(cls, srcs, dsts, False, 0, False, False)
+
+
+def uop(i: Insn, p: Profile, dyn: int = 0) -> Uop:
+    """The instruction's Uop; `dyn` is a vector access's beat count."""
+    if p.vector is not None and i.name in VECTOR_NAMES:
+        return _vector_uop(i, p, dyn)
     return _uop(i, p)
 
 
@@ -253,13 +268,27 @@ def schedule_table(p: Profile) -> ScheduleTable:
     return table
 
 
+# profiles shipped with a [vector] section, named in the refusal below
+VECTOR_PROFILES = ("x60", "x280")
+
+
+def no_vector_timing(p: Profile, insn: Insn) -> None:
+    """Refuse to time a vector instruction on a profile without [vector]:
+    charging it as a scalar one would make any vector/scalar comparison meaningless."""
+    raise ProfileError(f"profile {p.name} has no [vector] section, so it cannot time {insn.name}; "
+                       f"bench vector code with a vector profile ({', '.join(VECTOR_PROFILES)})")
+
+
 class CostModel:
-    """Cycle accounting for one machine: issue state, cache, stall counters."""
+    """Cycle accounting for one machine: issue state, cache, stall counters.
+    `hart` (set by emu.api.Machine) is read, never written, to size vector
+    accesses."""
 
     kind = "inorder"
 
     def __init__(self, p: Profile) -> None:
         self.profile = p
+        self.hart = None
         self.cache = Cache(p)
         self.table = schedule_table(p)
         self.states = self.table.states
@@ -278,16 +307,30 @@ class CostModel:
     def intern(self, state: tuple) -> int:
         return self.table.intern(state)
 
-    def step(self, sid: int, insn: Insn, taken: bool) -> tuple[int, int]:
-        """(cycles, next state id) for one instruction from state `sid` (memoised)."""
-        return self.table.step(sid, insn, taken, self._schedule)
+    def step(self, sid: int, insn: Insn, dyn: int) -> tuple[int, int]:
+        """(cycles, next state id) for one instruction from state `sid` (memoised);
+        `dyn`: whether a branch was taken, or a vector access's beats."""
+        return self.table.step(sid, insn, dyn, self._schedule)
 
-    def _schedule(self, state: tuple, insn: Insn, taken: bool) -> tuple[int, tuple]:
-        return schedule(state, uop(insn, self.profile), taken, self.profile)
+    def _schedule(self, state: tuple, insn: Insn, dyn: int) -> tuple[int, tuple]:
+        u = uop(insn, self.profile, dyn)
+        return schedule(state, u, bool(dyn) and u.cls in ("branch", "jal", "jalr"), self.profile)
 
     def on_insn(self, insn: Insn, taken: bool) -> None:
-        adv, self.state = self.step(self.state, insn, taken)
+        dyn = self._vector_beats(insn) if insn.name in VECTOR_NAMES else taken
+        adv, self.state = self.step(self.state, insn, dyn)
         self.issue_cycles += adv
+
+    def _vector_beats(self, insn: Insn) -> int:
+        """The beats a vector access moved (0 for other vector instructions),
+        read from the hart after it ran; the profile must time vectors."""
+        p = self.profile
+        if p.vector is None:
+            no_vector_timing(p, insn)
+        if vector_class(insn.name) not in ("vload", "vstore"):
+            return 0
+        v = self.hart.v
+        return access_beats(insn, self.hart.x, v.vl, v.vlenb, p.vector)
 
     def access(self, addr: int, size: int, store: int) -> None:
         """Dynamic cost of a permitted access (cache lines touched, misalignment)."""

@@ -38,7 +38,7 @@ The state is kept relative to the last dispatch cycle and pruned of every
 time that can no longer delay anything, so it is a finite value: interned
 to an int like the in-order state, it lets the translator memoise a block
 per (entry state, access codes, branch outcome, prediction).
-Imports: emu.cost, emu.decode (Insn only), emu.memhier, emu.predictor, emu.profile.
+Imports: emu.cost, emu.decode (Insn only), emu.isa (VECTOR_NAMES), emu.memhier, emu.predictor, emu.profile.
 """
 
 from __future__ import annotations
@@ -46,8 +46,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from copygen.emu.cost import DIV_UNIT, insn_class, schedule_table, uop
+from copygen.emu.cost import DIV_UNIT, insn_class, no_vector_timing, schedule_table, uop
 from copygen.emu.decode import Insn
+from copygen.emu.isa import VECTOR_NAMES
 from copygen.emu.memhier import Hierarchy
 from copygen.emu.predictor import make_predictor
 from copygen.emu.profile import Profile
@@ -254,6 +255,8 @@ class OooCostModel:
     def on_insn(self, insn: Insn, taken: bool) -> None:
         cls = insn_class(insn.name)
         code = 0
+        if cls == "serial" and insn.name in VECTOR_NAMES:
+            no_vector_timing(self.profile, insn)
         if cls in ("load", "store"):
             code, self.code = self.code, 0
         elif cls == "branch":

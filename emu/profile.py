@@ -78,6 +78,7 @@ class Profile:
     calibration_error: str
     engine: str = "inorder"          # [engine] kind: "inorder" (emu.cost) or "ooo" (emu.ooo)
     ooo: OooConfig | None = None     # the out-of-order engine's tables, when engine is "ooo"
+    vector: VectorConfig | None = None  # [vector]: the core's RVV timing; None: no vector unit
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +105,61 @@ class OooConfig:
     prefetch: str             # [prefetch] kind: none | next_line | stride
     prefetch_degree: int
     prefetch_buffer: int
+
+
+LMULS = ("mf8", "mf4", "mf2", "m1", "m2", "m4", "m8")   # the columns of a [vector] table
+
+
+@dataclass(frozen=True, slots=True)
+class VectorConfig:
+    """What emu.vcost reads to time vector instructions (docs/vector.md,
+    "Vector cost profiles").  Each table has one column per LMUL (`LMULS`)
+    and gives the cycles of a unit-stride access of a whole register group."""
+
+    vlen: int                 # VLEN in bits: the machine must run at it
+    dlen: int                 # datapath width in bits: one beat moves dlen/8 bytes
+    units: str                # "shared": one unit for vector loads and stores; "split": one each
+    vset_latency: int         # vsetvli/vsetivli/vsetvl result latency
+    load: tuple[int, ...]     # occupancy of the load unit
+    load_ff: tuple[int, ...]  # the same for fault-only-first loads
+    store: tuple[int, ...]    # occupancy of the store unit
+    load_latency: tuple[int, ...]  # cycles until a load's register group can be read
+
+
+_VECTOR_TABLES = ("load", "load_ff", "store", "load_latency")
+
+
+def _parse_vector(data: dict, where: str, engine: str) -> VectorConfig | None:
+    v = data.get("vector")
+    if v is None:
+        return None
+    if engine != "inorder":
+        raise ProfileError(f"{where}: [vector] is modelled by the inorder engine only, not {engine!r}")
+    unknown = set(v) - {"vlen", "dlen", "units", "vset_latency", *_VECTOR_TABLES}
+    if unknown:
+        raise ProfileError(f"{where}: [vector] has unknown key {sorted(unknown)[0]}")
+    for key in ("vlen", "dlen", "vset_latency"):
+        if type(v.get(key)) is not int or v[key] < 0:
+            raise ProfileError(f"{where}: [vector] {key} must be a non-negative int, got {v.get(key)!r}")
+    vlen, dlen = v["vlen"], v["dlen"]
+    if vlen not in (128, 256, 512, 1024):
+        raise ProfileError(f"{where}: [vector] vlen must be 128, 256, 512 or 1024 (the VLENs emu models)")
+    if dlen < 32 or dlen > vlen or dlen & (dlen - 1):
+        raise ProfileError(f"{where}: [vector] dlen must be a power of two in 32..vlen, got {dlen}")
+    if v.get("units") not in ("shared", "split"):
+        raise ProfileError(f"{where}: [vector] units must be \"shared\" or \"split\", got {v.get('units')!r}")
+    tables = {}
+    for key in _VECTOR_TABLES:
+        row = v.get(key)
+        if (type(row) is not list or len(row) != len(LMULS)
+                or any(type(c) is not int or c < 1 for c in row)):
+            raise ProfileError(f"{where}: [vector] {key} must list {len(LMULS)} positive ints, "
+                               f"one per LMUL {', '.join(LMULS)}")
+        if any(a > b for a, b in zip(row, row[1:])):
+            raise ProfileError(f"{where}: [vector] {key} must not fall as LMUL grows (more bytes, "
+                               f"no fewer cycles)")
+        tables[key] = tuple(row)
+    return VectorConfig(vlen=vlen, dlen=dlen, units=v["units"], vset_latency=v["vset_latency"], **tables)
 
 
 # (table, key) -> (OooConfig field, default or None when required)
@@ -207,7 +263,8 @@ def parse_profile(data: dict, where: str = "<profile>") -> Profile:
         values["load_to_store"] = max(values["lat_load"] - values["store_data_late"], 0)
     p = Profile(name=str(data.get("name", Path(where).stem)), description=str(data.get("description", "")),
                 calibrated_against=cal["against"], calibration_error=cal["error"], engine=engine,
-                ooo=_parse_ooo(data, where) if engine == "ooo" else None, **values)
+                ooo=_parse_ooo(data, where) if engine == "ooo" else None,
+                vector=_parse_vector(data, where, engine), **values)
     _check_geometry(p, where)
     return p
 

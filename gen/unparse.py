@@ -12,9 +12,10 @@ BLOCK_WORDS = {"copy_user": "copy_user", "clear_user": "clear_user", "string_blo
                "sweep": "sweep"}
 SWEEP_WORDS = {"sweep_small": "small below", "sweep_words": "words unroll",
                "sweep_shift": "shift unroll", "sweep_then_words": "then words unroll",
-               "sweep_then_shift": "then shift unroll"}
+               "sweep_then_shift": "then shift unroll", "sweep_vector_above": "vector above"}
 SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
-               "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect"}
+               "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect",
+               "sweep_vector_lmul": "vector lmul", "sweep_vector_loads": "vector loads"}
 
 
 def _list(values) -> str:

@@ -78,9 +78,14 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",
               "sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
               "sweep_then_words": "then_words", "sweep_then_shift": "then_shift",
-              "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect"}
+              "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect",
+              "sweep_vector_above": "vector_above", "sweep_vector_lmul": "vector_lmul",
+              "sweep_vector_loads": "vector_loads"}
 # axes whose values are the phase setting's one value each
-SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline", "expect")
+SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline", "expect", "vector_lmul", "vector_loads")
+# vector axes: the position of their knob in the routine's `vector` setting
+# (e8, m8, above N, loads plain[, vlen range])
+VECTOR_SLOTS = {"vector_lmul": 1, "vector_above": 2, "vector_loads": 3}
 SWEEP_KINDS = ("copy_user", "clear_user")
 # the functions of a string block a sweep may tune (memmove reuses memcpy's phases)
 STRING_FNS = ("memcpy", "memset")
@@ -95,7 +100,7 @@ def axis_choices(axis: Setting, base: dict[str, Setting]) -> list[tuple]:
     name = SWEEP_AXES[axis.key]
     if name in SINGLE_VALUED:
         return list(dict.fromkeys((v,) for v in axis.values))
-    if name == "small":
+    if name in ("small", "vector_above"):
         return list(dict.fromkeys((v,) for v in axis.values[0]))
     if len(axis.values) > 1:
         schedules = [(sch,) for sch in axis.values[1]]
@@ -111,7 +116,8 @@ def describe_point(point: dict[str, tuple]) -> str:
     words = {"small": "small below", "words": "words unroll", "shift": "shift unroll",
              "align": "align", "tail": "tail", "fault": "fault",
              "then_words": "then words unroll", "then_shift": "then shift unroll",
-             "ends": "ends", "inline": "inline", "expect": "expect"}
+             "ends": "ends", "inline": "inline", "expect": "expect",
+             "vector_above": "vector above", "vector_lmul": "vector lmul", "vector_loads": "vector loads"}
     parts = []
     for name, values in point.items():
         word = words[name].replace(" unroll", "") if values[0] == "off" else words[name]
@@ -124,7 +130,7 @@ def sweep_point_error(base: Item, target: Target, point: dict[str, tuple],
                       locs: dict[str, Loc]) -> CopygenError | None:
     """Why the routine `base` with the point's settings is not valid (None:
     it is)."""
-    settings = {**settings_by_key(base), **{n: Setting(n, v, locs[n]) for n, v in point.items()}}
+    settings = point_settings(settings_by_key(base), point, locs)
     routine = Item(base.kind, base.name, base.ref, tuple(settings.values()), base.loc)
     try:
         phases = routine_phases(routine, base.kind, target, [])
@@ -133,6 +139,22 @@ def sweep_point_error(base: Item, target: Target, point: dict[str, tuple],
     except CopygenError as err:
         return err
     return None
+
+
+def point_settings(base: dict[str, Setting], point: dict[str, tuple],
+                   locs: dict[str, Loc]) -> dict[str, Setting]:
+    """The routine's settings with a point's values: a phase axis replaces
+    its phase setting; a vector axis replaces one knob of the `vector`
+    setting, which then carries the location of the last such axis."""
+    settings = dict(base)
+    for name, values in point.items():
+        if name in VECTOR_SLOTS:
+            vec = list(settings["vector"].values)
+            vec[VECTOR_SLOTS[name]] = values[0]
+            settings["vector"] = Setting("vector", tuple(vec), locs[name])
+        else:
+            settings[name] = Setting(name, values, locs[name])
+    return settings
 
 
 def _components(point: dict[str, tuple]) -> list[tuple]:
@@ -223,6 +245,11 @@ def _sweep(item: Item, routines: dict[str, Item], targets: dict[str, Target],
             raise CopygenError(f"a `then shift` axis for {base.kind} `{item.ref}`: it has no "
                                "source, so shift copy does not apply", s.loc,
                                hint="remove the axis")
+        if name in VECTOR_SLOTS and "vector" not in settings_by_key(base):
+            raise CopygenError(f"a `{name.replace('_', ' ')}` axis for `{item.ref}`, which has "
+                               "no `vector` line", s.loc,
+                               hint="add `vector e8 m8 above 768 loads plain` to the routine: "
+                                    "the axis varies one knob of it")
         if name in ("words", "shift", "then_words", "then_shift"):
             for u in s.values[0]:
                 if u != "off":

@@ -17,10 +17,10 @@ import itertools
 from dataclasses import dataclass, replace
 
 from copygen.gen.errors import CopygenError
-from copygen.gen.parse import Item, Setting, parse_text, read_source
+from copygen.gen.parse import Item, parse_text, read_source
 from copygen.gen.unparse import file_text
 from copygen.gen.validate import (SWEEP_AXES, axis_choices, build_strategy, describe_point,
-                                  settings_by_key, swept_routine, sweep_point_error)
+                                  point_settings, settings_by_key, swept_routine, sweep_point_error)
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def sweep_space(path: str, sweep: str | None = None, profiles=None) -> Space:
         if err is not None:
             pruned.append((describe_point(dict(point)), err.message))
             continue
-        settings = {**base_settings, **{n: Setting(n, v, a.loc) for (n, a), v in zip(axes, values)}}
+        settings = point_settings(base_settings, dict(point), locs)
         routine = replace(base, settings=tuple(settings.values()))
         block = routine if top is base else _with_function(top, routine)
         blocks = [block if it is top else it for it in kept]

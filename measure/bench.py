@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from copygen.emu.api import Machine
-from copygen.emu.errors import EmuError
+from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu.profile import Profile
 
 PAGE = 4096
@@ -112,7 +112,7 @@ class Bench:
     """One machine with user and kernel arenas large enough for `max_size`."""
 
     def __init__(self, elf: str | Path, profile: str | Profile, max_size: int, warm: bool = True,
-                 vlen: int = 128) -> None:
+                 vlen: int | None = None) -> None:
         if max_size > MAX_SIZE:
             raise BenchError(f"size {max_size} is too large for the bench arenas (at most {MAX_SIZE})")
         self.machine = Machine.from_elf(elf, profile, vlen=vlen)
@@ -136,6 +136,10 @@ class Bench:
 
     def run(self, case: Case) -> Sample:
         kind = _kind(case.routine)
+        prof = self.machine.profile
+        if kind.vector and prof is not None and prof.vector is None:
+            raise ProfileError(f"{case.routine} runs vector code, and profile {prof.name} has no [vector] "
+                               "section to time it; choose a vector profile (x60, x280) with --profile")
         if not 0 <= case.size <= self.max_size:
             raise BenchError(f"size {case.size} outside 0..{self.max_size}")
         if not (0 <= case.src_align < 64 and 0 <= case.dst_align < 64):

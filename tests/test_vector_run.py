@@ -115,11 +115,13 @@ def test_instructions_per_chunk(elfs):
 
 
 def test_bench_runs_it_and_checks_its_result(elfs):
-    """`copygen bench` calls it in a vector section at the VLEN asked for;
-    the default profile charges each vector instruction as one."""
+    """`copygen bench` calls it in a vector section at the vector profile's
+    VLEN; a profile without vector timing refuses it."""
     from copygen.measure.bench import Bench, Case
-    for vlen in (128, 512):
-        b = Bench(elfs["m8plain"], "u74", 4096, vlen=vlen)
+    for prof, vlen in (("x60", 256), ("x280", 512)):
+        b = Bench(elfs["m8plain"], prof, 4096)
         assert "__asm_vector_usercopy" in b.routines()
         s = b.run(Case("__asm_vector_usercopy", 4096, 3, 5))
         assert s.kind == "vector_usercopy" and s.instret == 2 + 7 * (4096 // vlen) + 3
+    with pytest.raises(emu.ProfileError, match=r"profile u74 has no \[vector\] section"):
+        Bench(elfs["m8plain"], "u74", 64).run(Case("__asm_vector_usercopy", 64, 0, 0))
