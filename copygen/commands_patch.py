@@ -64,7 +64,8 @@ def _show(res) -> None:
         click.echo(lines[0])
         click.echo("")
         if s.change.rows:
-            click.echo("\n".join(message.table(s.change.rows, s.change.calibration)))
+            click.echo("\n".join(message.speed(s.change.rows, s.change.calibration)
+                                  + [""] + message.table(s.change.rows)))
             click.echo("")
         click.echo("\n".join(message.proofs(s.change.before, s.change.after, s.kinds, s.change.skipped)))
         click.echo("")

@@ -34,3 +34,22 @@ def test_no_module_but_the_cache_reads_or_fills_it():
         if re.search(r"\bcache\.(get|put)\(", path.read_text()):
             users.append(str(path.relative_to(ROOT)))
     assert users == []
+
+
+def test_the_prover_fingerprint_follows_semantics_not_timing(tmp_path):
+    """A verdict depends on the semantics, never on the cost model: the
+    prover runs its machines without a profile.  Changing a timing-only
+    module keeps the cache; changing the semantics empties it."""
+    import shutil
+    from copygen.emu.api import Machine
+    from copygen.verify import cache
+    assert Machine().cost is None
+    emu = tmp_path / "emu"
+    shutil.copytree(ROOT / "emu", emu)
+    base = cache.sources_hash([emu], cache.TIMING_ONLY)
+    for name in cache.TIMING_ONLY:
+        assert (emu / name).exists(), name
+        (emu / name).write_text((emu / name).read_text() + "\n# retimed\n")
+    assert cache.sources_hash([emu], cache.TIMING_ONLY) == base
+    (emu / "semantics.py").write_text((emu / "semantics.py").read_text() + "\n# changed\n")
+    assert cache.sources_hash([emu], cache.TIMING_ONLY) != base

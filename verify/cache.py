@@ -4,8 +4,10 @@ The key covers everything a proof reads: the loaded segments (the routine,
 whatever it calls or falls into, its data), the `__ex_table`, the symbol
 and its address, the routine kind, the options that change a report
 (--bounded, --all-clauses), and the prover itself (a hash of the verify
-and emu sources: a changed prover never reuses an old verdict).  The same code is never proven twice;
-the tuner and `copygen verify` share one cache directory.  Entries are JSON
+and emu sources but the timing models: a changed prover never reuses an
+old verdict, a recalibrated cost model does not throw the cache away).
+The same code is never proven twice; the tuner and `copygen verify` share
+one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
 Role: store and fetch reports.  May import emu.elf, verify.prove (the
@@ -25,16 +27,28 @@ from copygen.emu.elf import read_elf
 from copygen.verify.prove import RoutineReport
 
 
-@functools.lru_cache(maxsize=1)
-def prover_fingerprint() -> str:
-    """A hash of the prover's and the machine model's sources."""
+# emu modules that only time a run: the prover runs machines without a cost
+# profile (emu.api.Machine(image)), so a change to them cannot change a verdict
+TIMING_ONLY = frozenset({"cost.py", "vcost.py", "ooo.py", "memhier.py", "predictor.py",
+                         "profile.py"})
+
+
+def sources_hash(dirs: list, skip: frozenset = frozenset()) -> str:
+    """A hash of the .py sources of each directory (importlib Traversables or
+    Paths), in name order, leaving out the names in `skip`."""
     h = hashlib.sha256(__version__.encode())
-    for package in ("copygen.verify", "copygen.emu"):
-        root = files(package)
+    for root in dirs:
         for f in sorted(root.iterdir(), key=lambda f: f.name):
-            if f.name.endswith((".py", ".toml")):
+            if f.name.endswith(".py") and f.name not in skip:
                 h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def prover_fingerprint() -> str:
+    """A hash of the prover's and the machine model's sources, the timing
+    models and cost profiles left out."""
+    return sources_hash([files("copygen.verify"), files("copygen.emu")], TIMING_ONLY)
 
 
 def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0,
