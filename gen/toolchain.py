@@ -23,9 +23,14 @@ PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",
             "objdump": "binutils-riscv64-linux-gnu", "as": "binutils-riscv64-linux-gnu"}
 
 ARCH = ["-march=rv64gc", "-mabi=lp64d"]
-ASFLAGS = ["-D__ASSEMBLY__"] + ARCH
+# as Kbuild assembles an RV64 kernel (KBUILD_AFLAGS, autoconf.h): not
+# position-independent, so `la` is the pc-relative `lla` the kernel's own .S
+# files expect (memset.S computes a jump into its store run from it), and
+# CONFIG_64BIT set, which those files test
+ASFLAGS = ["-D__ASSEMBLY__", "-fno-PIE", "-DCONFIG_64BIT=1"] + ARCH
 # uaccess_vector.S: the same, with the V extension
-ASFLAGS_VECTOR = ["-D__ASSEMBLY__", "-march=rv64gcv", "-mabi=lp64d"]
+ASFLAGS_VECTOR = ["-D__ASSEMBLY__", "-fno-PIE", "-DCONFIG_64BIT=1", "-march=rv64gcv",
+                  "-mabi=lp64d"]
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-builtin",
           "-mcmodel=medany"] + ARCH
 # GCC 12's generic tuning splits misaligned words into bytes even with

@@ -22,6 +22,13 @@
 	.set alias, name;		\
 	.size alias, . - name
 
+/* The same, as a weak symbol (memcpy for __memcpy: a KASAN build overrides it). */
+#define SYM_FUNC_ALIAS_WEAK(alias, name)	\
+	.weak alias;			\
+	.type alias, @function;		\
+	.set alias, name;		\
+	.size alias, . - name
+
 /*
  * The names kernels used before SYM_FUNC_* (still in vendor trees): ENTRY
  * opens a global label, END sizes it, ENDPROC also types it a function.
