@@ -1,9 +1,10 @@
 """`copygen verify`: the verifier's command.
 
-Role: command-line glue over verify.inputs, verify.prove, verify.bounded,
+Role: command-line glue over copygen.inputs, verify.inputs, verify.prove, verify.bounded,
 verify.cache and verify.verdict; prints a clause x routine table per file
 (or the JSON envelope) and, on request, a JUnit XML report.
-May import click, rich, verify, gen.errors, copygen.output.
+May import click, rich, verify, copygen.errors, copygen.inputs,
+copygen.output.
 """
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from pathlib import Path
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
+from copygen.inputs import linked_elf
 from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
                             table_console)
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, prove_cached
 from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
-from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.inputs import routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine

@@ -14,7 +14,7 @@ HEAD and at the patch (kernel.kunit) before the branch is made, and the
 results go into the messages.
 
 Role: orchestration.  May import gen, emu.profile, verify (cache, verdict),
-kernel, patch.* and the standard library.
+kernel, patch.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from copygen import __version__
 from copygen.emu.profile import available, load_profile
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import load_file
 from copygen.kernel import kbuild, kunit

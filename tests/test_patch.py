@@ -378,7 +378,7 @@ def test_generated_labels_avoid_the_files_own():
 
 
 def test_a_kept_line_that_needs_a_replaced_label_is_refused():
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     text = (HERE / "mainline_layout.S").read_text().replace(
         "\tcall\tfallback_scalar_usercopy_sum_enabled\n",
         "\tcall\tfallback_scalar_usercopy_sum_enabled\n\tj\t.Lbyte_tail\n")
@@ -473,7 +473,7 @@ def test_the_6_8_layout_replaces_only_the_nested_scalar_copy(tmp_path):
     (("__asm_copy_to_user", "__asm_copy_to_usr"), "has no __asm_copy_to_user"),
 ])
 def test_a_file_of_no_known_layout_is_refused_with_its_line(change, words):
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     text = (HERE / "layout_6_8.S").read_text()
     if change[0] == "__asm_copy_to_user":
         text = text.replace(*change)
@@ -576,7 +576,7 @@ def test_assembly_another_makefile_builds_stays_in_the_tree():
 
 
 def test_a_makefile_without_the_objects_is_refused_with_its_name():
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE.replace("lib-y\t\t\t+= memset.o\n", ""),
             **{f"arch/riscv/lib/{n}.S": "" for n in ("memcpy", "memset", "memmove")}}
     with pytest.raises(CopygenError, match=r"Makefile does not build memset\.o"):

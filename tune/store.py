@@ -16,7 +16,7 @@ Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed
 row and redoes none of them.  A file that is not a copygen store is refused
 with a CopygenError and left untouched.
-Role: persistence.  May import gen.errors and the standard library.
+Role: persistence.  May import copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 
 SCHEMA = 1
 
