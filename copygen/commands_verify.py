@@ -8,6 +8,7 @@ copygen.output.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -97,9 +98,18 @@ def _unproved(r, require, console) -> None:
 
 
 def _progress(console):
+    """A bar on a terminal; off one (piped, a CI log) no bar: _say prints
+    a line per stage instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+                    console=console, transient=True, disable=not sys.stderr.isatty())
+
+
+def _say(line: str) -> None:
+    """One line of progress on stderr, when no bar shows it (stdout keeps
+    the result, or the --json envelope, alone)."""
+    if not sys.stderr.isatty():
+        click.echo(f"verify: {line}", err=True)
 
 
 def _plan(files, only, workdir):
@@ -107,6 +117,7 @@ def _plan(files, only, workdir):
     before any proof starts (bad input fails fast)."""
     out = []
     for f in files:
+        _say(f"building {f}" if Path(f).suffix in (".copy", ".S", ".s", ".o") else f"reading {f}")
         elf = linked_elf(f, Path(workdir) / Path(f).stem)
         present = routines(elf)
         wanted = select_routines([s for s, _ in present], only, f, strict=len(files) == 1)
@@ -128,13 +139,25 @@ def _run(plan, bounded, jobs, cache, all_clauses):
             reports[f] = []
             for sym, kind in todo:
                 done = bar.tasks[0].completed
+
                 def stage(name, sym=sym, base=done):
+                    _say(f"{sym}: {name}")
                     bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
-                rep = prove_cached(elf, sym, kind, cache, lambda: _prove(
-                    elf, sym, kind, bounded, jobs, stage, all_clauses), bounded, all_clauses)
-                reports[f].append(rep)
+                reports[f].append(_routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses))
                 bar.update(task, completed=done + len(STAGES))
     return reports
+
+
+def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
+    """One routine's report, through the cache; its outcome said when piped."""
+    ran = []
+
+    def prove():
+        ran.append(sym)
+        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses)
+    rep = prove_cached(elf, sym, kind, cache, prove, bounded, all_clauses)
+    _say(f"{sym}: {verdict(rep)} " + (f"({rep.seconds:.0f} s)" if ran else "(from the proof cache)"))
+    return rep
 
 
 @click.command(epilog=VERIFY_EXIT)

@@ -74,7 +74,7 @@ class State:
     name: str
     path: Path
     elf: Path
-    label: str = ""      # how progress names it: before, after copy_user, ...
+    label: str = ""      # how progress names it: before (base tree), after (patched: ...)
     proofs: dict[str, list[Proof]] = field(default_factory=dict)   # kind -> entry points
     skipped: list[str] = field(default_factory=list)               # entry points left out
 
@@ -110,7 +110,7 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
             if only is not None and sym not in only:
                 state.skipped.append(sym)
                 continue
-            tell(f"proving {sym} ({state.label})")
+            tell(f"proving {sym}, {state.label}")
             rep = prove_cached(state.elf, sym, vkind, cache, jobs=jobs)
             state.proofs[kind].append(Proof(sym, kind, verdict(rep), dict(rep.status),
                                             dict(rep.detail), rep.seconds))

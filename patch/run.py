@@ -35,6 +35,9 @@ from copygen.patch.splice import Spliced, splice
 from copygen.verify.cache import ProofCache
 from copygen.verify.verdict import EXIT, worst
 
+# how progress names the tree as it is, before any commit of the series
+BEFORE = "before (base tree)"
+
 
 @dataclass(frozen=True)
 class Request:
@@ -152,8 +155,11 @@ class Stages(dict):
 
 def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) -> None:
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
-    names = ["before"] + [f"after {'+'.join(s.kinds)}" for s in steps]
-    built = [evidence.build(f"state{i}", t, workdir, names[i]) for i, t in enumerate(states)]
+    # progress names each state as a kernel developer would: the base tree,
+    # and the tree with each commit of the series applied
+    labels = [BEFORE] + [f"after (patched: {'+'.join(s.kinds)})" for s in steps]
+    dirs = ["before"] + [f"after{i}" for i in range(1, len(steps) + 1)]
+    built = [evidence.build(dirs[i], t, workdir, labels[i]) for i, t in enumerate(states)]
     with clock("proofs after"):
         for i, s in enumerate(steps):
             evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
@@ -212,7 +218,8 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER,
                               workdir / "kbuild-after", tell=tell)
-    after = evidence.linked("string-after", list(objs.values()), workdir, "after string")
+    after = evidence.linked("string-after", list(objs.values()), workdir,
+                             "after (patched: string.c)")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
         evidence.prove(after, ("string",), cache, req.jobs, None, tell)
@@ -221,7 +228,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, tree.head, stringfile.OBJECTS_BEFORE,
                               workdir / "kbuild-before", tell=tell)
-    before = evidence.linked("string-before", list(objs.values()), workdir, "before string")
+    before = evidence.linked("string-before", list(objs.values()), workdir, BEFORE)
     with clock("proofs before"):
         evidence.prove(before, ("string",), cache, req.jobs, None, tell)
     with clock("bench"):
