@@ -117,8 +117,7 @@ def _plan(files, only, workdir):
     before any proof starts (bad input fails fast)."""
     out = []
     for f in files:
-        _say(f"building {f}" if Path(f).suffix in (".copy", ".S", ".s", ".o") else f"reading {f}")
-        elf = linked_elf(f, Path(workdir) / Path(f).stem)
+        elf = linked_elf(f, Path(workdir) / Path(f).stem, tell=_say)
         present = routines(elf)
         wanted = select_routines([s for s, _ in present], only, f, strict=len(files) == 1)
         out.append((f, elf, [(s, k) for s, k in present if s in wanted]))

@@ -18,14 +18,18 @@ from copygen.gen.build import build_file, shim_elf
 from copygen.gen.parse import require_regular_file
 
 
-def linked_elf(path: str | Path, workdir: Path) -> Path:
-    """The linked ELF of PATH, built under WORKDIR when it is not one."""
+def linked_elf(path: str | Path, workdir: Path, tell=lambda msg: None) -> Path:
+    """The linked ELF of PATH, built under WORKDIR when it is not one;
+    `tell` hears "building PATH" once the input is found sound, before the
+    toolchain runs (bad input is refused first, alone)."""
     p = Path(path)
     require_regular_file(p)
     suffix = p.suffix
     if suffix == ".o" and not _is_elf(p):
         raise CopygenError("not an ELF object", Loc(str(path)),
                            hint="give the .o the RISC-V assembler made, or its .S")
+    if suffix in (".copy", ".S", ".s", ".o"):
+        tell(f"building {path}")
     if suffix == ".copy":
         workdir.mkdir(parents=True, exist_ok=True)
         return build_file(p, workdir).elf
