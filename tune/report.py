@@ -14,12 +14,25 @@ import json
 from pathlib import Path
 
 SHOWN_CLAUSES = 3
+# the baselines' rings on the Pareto plot: none blue (the variants) or red
+# (the front)
+RINGS = ("C2", "C4", "C1", "C5", "C6")
+
+
+def shown_names(labels) -> dict[str, str]:
+    """Each baseline's label (the path it was given by) -> the name tables,
+    titles and legends show: its strategy's name, the file's stem
+    (kernel2021 for examples/kernel2021.copy); the path when two baselines
+    share a stem."""
+    stems = [Path(label).stem for label in labels]
+    return {label: s if stems.count(s) == 1 else label for label, s in zip(labels, stems)}
 
 
 def status_text(row: dict) -> str:
     """The proof column: proved, disqualified with the clause, or not proved;
     then any guard the point fails."""
-    slower = [f"{n} cells slower than {g}" for g, n in row.get("guard", {}).items() if n]
+    names = shown_names(row.get("guard", {}))
+    slower = [f"{n} cells slower than {names[g]}" for g, n in row.get("guard", {}).items() if n]
     text = _proof_text(row)
     return f"{text}; {', '.join(slower)}" if slower else text
 
@@ -46,12 +59,13 @@ def speedup(base: dict | None, row: dict) -> float | None:
 
 
 def table_rows(rows: list[dict], baselines: dict[str, dict], top: int) -> list[dict]:
+    names = shown_names(baselines)
     out = []
     for rank, r in enumerate([r for r in rows if r["expected"] is not None][:top], 1):
         out.append({"rank": rank, "point": r["label"], "expected_cycles": round(r["expected"], 1),
                     "bytes_per_cycle": round(r["mean_size"] / r["expected"], 3) if r["expected"] else None,
                     "code_bytes": r["code_bytes"],
-                    **{f"vs {b}": round(speedup(e, r), 3) for b, e in baselines.items()},
+                    **{f"vs {names[b]}": round(speedup(e, r), 3) for b, e in baselines.items()},
                     "proof": status_text(r)})
     return out
 
@@ -60,15 +74,16 @@ def rich_table(title: str, rows: list[dict], baselines: dict[str, dict], plain: 
     from rich import box
     from rich.table import Table
     t = Table(title=title, box=box.ASCII if plain else box.HEAVY_HEAD)
+    names = shown_names(baselines)
     cols = ["rank", "point", "expected_cycles", "bytes_per_cycle", "code_bytes",
-            *[f"vs {b}" for b in baselines], "proof"]
+            *[f"vs {names[b]}" for b in baselines], "proof"]
     for c in cols:
         t.add_column(c.replace("_", " "), justify="left" if c in ("point", "proof") else "right",
                      no_wrap=plain)
     for r in rows:
         t.add_row(*[_fmt(r.get(c)) for c in cols])
     for b, e in baselines.items():
-        t.add_row("base", b, _fmt(round(e["expected"], 1)),
+        t.add_row("base", names[b], _fmt(round(e["expected"], 1)),
                   _fmt(round(e["mean_size"] / e["expected"], 3)), _fmt(e["code_bytes"]),
                   *["1.000" if o == b else "" for o in baselines], "")
     return t
@@ -117,14 +132,15 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     md += ["| " + " | ".join(shown[0]) + " |", "|" + "---|" * len(shown[0])] if shown else []
     md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in shown]
     md.append("")
+    names = shown_names(baselines)
     if win and win.get("grid"):
         for b, e in baselines.items():
             png = outdir / f"heatmap_vs_{_slug(b)}.png"
-            heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
+            heatmap(win["grid"], e["grid"], png, f"winner vs {names[b]}: speed-up per size and alignment")
             made.append(png)
-            md += [f"Speed-up of the winner over {b} (its cycles / the winner's; mean over the "
+            md += [f"Speed-up of the winner over {names[b]} ({b}; its cycles / the winner's; mean over the "
                    "alignment pairs of each class, warm L1):", "", *grid_table(win["grid"], e["grid"]),
-                   "", f"![speed-up vs {b}]({png.name})", ""]
+                   "", f"![speed-up vs {names[b]}]({png.name})", ""]
     png = outdir / "pareto.png"
     pareto(rows, baselines, png)
     made.append(png)
@@ -149,45 +165,82 @@ def _slug(text: str) -> str:
 
 
 def heatmap(grid: dict, base: dict, path: Path, title: str) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    classes = [c for c in grid if c in base]
-    sizes = sorted(grid[classes[0]], key=int)
-    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
-    fig, ax = plt.subplots(figsize=(1 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
-    im = ax.imshow(data, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
-    ax.set_xticks(range(len(sizes)), sizes)
-    ax.set_yticks(range(len(classes)), classes)
-    for i, row in enumerate(data):
-        for j, v in enumerate(row):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    ax.set_xlabel("size (bytes)")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(im, ax=ax, label="speed-up")
-    fig.tight_layout()
+    fig = heatmap_figure(grid, base, title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def heatmap_figure(grid: dict, base: dict, title: str):
+    """Speed-up per size (columns) and alignment class (rows).  Colours
+    diverge at 1.0 (red: slower, green: faster) and the colour bar spans
+    every cell's value; each number is black or white, whichever reads on
+    its cell's colour."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import TwoSlopeNorm
+    classes = [c for c in grid if c in base]
+    sizes = sorted(grid[classes[0]], key=int)
+    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
+    values = [v for row in data for v in row]
+    # the centre must lie strictly inside the range, whatever the data
+    norm = TwoSlopeNorm(vcenter=1.0, vmin=min(min(values), 0.99), vmax=max(max(values), 1.01))
+    cmap = plt.get_cmap("RdYlGn")
+    fig, ax = plt.subplots(figsize=(1.5 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
+    im = ax.imshow(data, cmap=cmap, norm=norm, aspect="auto")
+    ax.set_xticks(range(len(sizes)), sizes)
+    ax.set_yticks(range(len(classes)), classes)
+    for i, row in enumerate(data):
+        for j, v in enumerate(row):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color=text_colour(cmap(norm(v))))
+    ax.set_xlabel("size (bytes)")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, label="speed-up")
+    fig.tight_layout()
+    return fig
+
+
+def text_colour(rgba) -> str:
+    """Black on a light background, white on a dark one (relative luminance,
+    ITU-R BT.709 weights)."""
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
 def pareto(rows: list[dict], baselines: dict[str, dict], path: Path) -> None:
+    import matplotlib.pyplot as plt
+    fig = pareto_figure(rows, baselines)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def pareto_figure(rows: list[dict], baselines: dict[str, dict]):
+    """Expected cycles against code bytes: the variants, their Pareto front,
+    and each baseline as a hollow ring drawn over them (a variant at the
+    same place stays visible inside it)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     pts = [r for r in rows if r["expected"] is not None]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.scatter([r["code_bytes"] for r in pts], [r["expected"] for r in pts], s=12, label="variants")
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    ax.scatter([r["code_bytes"] for r in pts], [r["expected"] for r in pts], s=12, label="variants",
+               zorder=2)
     front, best = [], float("inf")
     for r in sorted(pts, key=lambda r: (r["code_bytes"], r["expected"])):
         if r["expected"] < best:
             best = r["expected"]
             front.append(r)
-    ax.plot([r["code_bytes"] for r in front], [r["expected"] for r in front], "r-", label="Pareto front")
-    for b, e in baselines.items():
-        ax.scatter([e["code_bytes"]], [e["expected"]], marker="x", s=60, label=f"baseline {b}")
+    ax.plot([r["code_bytes"] for r in front], [r["expected"] for r in front], "r-", label="Pareto front",
+            zorder=1)
+    names = shown_names(baselines)
+    for k, (b, e) in enumerate(baselines.items()):
+        ax.scatter([e["code_bytes"]], [e["expected"]], marker="o", s=140, facecolors="none",
+                   edgecolors=RINGS[k % len(RINGS)], linewidths=1.8, label=f"baseline {names[b]}", zorder=3)
     ax.set_xlabel("code bytes")
     ax.set_ylabel("expected cycles per call")
+    ax.set_title("variants: expected cycles against code size", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return fig
