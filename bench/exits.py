@@ -14,7 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from copygen.emu.errors import ElfError, EmuError, ProfileError  # noqa: E402
-from copygen.gen.errors import CopygenError, ToolError  # noqa: E402
+from copygen.errors import CopygenError, ToolError  # noqa: E402
 
 
 def exit_status(main, *args) -> int:

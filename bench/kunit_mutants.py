@@ -50,7 +50,7 @@ def _site(text: str, kind: str):
 
 
 def _verify(text: str, workdir: Path, clear: bool) -> dict:
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
     src = workdir / "mutant.S"

@@ -35,7 +35,7 @@ KIND_OF = {"__clear_user": "clear", "__asm_copy_to_user": "to", "__asm_copy_from
 
 
 def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: int) -> dict:
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "mutant.S"
@@ -67,7 +67,7 @@ def kernel_side(m, text: str, routine: str) -> bool:
     """A dropped extable entry on the kernel-side access of this routine (a
     load in copy_to_user, a store in copy_from_user): the contract has that
     buffer mapped, so no run can tell the mutant from the original."""
-    from copygen.mutate.asmtext import LOADS, STORES, parse_insn
+    from copygen.mutate.insns import LOADS, STORES, parse_insn
     from copygen.verify.concrete import USER_SIDE
     if m.kind != "missing_extable":
         return False

@@ -65,7 +65,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
     from copygen.verify.houdini import Proof
     from copygen.verify.infer import bases
     from copygen.verify.samples import collect
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     from copygen.verify.program import Program
     from copygen.verify.prove import ClauseChecker, guess_all
     from copygen.verify.world import KINDS, World

@@ -3,7 +3,7 @@
 Role: command-line glue over gen.validate and gen.build; passes the cost
 profile names emu knows to the validator, and refuses two inputs that would
 be built into the same directory.  May import click, gen, emu.profile,
-copygen.output.
+copygen.errors, copygen.output.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import click
 
 from copygen.emu.profile import available
 from copygen.gen.build import build_file
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.gen.validate import load_file
 from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, print_warnings
 

@@ -2,7 +2,7 @@
 kernel's own tests of the copy routines run on it.
 
 Role: command-line glue over kernel.tree.get_tree and
-kernel.kunit.run_commit.  May import click, kernel, gen.errors,
+kernel.kunit.run_commit.  May import click, kernel, copygen.errors,
 copygen.output.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import asdict
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.kernel import kunit as kunit_lib
 from copygen.kernel.tree import get_tree
 from copygen.output import EXIT_HELP, command, envelope, output_dir

@@ -3,7 +3,8 @@
 Role: command-line glue.  Builds the .copy files with gen.build into a
 content-addressed cache, hands the linked ELFs to measure.bench /
 measure.rank, and prints through measure.render and copygen.output.
-May import click, rich, gen, emu.profile, measure, copygen.output.
+May import click, rich, gen, emu.profile, measure, copygen.errors,
+copygen.output.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import click
 
 from copygen.emu.profile import Profile, available, load_profile
 from copygen.gen.build import build_cached
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.validate import load_file
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines

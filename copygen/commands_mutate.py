@@ -2,7 +2,7 @@
 
 Role: command-line glue over mutate.judge: plants every single-edit bug of
 the chosen kinds in a uaccess.S and prints the kill rate the qemu oracle
-gives.  May import click, mutate, gen.errors, copygen.output.
+gives.  May import click, mutate, copygen.errors, copygen.output.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.mutate.edits import KINDS
 from copygen.mutate.judge import kill_table
 from copygen.output import EXIT_HELP, command, envelope, progress, table_console

@@ -3,7 +3,7 @@
 Role: command-line glue over patch.run.make_patch; prints each patch's
 subject, its table and proof summary, where the patch files are, and what
 the tree's checkpatch said (or the JSON envelope).
-May import click, patch, gen.errors, verify.parallel, copygen.output.
+May import click, patch, copygen.errors, verify.parallel, copygen.output.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import asdict
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch

@@ -3,7 +3,7 @@
 Role: command-line glue over tune.session (tune_sweep, show_store): parses
 the options, checks the paths it will write, draws the stages as progress
 bars and prints the ranking through tune.report.  May import click, rich,
-gen.errors, measure.workload, tune, copygen.output.
+copygen.errors, measure.workload, tune, copygen.output.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import re
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import (EXIT_HELP, command, envelope, named_files, output_dir, output_file, plain_tables,
                             print_tables, progress, table_console)

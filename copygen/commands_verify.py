@@ -1,23 +1,26 @@
 """`copygen verify`: the verifier's command.
 
-Role: command-line glue over verify.inputs, verify.prove, verify.bounded,
+Role: command-line glue over copygen.inputs, verify.inputs, verify.prove, verify.bounded,
 verify.cache and verify.verdict; prints a clause x routine table per file
 (or the JSON envelope) and, on request, a JUnit XML report.
-May import click, rich, verify, gen.errors, copygen.output.
+May import click, rich, verify, copygen.errors, copygen.inputs,
+copygen.output.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
+from copygen.inputs import linked_elf
 from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
                             table_console)
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, prove_cached
 from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
-from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.inputs import routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
@@ -95,9 +98,18 @@ def _unproved(r, require, console) -> None:
 
 
 def _progress(console):
+    """A bar on a terminal; off one (piped, a CI log) no bar: _say prints
+    a line per stage instead."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console, transient=True)
+                    console=console, transient=True, disable=not sys.stderr.isatty())
+
+
+def _say(line: str) -> None:
+    """One line of progress on stderr, when no bar shows it (stdout keeps
+    the result, or the --json envelope, alone)."""
+    if not sys.stderr.isatty():
+        click.echo(f"verify: {line}", err=True)
 
 
 def _plan(files, only, workdir):
@@ -105,7 +117,7 @@ def _plan(files, only, workdir):
     before any proof starts (bad input fails fast)."""
     out = []
     for f in files:
-        elf = linked_elf(f, Path(workdir) / Path(f).stem)
+        elf = linked_elf(f, Path(workdir) / Path(f).stem, tell=_say)
         present = routines(elf)
         wanted = select_routines([s for s, _ in present], only, f, strict=len(files) == 1)
         out.append((f, elf, [(s, k) for s, k in present if s in wanted]))
@@ -126,13 +138,25 @@ def _run(plan, bounded, jobs, cache, all_clauses):
             reports[f] = []
             for sym, kind in todo:
                 done = bar.tasks[0].completed
+
                 def stage(name, sym=sym, base=done):
+                    _say(f"{sym}: {name}")
                     bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
-                rep = prove_cached(elf, sym, kind, cache, lambda: _prove(
-                    elf, sym, kind, bounded, jobs, stage, all_clauses), bounded, all_clauses)
-                reports[f].append(rep)
+                reports[f].append(_routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses))
                 bar.update(task, completed=done + len(STAGES))
     return reports
+
+
+def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
+    """One routine's report, through the cache; its outcome said when piped."""
+    ran = []
+
+    def prove():
+        ran.append(sym)
+        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses)
+    rep = prove_cached(elf, sym, kind, cache, prove, bounded, all_clauses)
+    _say(f"{sym}: {verdict(rep)} " + (f"({rep.seconds:.0f} s)" if ran else "(from the proof cache)"))
+    return rep
 
 
 @click.command(epilog=VERIFY_EXIT)

@@ -31,7 +31,7 @@ from rich.table import Table
 
 from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu.profile import available
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.measure.workload import WorkloadError
 
 SCHEMA = 1

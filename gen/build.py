@@ -2,7 +2,7 @@
 -> objects -> linked ELF, plus a machine-readable summary.
 
 Role: glue between validate, emit and toolchain; writes files only under the
-chosen output directory.  May import gen.*, the standard library.
+chosen output directory.  May import gen.*, copygen.errors, the standard library.
 """
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.gen import emit, toolchain
-from copygen.gen.errors import Warning_
+from copygen.errors import Warning_
 from copygen.gen.resources import shim_dir
 from copygen.gen.strategy import Strategy
 from copygen.gen.validate import load_file
@@ -140,3 +140,19 @@ def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     res.elf = elf
     res.symbols = st.routines()
     return res
+
+
+def shim_elf(source: str | Path, workdir: Path) -> Path:
+    """A hand-written kernel-style .S (assembled against the shim's kernel
+    macros) or an object file, linked with the shim's linker script into
+    WORKDIR/<stem>.elf: how code that did not come from a .copy file meets
+    the emulator and the verifier."""
+    source, workdir = Path(source), Path(workdir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    obj = source
+    if source.suffix != ".o":
+        obj = workdir / (source.stem + ".o")
+        toolchain.assemble(source, shim_dir() / "include", obj)
+    elf = workdir / (source.stem + ".elf")
+    toolchain.link([obj], shim_dir() / "copygen.ld", elf)
+    return elf

@@ -31,14 +31,14 @@ line after it.
 
 Role: lay out the phases (gen.uaccess_phases, gen.shift_phases) of each
 function.  May import gen.ir, gen.schedule, gen.fixups, gen.strategy,
-gen.uaccess_phases, gen.shift_phases, gen.pieces, gen.errors.
+gen.uaccess_phases, gen.shift_phases, gen.pieces, copygen.errors.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import replace
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase

@@ -5,7 +5,7 @@ a leading UTF-8 byte-order mark is dropped), run the grammar in
 grammar/copy.lark, turn Lark's syntax errors into CopygenError with
 file:line:col, a caret and what was expected, and turn the tree into plain
 records (`Item`, `Setting`) that gen.validate checks.
-May import lark, gen.errors, gen.resources.
+May import lark, copygen.errors, gen.resources.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken,
                              VisitError)
 
-from copygen.gen.errors import CopygenError, Loc, clip
+from copygen.errors import CopygenError, Loc, clip
 from copygen.gen.resources import grammar_file
 
 # A strategy is a few dozen lines; a bigger source is a mistake (a wrong path,

@@ -2,13 +2,13 @@
 
 Role: the data model shared by parsing, validation and lowering.  Values here
 are already checked (gen.validate makes them); lowering may rely on them.
-May import only gen.errors and the standard library.
+May import only copygen.errors and the standard library.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from copygen.gen.errors import Loc, Warning_
+from copygen.errors import Loc, Warning_
 
 SZREG = 8            # bytes per register on RV64 (xlen 64 is all we emit)
 MAX_UNROLL = 32

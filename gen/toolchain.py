@@ -6,7 +6,7 @@ git (for `copygen patch`) and a kernel tree's scripts/checkpatch.pl (under
 perl) run through it too.
 A missing program is a ToolError naming it and the Debian package that
 provides it; a failing one is a ToolError carrying its stderr (exit 1).
-May import gen.errors and the standard library.
+May import copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from copygen.gen.errors import ToolError
+from copygen.errors import ToolError
 
 DEFAULT_CROSS = "riscv64-linux-gnu-"
 PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",

@@ -7,7 +7,7 @@ warnings.  A target's `profile` is checked against the cost profiles the
 caller names (gen cannot ask emu; the command line passes them).  Every point
 of a sweep's parameter space goes through the same checks as a routine
 (a routine's phases: gen.validate_phases).
-May import gen.errors, gen.parse, gen.strategy, gen.validate_phases,
+May import copygen.errors, gen.parse, gen.strategy, gen.validate_phases,
 gen.validate_vector.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 from collections.abc import Collection
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, Loc, Warning_
+from copygen.errors import CopygenError, Loc, Warning_
 from copygen.gen.parse import Item, Setting, parse_text, read_source
 from copygen.gen.strategy import (ClearUser, CopyUser, MemmoveSpec, Strategy, StringLib, Sweep,
                                   Target)

@@ -5,13 +5,13 @@ Every rejected setting raises CopygenError at its line with a reason and a
 hint; a threshold too small for the first block (DOMAIN.md §4, 2021) is
 raised, with a warning.  gen.validate checks whole files (targets, string
 blocks, sweeps) with these.
-May import gen.errors, gen.parse, gen.schedule, gen.strategy.
+May import copygen.errors, gen.parse, gen.schedule, gen.strategy.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from copygen.gen.errors import CopygenError, Loc, Warning_
+from copygen.errors import CopygenError, Loc, Warning_
 from copygen.gen.parse import Item, Setting
 from copygen.gen.schedule import pipelined_limits
 from copygen.gen.strategy import MAX_UNROLL, SZREG, Phases, Target

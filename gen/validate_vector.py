@@ -17,11 +17,11 @@ What is refused, and why (each at the line, with a hint):
 Every integer LMUL (m1..m8) with every SEW up to ELEN = 64 is a legal vtype
 on a V core, and v0's group of up to eight registers is free inside the
 kernel's vector section, so no LMUL/SEW pair is refused as such.
-May import gen.errors, gen.parse, gen.strategy.
+May import copygen.errors, gen.parse, gen.strategy.
 """
 from __future__ import annotations
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import Setting
 from copygen.gen.strategy import Phases, Target, Vector
 

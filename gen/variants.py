@@ -9,14 +9,14 @@ go together, e.g. unroll 16 with the pipelined schedule) is pruned, with the
 validator's reason; a value no point can use is an error (gen.validate).
 
 Role: sweep -> variants.  May import gen.parse, gen.unparse, gen.validate,
-gen.errors.
+copygen.errors.
 """
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, replace
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import Item, parse_text, read_source
 from copygen.gen.unparse import file_text
 from copygen.gen.validate import (SWEEP_AXES, axis_choices, build_strategy, describe_point,

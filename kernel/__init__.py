@@ -4,6 +4,6 @@ QEMU, tested with the kernel's own KUnit suites.
 tree (a Debian linux-source tarball -> a git tree with one commit) and
 kunit (the tree's kunit.py at one commit, results per suite; a series of
 commits in one build directory).  It tests patches; it writes none.
-May import gen.toolchain, gen.errors and the standard library; patch may
+May import gen.toolchain, copygen.errors and the standard library; patch may
 import it, it imports no layer above it.
 """

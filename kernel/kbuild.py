@@ -7,7 +7,7 @@ same kunitconfig the test runs use), has make build the named objects
 so that what is proved and benched is what the kernel links.
 
 Role: the build step of the real-kernel loop.  May import gen.toolchain,
-gen.errors, kernel.kunit and the standard library.
+copygen.errors, kernel.kunit and the standard library.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import os
 import shutil
 from pathlib import Path
 
-from copygen.gen.errors import ToolError
+from copygen.errors import ToolError
 from copygen.gen.toolchain import cross_prefix, run_git, run_logged
 from copygen.kernel import kunit
 

@@ -16,7 +16,7 @@ ToolError naming the package.  Failing tests are results, not errors: the
 caller decides.
 
 Role: the test step of the real-kernel loop.  May import gen.toolchain,
-gen.errors, kernel.tree and the standard library.
+copygen.errors, kernel.tree and the standard library.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, ToolError
+from copygen.errors import CopygenError, ToolError
 from copygen.gen.toolchain import cross_prefix, host_program, require_file, run_git, run_logged
 from copygen.kernel.tree import cache_dir
 

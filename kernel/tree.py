@@ -8,7 +8,7 @@ it a committer identity of its own for the patches' Signed-off-by.  A tree
 already there is returned as it is.
 
 Role: the tree step of the real-kernel loop.  May import gen.toolchain,
-gen.errors and the standard library.
+copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, ToolError
+from copygen.errors import CopygenError, ToolError
 from copygen.gen.toolchain import run_git, run_logged
 
 TARBALL = "/usr/src/linux-source-{version}.tar.xz"

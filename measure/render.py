@@ -106,10 +106,34 @@ def rank_csv(ranked: dict[str, list[tuple[Expected, float]]]) -> str:
     return buf.getvalue()
 
 
-def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | None) -> list[str]:
-    """bytes/cycle against size (log scale), one line per routine and alignment
-    class (the mean over the pairs of that class); `limit` draws the memory-pipe
-    bound.  Returns the legend's labels.
+# one colour per routine kind, one line style per alignment class: sixteen
+# curves stay told apart without matplotlib's ten-colour cycle repeating
+STYLE = {"aligned": "-", "misaligned": "--", "co-aligned": ":"}
+
+
+def _curves(samples: list[Sample]) -> dict[str, tuple[str, list[int], list[float]]]:
+    """label -> (alignment class, sizes, mean bytes/cycle) per routine kind
+    and alignment class.  Curves equal at every size are drawn once, under
+    one label naming them all ("copy_to_user = copy_from_user (aligned)"):
+    drawn apart, the later one hides the earlier."""
+    points: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for s in samples:
+        if s.size > 0:
+            points[s.kind, s.align_class][s.size].append(s.bytes_per_cycle)
+    merged: dict[tuple, list[str]] = {}
+    for (kind, cls), by_size in points.items():
+        xs = sorted(by_size)
+        ys = tuple(round(sum(by_size[x]) / len(by_size[x]), 9) for x in xs)
+        merged.setdefault((cls, tuple(xs), ys), []).append(kind)
+    return {f"{' = '.join(kinds)} ({cls})": (cls, list(xs), list(ys))
+            for (cls, xs, ys), kinds in merged.items()}
+
+
+def bench_figure(samples: list[Sample], title: str, limit: float | None):
+    """The figure plot_bench saves: bytes/cycle against size (log scale), a
+    line per routine kind and alignment class (the mean over the pairs of
+    that class); `limit` draws the memory-pipe bound, its label inside the
+    frame.  The legend sits beside the axes, where it hides no curve.
 
     A line is labelled with its routine's kind (copy_to_user, clear_user, ...),
     not its symbol: matplotlib leaves out of the legend every label starting
@@ -120,19 +144,20 @@ def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | Non
     import matplotlib.pyplot as plt
     import matplotlib.ticker
 
-    lines: dict[tuple[str, str], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    for s in samples:
-        if s.size > 0:
-            lines[s.kind, s.align_class][s.size].append(s.bytes_per_cycle)
-    fig, ax = plt.subplots(figsize=(9, 5.5))
-    for (kind, cls), by_size in lines.items():
-        xs = sorted(by_size)
-        ax.plot(xs, [sum(by_size[x]) / len(by_size[x]) for x in xs], marker="o", markersize=3,
-                label=f"{kind} ({cls})")
+    curves = _curves(samples)
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    kinds = list(dict.fromkeys(label.rsplit(" (", 1)[0] for label in curves))
+    fig, ax = plt.subplots(figsize=(11, 5.5))
+    for label, (cls, xs, ys) in curves.items():
+        colour = colours[kinds.index(label.rsplit(" (", 1)[0]) % len(colours)]
+        ax.plot(xs, ys, STYLE.get(cls, "-"), color=colour, marker="o", markersize=3, label=label)
     if limit:
         ax.axhline(limit, linestyle="--", color="grey", linewidth=1)
-        ax.annotate(f"copy limit of the memory pipes: {limit:g} B/cycle", (0.01, limit), xycoords=("axes fraction", "data"),
-                    va="bottom", fontsize=8, color="grey")
+        top = max([limit, *(y for _, _, ys in curves.values() for y in ys)])
+        ax.set_ylim(top=top * 1.12)            # room above the line for its label
+        ax.annotate(f"copy limit of the memory pipes: {limit:g} B/cycle", (0.99, limit),
+                    xycoords=("axes fraction", "data"), xytext=(0, 3), textcoords="offset points",
+                    ha="right", va="bottom", fontsize=8, color="dimgrey")
     ax.set_xscale("log", base=2)
     ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"{x:g}"))
     ax.set_xlabel("size (bytes)")
@@ -140,8 +165,18 @@ def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | Non
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     # no legend when every size was 0 (nothing plotted): matplotlib would warn
-    labels = [t.get_text() for t in ax.legend(fontsize=8).get_texts()] if lines else []
+    if curves:
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), borderaxespad=0)
     fig.tight_layout()
+    return fig
+
+
+def plot_bench(samples: list[Sample], path: Path, title: str, limit: float | None) -> list[str]:
+    """bench_figure() written to PATH as a PNG; returns the legend's labels."""
+    import matplotlib.pyplot as plt
+    fig = bench_figure(samples, title, limit)
+    legend = fig.axes[0].get_legend()
+    labels = [t.get_text() for t in legend.get_texts()] if legend else []
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
     plt.close(fig)

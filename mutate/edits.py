@@ -14,8 +14,8 @@ A mutant's ``expected_clauses`` are alternatives: a verifier catches it by
 reporting any one of them (an empty tuple: equivalent by construction).
 The oracle reports an unhandled fault as "oops", which stands for C2.
 
-Role: the mutation kinds.  May import mutate.asmtext, gen.toolchain,
-gen.resources and gen.errors (the cross toolchain is run only through them)
+Role: the mutation kinds.  May import mutate.insns, gen.asmtext,
+gen.toolchain, gen.resources and copygen.errors (the cross toolchain is run only through them)
 and the standard library.
 """
 from __future__ import annotations
@@ -26,11 +26,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from copygen.errors import CopygenError, Loc, ToolError
 from copygen.gen import toolchain
-from copygen.gen.errors import CopygenError, Loc, ToolError
+from copygen.gen.asmtext import LABEL
 from copygen.gen.resources import shim_dir
-from copygen.mutate.asmtext import (LABEL, LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
-                            insns, is_csr_status, offset, parse_insn, routine_at)
+from copygen.mutate.insns import (LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
+                                  insns, is_csr_status, offset, parse_insn, routine_at)
 
 INVERSE = {"beq": "bne", "bne": "beq", "blt": "bge", "bge": "blt", "bltu": "bgeu",
            "bgeu": "bltu", "bgt": "ble", "ble": "bgt", "bgtu": "bleu", "bleu": "bgtu",

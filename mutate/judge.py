@@ -5,8 +5,8 @@ because the oracle cannot see their clause ("blind": S2, A1 and B2 are
 invisible to a user-mode harness); the kill-rate summary and its command
 line (`copygen mutate`).
 
-Role: judging.  May import mutate.edits, mutate.asmtext, mutate.oracle,
-gen.toolchain (qemu-riscv64 runs through it, with a timeout), gen.errors,
+Role: judging.  May import mutate.edits, mutate.insns, mutate.oracle,
+gen.toolchain (qemu-riscv64 runs through it, with a timeout), copygen.errors,
 gen.resources and the standard library.
 """
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.gen import toolchain
-from copygen.gen.errors import ToolError
-from copygen.mutate.asmtext import routine_at
+from copygen.errors import ToolError
+from copygen.mutate.insns import routine_at
 from copygen.gen.resources import shim_dir
 from copygen.mutate import oracle as qemu
 from copygen.mutate.edits import ORACLE_BLIND, Mutant, all_mutants, require_assembles

@@ -9,7 +9,7 @@ run_cases(exe, cases, weighted=True) also asks for each case's `wsum`
 
 Role: the oracle's cases, harness and result parsing.  qemu and the cross
 compiler run through copygen.gen.toolchain.  May import gen.toolchain,
-gen.errors, the standard library (numpy when present).
+copygen.errors, the standard library (numpy when present).
 """
 from __future__ import annotations
 

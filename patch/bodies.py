@@ -10,7 +10,8 @@ Local labels take the first prefix whose labels the file does not already
 define outside the replaced bodies.
 
 Role: strategy + place -> body text.  May import gen (lowering, emission,
-strategy), patch.asmtext, patch.kernelfile and the standard library.
+strategy), gen.asmtext, patch.kernelfile, copygen.errors and the
+standard library.
 """
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ import dataclasses
 import textwrap
 
 from copygen.gen.emit import describe, render_body
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
 from copygen.gen.strategy import Strategy
-from copygen.patch import asmtext
+from copygen.gen import asmtext
 from copygen.patch.kernelfile import Place
 
 PREFIXES = {"copy_user": ("copy", "copy_user", "ucopy", "copygen_copy"),

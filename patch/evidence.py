@@ -2,7 +2,7 @@
 
 Each state of the file (the tree's own, and each patched one) is assembled
 against copygen's shim as a tree without CONFIG_RISCV_ISA_V assembles it
-(verify.inputs.linked_elf) and linked into an ELF.  Its entry points that
+(gen.build.shim_elf) and linked into an ELF.  Its entry points that
 reach a replaced body are proved with the full contract (verify.prove,
 through the proof cache: the same code is never proved twice), and its
 copy_to_user / clear_user are benched under each cost profile on a size x
@@ -12,7 +12,7 @@ A string change is proved and benched from the objects Kbuild compiled
 with the kernel's own flags (kernel.kbuild), linked with the shim's script.
 
 Role: ELFs, proofs and benches for the patch.  May import verify, measure,
-emu.profile, gen (errors, toolchain, resources) and the standard library.
+emu.profile, gen (build, toolchain, resources) and the standard library.
 """
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from pathlib import Path
 
 from copygen.emu.profile import Profile
 from copygen.gen import toolchain
+from copygen.gen.build import shim_elf
 from copygen.gen.resources import shim_dir
 from copygen.measure.bench import Bench, Case
 from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.inputs import linked_elf, routines
+from copygen.verify.inputs import routines
 from copygen.verify.verdict import verdict
 
 SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
@@ -73,7 +74,7 @@ class State:
     name: str
     path: Path
     elf: Path
-    label: str = ""      # how progress names it: before, after copy_user, ...
+    label: str = ""      # how progress names it: before (base tree), after (patched: ...)
     proofs: dict[str, list[Proof]] = field(default_factory=dict)   # kind -> entry points
     skipped: list[str] = field(default_factory=list)               # entry points left out
 
@@ -93,7 +94,7 @@ def build(name: str, text: str, workdir: Path, label: str = "") -> State:
     d.mkdir(parents=True, exist_ok=True)
     src = d / "uaccess.S"
     src.write_text(text)
-    return State(name, src, linked_elf(str(src), d), label or name)
+    return State(name, src, shim_elf(src, d), label or name)
 
 
 def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: int,
@@ -109,7 +110,7 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
             if only is not None and sym not in only:
                 state.skipped.append(sym)
                 continue
-            tell(f"proving {sym} ({state.label})")
+            tell(f"proving {sym}, {state.label}")
             rep = prove_cached(state.elf, sym, vkind, cache, jobs=jobs)
             state.proofs[kind].append(Proof(sym, kind, verdict(rep), dict(rep.status),
                                             dict(rep.detail), rep.seconds))

@@ -10,7 +10,7 @@ of the user's checkout change; create_branch() points the new branch at
 the last one, and only if no such branch has appeared meanwhile.
 
 Role: every git operation of `copygen patch`, through gen.toolchain (the
-only place that runs programs).  May import gen.toolchain, gen.errors,
+only place that runs programs).  May import gen.toolchain, copygen.errors,
 patch.kernelfile and the standard library.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.gen.toolchain import run_checkpatch, run_git
 from copygen.patch.kernelfile import UACCESS
 

@@ -28,16 +28,16 @@ after the call before writing it, other than the result a0 and those the
 calling convention already keeps (ra, sp, gp, tp, s0-s11), must survive
 the body: the lowering leaves them out of its register pools.
 
-Role: find things in the text; change nothing.  May import gen.errors,
-patch.asmtext and the standard library.
+Role: find things in the text; change nothing.  May import copygen.errors,
+gen.asmtext and the standard library.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from copygen.gen.errors import CopygenError, Loc
-from copygen.patch import asmtext
+from copygen.errors import CopygenError, Loc
+from copygen.gen import asmtext
 
 UACCESS = "arch/riscv/lib/uaccess.S"
 START = re.compile(r"^\s*(?:SYM_FUNC_START(?:_LOCAL|_WEAK)?|ENTRY)\((\w+)\)")

@@ -14,7 +14,7 @@ HEAD and at the patch (kernel.kunit) before the branch is made, and the
 results go into the messages.
 
 Role: orchestration.  May import gen, emu.profile, verify (cache, verdict),
-kernel, patch.* and the standard library.
+kernel, patch.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from copygen import __version__
 from copygen.emu.profile import available, load_profile
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import load_file
 from copygen.kernel import kbuild, kunit
@@ -34,6 +34,9 @@ from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile
 from copygen.patch.splice import Spliced, splice
 from copygen.verify.cache import ProofCache
 from copygen.verify.verdict import EXIT, worst
+
+# how progress names the tree as it is, before any commit of the series
+BEFORE = "before (base tree)"
 
 
 @dataclass(frozen=True)
@@ -152,8 +155,11 @@ class Stages(dict):
 
 def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) -> None:
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
-    names = ["before"] + [f"after {'+'.join(s.kinds)}" for s in steps]
-    built = [evidence.build(f"state{i}", t, workdir, names[i]) for i, t in enumerate(states)]
+    # progress names each state as a kernel developer would: the base tree,
+    # and the tree with each commit of the series applied
+    labels = [BEFORE] + [f"after (patched: {'+'.join(s.kinds)})" for s in steps]
+    dirs = ["before"] + [f"after{i}" for i in range(1, len(steps) + 1)]
+    built = [evidence.build(dirs[i], t, workdir, labels[i]) for i, t in enumerate(states)]
     with clock("proofs after"):
         for i, s in enumerate(steps):
             evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
@@ -212,7 +218,8 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER,
                               workdir / "kbuild-after", tell=tell)
-    after = evidence.linked("string-after", list(objs.values()), workdir, "after string")
+    after = evidence.linked("string-after", list(objs.values()), workdir,
+                             "after (patched: string.c)")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
         evidence.prove(after, ("string",), cache, req.jobs, None, tell)
@@ -221,7 +228,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, tree.head, stringfile.OBJECTS_BEFORE,
                               workdir / "kbuild-before", tell=tell)
-    before = evidence.linked("string-before", list(objs.values()), workdir, "before string")
+    before = evidence.linked("string-before", list(objs.values()), workdir, BEFORE)
     with clock("proofs before"):
         evidence.prove(before, ("string",), cache, req.jobs, None, tell)
     with clock("bench"):

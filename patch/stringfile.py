@@ -16,7 +16,7 @@ Where another file of the tree exports the functions (riscv_ksyms.c since
 2021), string.c does not export them again.
 
 Role: the string side of the patch: tree text in, new file texts out.
-May import gen (emit, strategy), gen.errors and the standard library.
+May import gen (emit, strategy), copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from copygen.gen.emit import render_string
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.gen.strategy import Strategy
 
 LIB = "arch/riscv/lib"

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from copygen import emu
 from copygen.measure import bench as bench_mod
 from copygen.measure.bench import KINDS, Bench, BenchError, Case, Sample, align_class
-from copygen.measure.render import plot_bench
+from copygen.measure.render import bench_figure, plot_bench
 from copygen.measure.workload import (WorkloadError, load_llvm_csv, make_workload, parse_aligns, parse_sizes,
                           size_grid)
 from copygen.cli import main
@@ -72,15 +72,51 @@ def test_bench_csv_table_and_plot(cli, tmp_path):
 def test_plot_legend_names_every_routine_without_a_warning(tmp_path, symbols):
     """matplotlib leaves out of a legend every label that starts with `_`
     (and warns when none is left): the kernel's symbols all do."""
-    samples = [Sample(sym, KINDS[sym].name, n, 0, d, cycles=n + 20, instret=n, cache_misses=0,
+    samples = [Sample(sym, KINDS[sym].name, n, 0, d, cycles=n + 20 + i, instret=n, cache_misses=0,
                       misaligned=0)
-               for sym in symbols for n in (8, 64) for d in (0, 3)]
+               for i, sym in enumerate(symbols) for n in (8, 64) for d in (0, 3)]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         labels = plot_bench(samples, tmp_path / "p.png", "t", 4.0)
     assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert sorted(labels) == sorted(f"{KINDS[sym].name} ({c})" for sym in symbols
                                     for c in ("aligned", "misaligned"))
+
+
+def _samples(cycles_of):
+    return [Sample(sym, KINDS[sym].name, n, s, d, cycles=cycles_of(sym, n, d), instret=n,
+                   cache_misses=0, misaligned=0)
+            for sym in ("__asm_copy_to_user", "__asm_copy_from_user") for n in (8, 64, 512)
+            for s, d in ((0, 0), (1, 3))]
+
+
+def test_plot_draws_equal_curves_once_and_names_them_all():
+    """copy_to_user and copy_from_user run the same code: one curve per
+    alignment class, labelled with both names, not two drawn on each other."""
+    import matplotlib.pyplot as plt
+    fig = bench_figure(_samples(lambda sym, n, d: n + 10 + d), "t", None)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "copy_to_user = copy_from_user (aligned)", "copy_to_user = copy_from_user (misaligned)"]
+    assert len(ax.get_lines()) == 2
+    plt.close(fig)
+    fig = bench_figure(_samples(lambda sym, n, d: n + 10 + d + (sym == "__asm_copy_to_user")), "t", None)
+    assert len(fig.axes[0].get_lines()) == 4          # different: each its own curve
+    plt.close(fig)
+
+
+def test_plot_limit_label_sits_inside_the_frame_above_every_curve():
+    import matplotlib.pyplot as plt
+    fig = bench_figure(_samples(lambda sym, n, d: max(n // 8, 1)), "t", 8.0)  # curves reach the limit
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    frame = ax.get_window_extent()
+    (label,) = [t for t in ax.texts if "limit" in t.get_text()]
+    box = label.get_window_extent()
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    legend = ax.get_legend().get_window_extent()
+    assert legend.x0 >= frame.x1                      # beside the axes: it hides no curve
+    plt.close(fig)
 
 
 def _cells(line: str) -> list[str]:

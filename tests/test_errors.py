@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.validate import load_text
 
 TARGET = "target u74 {\n    xlen 64\n    misaligned slow\n}\n"
@@ -155,7 +155,7 @@ def test_cli_names_the_missing_toolchain(tmp_path):
 
 def test_cli_reports_assembler_failure_with_its_stderr(tmp_path, monkeypatch):
     from copygen.gen import toolchain
-    from copygen.gen.errors import ToolError
+    from copygen.errors import ToolError
     bad = tmp_path / "broken.S"
     bad.write_text("\tnot_an_instruction a0\n")
     with pytest.raises(ToolError) as info:

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from copygen.cli import main
-from copygen.gen.errors import CopygenError, Loc, _excerpt
+from copygen.errors import CopygenError, Loc, _excerpt
 from copygen.gen.parse import MAX_SOURCE_BYTES, read_source
 from copygen.gen.validate import MAX_SWEEP_POINTS, load_text
 from tests.test_errors import GOOD_COPY, TARGET
@@ -67,7 +67,7 @@ def test_a_fifo_is_refused_not_waited_on(command, fifo, tmp_path):
 
 
 def test_verify_refuses_a_fifo_given_as_an_elf(tmp_path):
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     path = tmp_path / "pipe"            # no suffix: taken for a linked ELF
     os.mkfifo(path)
     with pytest.raises(CopygenError, match="is a FIFO") as info:

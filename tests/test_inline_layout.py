@@ -9,7 +9,7 @@ import pytest
 
 from copygen.emu.profile import load_profile
 from copygen.gen.build import build_file
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.validate import load_text
 from copygen.gen.variants import sweep_space
 from copygen.measure.bench import Bench, Case

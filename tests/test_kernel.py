@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from copygen.gen.errors import CopygenError, ToolError
+from copygen.errors import CopygenError, ToolError
 from copygen.gen.toolchain import run_git
 from copygen.kernel import kunit, tree
 from tests.conftest import ROOT

@@ -12,7 +12,7 @@ from elftools.elf.elffile import ELFFile
 
 from copygen.gen import toolchain
 from copygen.mutate import edits as mutate, judge as mutjudge
-from copygen.mutate.asmtext import SZREG
+from copygen.mutate.insns import SZREG
 from copygen.mutate.judge import fault_in_range
 
 ROOT = Path(__file__).resolve().parent.parent

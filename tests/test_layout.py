@@ -107,8 +107,18 @@ def _undeclared(t):
     return "tune/store.py:"
 
 
+def _verify_front_end(t):
+    _append(t / "verify" / "world.py", "\nfrom copygen.gen.build import build_file\n")
+    return "imports copygen.gen.build: layer verify may not import layer gen"
+
+
+def _errors_upward(t):
+    _append(t / "copygen" / "errors.py", "\nfrom copygen.gen import ir\n")
+    return "imports copygen.gen.ir: layer errors may not import layer gen"
+
+
 PLANTS = [_sub_package, _from_dotdot, _relative, _import_module, _verify_cost, _false_name,
-          _no_claim, _bare, _command_line, _undeclared]
+          _no_claim, _bare, _command_line, _undeclared, _verify_front_end, _errors_upward]
 
 
 @pytest.mark.parametrize("plant", PLANTS, ids=lambda f: f.__name__.strip("_"))
@@ -184,3 +194,14 @@ def test_the_tune_command_is_glue_over_one_workflow():
     for name, path in mods.items():
         if name != "copygen.tune.store":
             assert ".execute(" not in path.read_text(), f"{path}: SQL outside tune.store"
+
+
+def test_every_layer_raises_the_one_error_from_the_namespace_root():
+    """copygen.errors is no layer's: each pillar imports it from there, and
+    nothing is left under gen that a layer could reach for instead."""
+    mods = layering.modules(layering.package_dirs(ROOT))
+    assert "copygen.errors" in mods and "copygen.gen.errors" not in mods
+    assert layering.layer_of("copygen.errors") == "errors"
+    users = {layering.layer_of(m) for m, p in mods.items()
+             if any(i.module == "copygen.errors" for i in layering.imports(m, p, set(mods)))}
+    assert {"gen", "verify", "mutate", "kernel", "tune", "patch", "cli"} <= users

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from copygen.gen.errors import ToolError
+from copygen.errors import ToolError
 from copygen.mutate import edits as mutate, judge as mutjudge
 from copygen.mutate.edits import Mutant
 

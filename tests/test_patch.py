@@ -192,7 +192,38 @@ def mainline(tmp_path_factory, cache):
                    "--routine", "clear_user")
     mp.undo()
     assert r.exit_code == 0, r.output
-    return {"tree": tree, "out": out, "before": before, "base": base}
+    return {"tree": tree, "out": out, "before": before, "base": base, "stderr": r.stderr}
+
+
+@pytest.mark.slow
+def test_mainline_patch_progress_says_before_and_after_in_a_developers_words(mainline):
+    """Piped, progress is one line per proof and bench, naming the states as
+    a kernel developer does: the base tree, the patched one."""
+    lines = mainline["stderr"].splitlines()
+    assert "proving __asm_copy_to_user, before (base tree)" in lines
+    assert "proving __asm_copy_to_user, after (patched: copy_user+clear_user)" in lines
+    assert not any("state" in ln for ln in lines), lines
+
+
+def test_progress_names_the_states_base_tree_and_patched(monkeypatch, tmp_path):
+    """The states whose proofs and benches progress reports are named
+    "before (base tree)" and "after (patched: KINDS)", never state0/state1."""
+    from types import SimpleNamespace
+    from copygen.patch import evidence, run
+    said = []
+    monkeypatch.setattr(evidence, "build", lambda name, text, d, label: evidence.State(name, d, d, label))
+
+    def prove(state, kinds, *args):
+        state.proofs.update({k: [] for k in kinds})
+        said.append(f"proving x, {state.label}")
+    monkeypatch.setattr(evidence, "prove", prove)
+    monkeypatch.setattr(evidence, "measure", lambda *a, **k: [])
+    monkeypatch.setattr(run.message, "Change", lambda *a, **k: None)
+    steps = [SimpleNamespace(kinds=("copy_user",)), SimpleNamespace(kinds=("clear_user",))]
+    req = SimpleNamespace(proof_cache=None, jobs=1, entries=None, allow_unproven=True)
+    run._evidence(["a", "b", "c"], steps, req, [], tmp_path, said.append, run.Stages())
+    assert said == ["proving x, after (patched: copy_user)", "proving x, after (patched: clear_user)",
+                    "proving x, before (base tree)", "proving x, after (patched: copy_user)"]
 
 
 def _outside_bodies(text: str, names) -> list[str]:
@@ -378,7 +409,7 @@ def test_generated_labels_avoid_the_files_own():
 
 
 def test_a_kept_line_that_needs_a_replaced_label_is_refused():
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     text = (HERE / "mainline_layout.S").read_text().replace(
         "\tcall\tfallback_scalar_usercopy_sum_enabled\n",
         "\tcall\tfallback_scalar_usercopy_sum_enabled\n\tj\t.Lbyte_tail\n")
@@ -500,7 +531,7 @@ def test_the_6_8_layout_replaces_only_the_nested_scalar_copy(tmp_path):
     (("__asm_copy_to_user", "__asm_copy_to_usr"), "has no __asm_copy_to_user"),
 ])
 def test_a_file_of_no_known_layout_is_refused_with_its_line(change, words):
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     text = layout_6_8()
     if change[0] == "__asm_copy_to_user":
         text = text.replace(*change)
@@ -603,7 +634,7 @@ def test_assembly_another_makefile_builds_stays_in_the_tree():
 
 
 def test_a_makefile_without_the_objects_is_refused_with_its_name():
-    from copygen.gen.errors import CopygenError
+    from copygen.errors import CopygenError
     tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE.replace("lib-y\t\t\t+= memset.o\n", ""),
             **{f"arch/riscv/lib/{n}.S": "" for n in ("memcpy", "memset", "memmove")}}
     with pytest.raises(CopygenError, match=r"Makefile does not build memset\.o"):

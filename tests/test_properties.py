@@ -11,7 +11,7 @@ from hypothesis import strategies as hs
 
 from copygen.gen.build import build_file
 from copygen.gen.emit import render_string, render_uaccess
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.validate import load_text
 from copygen.gen.strategy import MAX_UNROLL
 from tests.conftest import EXAMPLES

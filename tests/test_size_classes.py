@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from copygen.gen.build import build_file
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.validate import load_text
 from copygen.mutate import oracle as qemu
 from copygen.tune.evaluate import GRID_PAIRS

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import parse_text
 from copygen.gen.unparse import file_text
 from copygen.gen.validate import load_text

@@ -20,7 +20,7 @@ KERNEL_STYLE = ROOT / "tests" / "kernel_style"
 
 
 def _elf(src: Path, tmp: Path) -> str:
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     return str(linked_elf(str(src), tmp))
 
 

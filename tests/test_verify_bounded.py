@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _elf(tmp_path, name: str) -> str:
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     return str(linked_elf(str(ROOT / "tests" / "kernel_style" / name), tmp_path / "k"))
 
 

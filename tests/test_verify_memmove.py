@@ -92,7 +92,7 @@ def string2021(tmp_path_factory):
 
 
 def _linked(tmp: Path, text: str, name: str) -> str:
-    from copygen.verify.inputs import linked_elf
+    from copygen.inputs import linked_elf
     src = tmp / f"{name}.S"
     src.write_text(text)
     return str(linked_elf(str(src), tmp / name))

@@ -8,7 +8,7 @@ import pytest
 
 from copygen.emu.profile import load_profile
 from copygen.gen.build import build_file
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.strategy import MAX_UNROLL
 from copygen.gen.uaccess_phases import steps
 from copygen.gen.validate import load_text

@@ -35,30 +35,63 @@ def _pyplot():
 
 def heatmap(grid: dict, base: dict, path: Path, title: str) -> None:
     plt = _pyplot()
-    classes = [c for c in grid if c in base]
-    sizes = sorted(grid[classes[0]], key=int)
-    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
-    fig, ax = plt.subplots(figsize=(1 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
-    im = ax.imshow(data, cmap="RdYlGn", vmin=0.5, vmax=1.5, aspect="auto")
-    ax.set_xticks(range(len(sizes)), sizes)
-    ax.set_yticks(range(len(classes)), classes)
-    for i, row in enumerate(data):
-        for j, v in enumerate(row):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7)
-    ax.set_xlabel("size (bytes)")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(im, ax=ax, label="speed-up")
-    fig.tight_layout()
+    fig = heatmap_figure(grid, base, title)
     fig.savefig(path, dpi=110)
     plt.close(fig)
 
 
+def heatmap_figure(grid: dict, base: dict, title: str):
+    """Speed-up per size (columns) and alignment class (rows).  Colours
+    diverge at 1.0 (red: slower, green: faster) and the colour bar spans
+    every cell's value; each number is black or white, whichever reads on
+    its cell's colour."""
+    plt = _pyplot()
+    from matplotlib.colors import TwoSlopeNorm
+    classes = [c for c in grid if c in base]
+    sizes = sorted(grid[classes[0]], key=int)
+    data = [[base[c][s] / grid[c][s] if grid[c][s] else 0.0 for s in sizes] for c in classes]
+    values = [v for row in data for v in row]
+    # the centre must lie strictly inside the range, whatever the data
+    norm = TwoSlopeNorm(vcenter=1.0, vmin=min(min(values), 0.99), vmax=max(max(values), 1.01))
+    cmap = plt.get_cmap("RdYlGn")
+    fig, ax = plt.subplots(figsize=(1.5 + 0.7 * len(sizes), 1.5 + 0.5 * len(classes)))
+    im = ax.imshow(data, cmap=cmap, norm=norm, aspect="auto")
+    ax.set_xticks(range(len(sizes)), sizes)
+    ax.set_yticks(range(len(classes)), classes)
+    for i, row in enumerate(data):
+        for j, v in enumerate(row):
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=7,
+                    color=text_colour(cmap(norm(v))))
+    ax.set_xlabel("size (bytes)")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(im, ax=ax, label="speed-up")
+    fig.tight_layout()
+    return fig
+
+
+def text_colour(rgba) -> str:
+    """Black on a light background, white on a dark one (relative luminance,
+    ITU-R BT.709 weights)."""
+    r, g, b = rgba[:3]
+    return "black" if 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.5 else "white"
+
+
 def pareto(rows: list[dict], baselines: dict[str, dict], path: Path, labels: dict[str, str],
            max_text: int | None = None, win: dict | None = None) -> list[dict]:
+    """pareto_figure() written to `path`; returns the front."""
+    plt = _pyplot()
+    fig, front = pareto_figure(rows, baselines, labels, max_text, win)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return front
+
+
+def pareto_figure(rows: list[dict], baselines: dict[str, dict], labels: dict[str, str],
+                  max_text: int | None = None, win: dict | None = None):
     """Every evaluated point (those over `max_text` in grey), the front as
     a line, the winner as a star, each baseline as a hollow marker drawn
     above the points (a point under it shows through) and named by its
-    strategy.  `labels`: title, xlabel, ylabel.  Returns the front."""
+    strategy.  `labels`: title, xlabel, ylabel.  Returns (figure, front)."""
     plt = _pyplot()
     pts = [r for r in rows if r.get("expected") is not None and r.get("text_bytes") is not None]
     fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -88,9 +121,7 @@ def pareto(rows: list[dict], baselines: dict[str, dict], path: Path, labels: dic
     ax.margins(x=0.08)          # a marker at the edge keeps its label inside the axes
     ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return front
+    return fig, front
 
 
 # a baseline within this factor of the candidates' cycles is drawn where it is

@@ -19,11 +19,21 @@ from copygen.tune import figures
 SHOWN_CLAUSES = 3
 
 
+def shown_names(labels) -> dict[str, str]:
+    """Each baseline's label (the path it was given by) -> the name tables,
+    titles and legends show: its strategy's name, the file's stem
+    (kernel2021 for examples/kernel2021.copy); the path when two baselines
+    share a stem."""
+    stems = [Path(label).stem for label in labels]
+    return {label: s if stems.count(s) == 1 else label for label, s in zip(labels, stems)}
+
+
 def status_text(row: dict) -> str:
     """The proof column: pruned by the size limit, with its reason; proved,
     disqualified with the clause, or not proved; then any guard the point
     fails."""
-    slower = [f"{n} cells slower than {g}" for g, n in row.get("guard", {}).items() if n]
+    names = shown_names(row.get("guard", {}))
+    slower = [f"{n} cells slower than {names[g]}" for g, n in row.get("guard", {}).items() if n]
     text = _proof_text(row)
     if row.get("pruned"):
         text = f"pruned: {row['pruned']}" + ("" if row.get("verdict") is None else f"; {text}")
@@ -52,12 +62,13 @@ def speedup(base: dict | None, row: dict) -> float | None:
 
 
 def table_rows(rows: list[dict], baselines: dict[str, dict], top: int) -> list[dict]:
+    names = shown_names(baselines)
     out = []
     for rank, r in enumerate([r for r in rows if r["expected"] is not None][:top], 1):
         out.append({"rank": rank, "point": r["label"], "expected_cycles": round(r["expected"], 1),
                     "bytes_per_cycle": round(r["mean_size"] / r["expected"], 3) if r["expected"] else None,
                     "text_bytes": r["text_bytes"], "extable_bytes": r.get("extable_bytes"),
-                    **{f"vs {b}": round(speedup(e, r), 3) for b, e in baselines.items()},
+                    **{f"vs {names[b]}": round(speedup(e, r), 3) for b, e in baselines.items()},
                     "proof": status_text(r)})
     return out
 
@@ -66,15 +77,16 @@ def rich_table(title: str, rows: list[dict], baselines: dict[str, dict], plain: 
     from rich import box
     from rich.table import Table
     t = Table(title=title, box=box.ASCII if plain else box.HEAVY_HEAD)
+    names = shown_names(baselines)
     cols = ["rank", "point", "expected_cycles", "bytes_per_cycle", "text_bytes",
-            *[f"vs {b}" for b in baselines], "proof"]
+            *[f"vs {names[b]}" for b in baselines], "proof"]
     for c in cols:
         t.add_column(c.replace("_", " "), justify="left" if c in ("point", "proof") else "right",
                      no_wrap=plain)
     for r in rows:
         t.add_row(*[_fmt(r.get(c)) for c in cols])
     for b, e in baselines.items():
-        t.add_row("base", b, _fmt(round(e["expected"], 1)),
+        t.add_row("base", names[b], _fmt(round(e["expected"], 1)),
                   _fmt(round(e["mean_size"] / e["expected"], 3)), _fmt(e["text_bytes"]),
                   *["1.000" if o == b else "" for o in baselines], "")
     return t
@@ -124,14 +136,16 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     md += ["| " + " | ".join(shown[0]) + " |", "|" + "---|" * len(shown[0])] if shown else []
     md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in shown]
     md.append("")
+    names = shown_names(baselines)
     if win and win.get("grid"):
         for b, e in baselines.items():
             png = outdir / f"heatmap_vs_{_slug(b)}.png"
-            figures.heatmap(win["grid"], e["grid"], png, f"winner vs {b}: speed-up per size and alignment")
+            figures.heatmap(win["grid"], e["grid"], png,
+                            f"winner vs {names[b]}: speed-up per size and alignment")
             made.append(png)
-            md += [f"Speed-up of the winner over {b} (its cycles / the winner's; mean over the "
-                   "alignment pairs of each class, warm L1):", "", *grid_table(win["grid"], e["grid"]),
-                   "", f"![speed-up vs {b}]({png.name})", ""]
+            md += [f"Speed-up of the winner over {names[b]} ({b}; its cycles / the winner's; mean "
+                   "over the alignment pairs of each class, warm L1):", "",
+                   *grid_table(win["grid"], e["grid"]), "", f"![speed-up vs {names[b]}]({png.name})", ""]
     md += _pareto_section(outdir, run, rows, baselines, win, max_text)
     made.append(outdir / "pareto.png")
     (outdir / "report.md").write_text("\n".join(md))

@@ -9,7 +9,7 @@ order, proved with the full contract (the proof cache skips code proved
 before); a variant is a winner only when every required clause is proved
 and its routine is within the `.text` limit, if one is given.
 Role: orchestration.  May import gen, verify, measure (through
-tune.evaluate), tune.store, tune.evaluate.
+tune.evaluate), tune.store, tune.evaluate, copygen.errors.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.gen import emit
-from copygen.gen.errors import CopygenError
+from copygen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_text
 from copygen.gen.variants import Space, sweep_space
@@ -171,14 +171,14 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
 
 def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
     from copygen.verify.cache import prove_cached, prover_fingerprint
-    from copygen.verify.inputs import linked_elf
+    from copygen.gen.build import build_file
     from copygen.verify.verdict import verdict
     text = store.text_of(code)
     symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
     with tempfile.TemporaryDirectory(prefix="copygen-tune-") as d:
         src = Path(d) / "variant.copy"
         src.write_text(text)
-        elf = linked_elf(str(src), Path(d))
+        elf = build_file(src, Path(d)).elf
         rep = prove_cached(elf, symbol, vkind, cache, jobs=jobs)
     store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds,
                     prover_fingerprint())

@@ -8,8 +8,8 @@ asked.  show_store(): the same ranking from a store, computing nothing.
 The caller watches through a Watch: the plan, messages, and stages with a
 count (the command line draws them as progress bars).
 
-Role: orchestration.  May import gen, emu.profile, verify.cache, tune.*
-and the standard library.
+Role: orchestration.  May import gen, emu.profile, verify.cache, tune.*,
+copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.emu.profile import available, load_profile
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_file
 from copygen.tune import report

@@ -20,7 +20,7 @@ row and redoes none of them.  A file that is not a copygen store is refused
 with a CopygenError and left untouched.  Columns added since schema 1 was
 first written (LATER_COLUMNS) are added to an older store when it is
 opened, empty in its old rows: its results stay, and show "-" there.
-Role: persistence.  May import gen.errors and the standard library.
+Role: persistence.  May import copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 
 SCHEMA = 1
 

@@ -29,12 +29,13 @@ from copygen.verify.z3ops import bv
 # answered in u74tuned's proofs (223 million units, docs/verifier.md).
 TIMEOUT_MS = 120000
 # Many small goals under the same facts (a cursor's interval goals) are
-# asked of one solver holding the facts, each goal pushed and popped: about
-# 4x faster than a fresh solver per goal on u74pipelined's cursor checks.
-# Z3's incremental solver is weaker than its one-shot bit-blasting solver on
-# hard goals (the byte leaves, C3's coverage on fault paths: measured 2x
-# slower), so only `all_valid` uses it, and what it gives up on within
-# INCREMENTAL_MS is asked again of a fresh solver with the full budget.
+# asked of one solver holding the facts, each goal pushed and popped, so
+# the facts are bit-blasted once for all of them.  Z3's incremental solver
+# is weaker than its one-shot bit-blasting solver on hard goals (the byte
+# leaves, C3's coverage on fault paths), so only `all_valid` uses it, and
+# what it gives up on within INCREMENTAL_MS is asked again of a fresh
+# solver with the full budget (docs/verifier.md, "What makes it fast
+# enough", has both figures).
 INCREMENTAL_MS = 10000
 
 

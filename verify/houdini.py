@@ -202,9 +202,9 @@ class Proof:
         """(those that hold, those undecided, those of `waiting` some
         counter-model falsifies): one query for all, each counter-model
         drops the targets it falsifies; when the solver gives up, every
-        target left is undecided.  (A fresh one-shot solver per query: Z3's
-        incremental solver, pushing and popping the goal, was 3x slower on
-        these conjunctions.)"""
+        target left is undecided.  A fresh one-shot solver per query: Z3's
+        incremental solver, pushing and popping the goal, is weaker on
+        these conjunctions, whose facts differ from query to query."""
         refuted: set = set()
         wait_fs = self.formulas(waiting, end.state)
         while targets:
@@ -232,7 +232,7 @@ def stages(ends: list) -> list[set]:
     every path at once re-checked each path whenever its start shrank).
     It pays only with guesses that runs have already pruned (faulting runs
     too, verify.infer): the hard paths into a head then meet few false
-    candidates; measured in docs/verifier.md."""
+    candidates (docs/verifier.md has the figures)."""
     succ: dict[int, set] = defaultdict(set)
     heads = {end.pc for _, end in ends} | {start for start, _ in ends if start is not None}
     for start, end in ends:

@@ -126,9 +126,8 @@ class MemoryChecks:
         """[(case condition, substitutions)]: one case unless the start pins
         registers to the shift amounts, then one per misalignment.  A case
         the facts rule out is not sorted out first: its byte queries are
-        unsat at once (asking whether each case was possible cost more:
-        u74pipelined __asm_copy_to_user, Houdini in one process, 177 such
-        queries took 11.6 s; without them Houdini 64 -> 53 s)."""
+        unsat at once, so asking whether each case is possible would only
+        add queries (docs/verifier.md, "What makes it fast enough")."""
         pinned = []
         if start is not None:
             st = self.p.heads[start]

@@ -4,7 +4,7 @@ buffer start, as the signed comparison of their offsets.
 The code compares pointers unsigned (`bltu a0, a3`: dst against its end);
 the invariants bound offsets signed (`a0 - D <= n - 128`).  The solver can
 only connect the two through the carries of 64-bit sums with D in them,
-which it bit-blasts: 1-13 s per query on u74pipelined's retry paths.  For
+which it bit-blasts, slowly (docs/verifier.md has the figures).  For
 every comparison `ULE(D + a, D + b)` (also ULT, UGE, UGT; D or S) in a
 query this adds the fact
 
@@ -12,7 +12,7 @@ query this adds the fact
 
 which follows from the preconditions (LOW <= D <= HIGH - n: neither sum
 wraps), so adding it changes no verdict; the solver then needs no carry
-chain through D (those queries: 0.1 s).  tests/test_verify_nowrap.py
+chain through D.  tests/test_verify_nowrap.py
 proves the schema from the preconditions.
 
 Role: `lemmas(world, formulas)`.  May import z3, verify.world, verify.z3ops.

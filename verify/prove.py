@@ -53,14 +53,14 @@ class RoutineReport:
                 "invariants": {hex(k): v for k, v in self.invariants.items()}}
 
 
-# the measured effect (u74pipelined __asm_copy_to_user, 324 C3 coverage
-# goals): 83 s of solver time in full, 59 s loosely (319 of them proved so);
-# C1's goals, under "no fault", got slower loosely, so only C3 tries it
+# how long a C3 coverage goal is tried without the fault point's
+# constraints before it is asked in full; C1's goals, under "no fault",
+# gain nothing from it, so only C3 tries it (docs/verifier.md, "What makes
+# it fast enough")
 RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
-# the word loops and a whole unrolled block of every example (~6 s over 2
-# processes)
+# the word loops and a whole unrolled block of every example
 MEMMOVE_BOUND = 64
 # a check about the watched byte gets this long in one query, D written
 # S + DS (World.relative), before it is asked for each value of W that
@@ -102,9 +102,9 @@ class Check:
 
     def _relative(self, pr) -> z3.CheckSatResult:
         """The query with D written S + DS (World.relative), within
-        RELATIVE_MS.  memmove's overwrite checks, serially: c910fast
-        200 s as they were, 4 s so; none of the three examples' is left to
-        _at_points."""
+        RELATIVE_MS: the load address and the watched byte are then offsets
+        off one base, so the solver needs no carries of D - S.  _at_points
+        is the fallback when this gives up."""
         w = pr.world
         return _ask([w.relative(f) for f in pr.base + lemmas(w, [self.goal])],
                     w.relative(self.goal), RELATIVE_MS)
@@ -113,11 +113,9 @@ class Check:
         """The goal for each value of W that matters, W substituted in the
         facts too: every fact holds for every W, so for each of these; and
         the goal holds for the other values anyway.  Without W the solver
-        no longer has to relate the watched byte to the cursor's interval
-        (string2021 memmove's overwrite checks: at the backward word loop
-        11 to over 60 s in one query, depending on the solver's random
-        seed, 29 s byte by byte; at the backward byte loop 12 s, 1.1 s; the
-        other seven take at most 2 s in one query)."""
+        no longer has to relate the watched byte to the cursor's interval,
+        the part of memmove's overwrite checks whose time depends most on
+        the solver's random seed."""
         W = pr.world.W
         for p in self.points:
             goal = z3.substitute(self.goal, (W, p))

@@ -149,9 +149,8 @@ class World:
     def relative(self, f):
         """f with D written S + DS.  D is a free symbol, so this changes no
         verdict; but a query about memmove's overlap then compares offsets
-        off one base, and the solver no longer works through the carries of
-        D - S (c910fast's overwrite check at its backward word loop: 13 to
-        58 s by the random seed, 0.5 to 0.9 s so)."""
+        off one base, and the solver need not work through the carries of
+        D - S."""
         return z3.simplify(z3.substitute(f, (self.D, self.S + self.DS)))
 
     def source_word(self, addr, size=8):

@@ -1,7 +1,10 @@
 """The one error type that reaches the user, and warnings (DESIGN.md decision 6).
 
 Role: carry a message, a source location (file:line:col) and a hint, and
-render them the way compilers do.  May import only the standard library.
+render them the way compilers do.  It belongs to no layer: gen, verify,
+tune, patch ... raise it and the command line prints it, so it sits at the
+namespace's root, where every layer may import it.  May import only the
+standard library.
 """
 from __future__ import annotations
 

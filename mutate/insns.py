@@ -1,23 +1,22 @@
-"""Reading and editing assembly text line by line: the instruction lines of
-a kernel-style .S (plain `op a, b, c` or the `fixup OP, REG, ADDR, LBL`
-macro), the routine a line belongs to, address offsets written with SZREG.
+"""The instruction lines of a kernel-style .S, for editing: plain
+`op a, b, c` or the `fixup OP, REG, ADDR, LBL` macro, the routine a line
+belongs to, address offsets written with SZREG.  Labels, comments and
+preprocessor lines are read by gen.asmtext, the reader patch uses too.
 
-Role: the text layer under mutate.edits.  May import the standard library.
+Role: the text layer under mutate.edits.  May import gen.asmtext and the
+standard library.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from copygen.gen.asmtext import Line, code_lines, split_line
+
 SZREG = 8
 WORD_LOADS = {"REG_L", "ld"}
 LOADS = WORD_LOADS | {"lw", "lwu", "lh", "lhu", "lb", "lbu"}
 STORES = {"REG_S": SZREG, "sd": 8, "sw": 4, "sh": 2, "sb": 1}
-
-
-LABEL = re.compile(r"^\s*([.\w]+):")
-_PREFIX = re.compile(r"^(\s*(?:\d+:\s*)?)")
-_COMMENT = re.compile(r"\s*(/\*.*?\*/|//.*|#\s.*)\s*$")
 
 
 @dataclass(frozen=True)
@@ -41,38 +40,40 @@ class Insn:
 
 
 def parse_insn(no: int, line: str) -> Insn | None:
-    """The instruction on a line, or None for labels, directives, comments."""
-    m = _COMMENT.search(line)
-    comment = line[m.start():] if m else ""
-    code = line[:m.start()] if m else line
-    prefix = _PREFIX.match(code).group(1)
-    body = code[len(prefix):].strip()
-    if not body or body.startswith((".", "#", "/*", "*", "\\")) or body.endswith(":"):
-        return None
+    """The instruction on a line read alone, or None for labels, directives,
+    comments and preprocessor lines."""
+    return _insn(no, split_line(line))
+
+
+def _insn(no: int, line: Line) -> Insn | None:
+    body = line.code.strip()
+    if not body or body.startswith((".", "\\")):
+        return None                # a directive, a macro argument line
     op, rest = (re.split(r"\s+", body, maxsplit=1) + [""])[:2]
     if "(" in op:
         return None                # SYM_FUNC_START(...), EXPORT_SYMBOL(...)
     if op == "fixup":
         parts = [p.strip() for p in re.split(r"\s*[,\s]\s*", rest.strip(), maxsplit=1)]
         args = tuple(a.strip() for a in parts[1].split(",")) if len(parts) > 1 else ()
-        return Insn(no, prefix, parts[0], args, comment, fixup=True)
+        return Insn(no, line.prefix, parts[0], args, line.comment, fixup=True)
     args = tuple(a.strip() for a in rest.split(",")) if rest else ()
-    return Insn(no, prefix, op, args, comment)
+    return Insn(no, line.prefix, op, args, line.comment)
 
 
 def insns(text: str) -> list[Insn]:
-    """Every instruction line of a .S text, in order."""
-    return [i for n, ln in enumerate(text.splitlines()) if (i := parse_insn(n, ln))]
+    """Every instruction line of a .S text, in order (a comment open across
+    lines, a preprocessor line or a macro body holds none)."""
+    return [i for n, ln in enumerate(code_lines(text.splitlines())) if (i := _insn(n, ln))]
 
 
 def routine_at(text: str, no: int) -> str | None:
     """The SYM_FUNC_START name enclosing 0-based line `no`, if any."""
     name = None
-    for ln in text.splitlines()[:no + 1]:
-        m = re.search(r"SYM_FUNC_START\((\w+)\)", ln)
+    for ln in code_lines(text.splitlines())[:no + 1]:
+        m = re.search(r"SYM_FUNC_START\((\w+)\)", ln.code)
         if m:
             name = m.group(1)
-        elif re.search(r"SYM_FUNC_END\(", ln):
+        elif re.search(r"SYM_FUNC_END\(", ln.code):
             name = None
     return name
 
