@@ -24,6 +24,7 @@ from copygen.verify.inputs import routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
+from copygen.verify.vprove import prove_vectors
 from copygen.verify.verdict import EXIT, verdict, worst
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
@@ -35,6 +36,8 @@ VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: pro
 
 
 def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
+    if kind == "vector":
+        return prove_vectors(str(elf), stage=stage)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,
@@ -141,7 +144,7 @@ def _run(plan, bounded, jobs, cache, all_clauses):
 
                 def stage(name, sym=sym, base=done):
                     _say(f"{sym}: {name}")
-                    bar.update(task, description=f"{sym}: {name}", completed=base + STAGES.index(name))
+                    bar.update(task, description=f"{sym}: {name}", completed=base + (STAGES.index(name) if name in STAGES else 0))
                 reports[f].append(_routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses))
                 bar.update(task, completed=done + len(STAGES))
     return reports

@@ -49,6 +49,7 @@ ROUTINE_KINDS = {
     "memcpy": ("memcpy", "__memcpy"),
     "memmove": ("memmove", "__memmove"),
     "memset": ("memset", "__memset"),
+    "vector_usercopy": ("__asm_vector_usercopy",),
 }
 ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
                 "memmove, memset) or a symbol (__asm_copy_to_user, ...); repeatable.")

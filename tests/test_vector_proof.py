@@ -70,3 +70,37 @@ def test_planted_bugs_are_reported_under_their_clause(tmp_path, name):
     failed = {c for c, s in rep.status.items() if s != "proved"}
     assert failed and failed <= clauses | {"C4", "C3", "C2", "C5", "V5"}, rep.detail
     assert failed & clauses, (name, failed)
+
+
+def test_copygen_verify_proves_the_vector_routine_and_names_a_failing_vlen(tmp_path, monkeypatch):
+    """`copygen verify --routine vector_usercopy` runs the vector proof at
+    each VLEN (one here, to stay fast) and reports it like a scalar one; a
+    clause that fails at one VLEN is reported with that VLEN."""
+    import json
+    from click.testing import CliRunner
+    from copygen.cli import main
+    from copygen.verify import vprove
+    from copygen.verify.prove import RoutineReport
+    from copygen.verify.verdict import verdict
+    monkeypatch.setattr(vprove, "VLENS", (128,))
+    src = tmp_path / "v.copy"
+    src.write_text("target x60 {\n    xlen 64\n    misaligned slow\n}\n"
+                   f"copy_user v for x60 {{\n{SCALAR}    vector e8 m8 above 768 loads plain\n}}\n")
+    r = CliRunner().invoke(main, ["verify", str(src), "--routine", "vector_usercopy", "--json",
+                                  "--no-cache", "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    (rep,) = json.loads(r.stdout)["files"][0]["reports"]
+    assert rep["symbol"] == "__asm_vector_usercopy" and rep["verdict"] == "proved"
+    assert set(rep["status"]) == set(vector_clauses(False))
+    assert "VLEN 128" in rep["detail"]["V0"]
+    # one VLEN failing a clause makes the merged report name it
+    ok = RoutineReport("__asm_vector_usercopy", "vector")
+    ok.status, ok.detail = {"V0": "proved", "C1": "proved"}, {"V0": "at VLEN 128", "C1": "at VLEN 128"}
+    bad = RoutineReport("__asm_vector_usercopy", "vector")
+    bad.status, bad.detail = {"V0": "unknown", "C1": "proved"}, {"V0": "returns with vstart not 0",
+                                                                  "C1": "at VLEN 256"}
+    monkeypatch.setattr(vprove, "prove_vector", lambda elf, vlen: ok if vlen == 128 else bad)
+    merged = vprove.prove_vectors("x.elf", (128, 256))
+    assert merged.status == {"V0": "unknown", "C1": "proved"}
+    assert merged.detail["V0"] == "VLEN 256: returns with vstart not 0"
+    assert verdict(merged) == "unknown"

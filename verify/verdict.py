@@ -16,7 +16,7 @@ Role: verdicts and their exit statuses.  May import verify.clauses.
 """
 from __future__ import annotations
 
-from copygen.verify.clauses import required
+from copygen.verify.clauses import PROPERTIES, required
 
 UNANALYSABLE = "cannot analyse the code"
 ORDER = ("unanalysable", "violated", "unknown", "bounded", "proved")
@@ -26,7 +26,9 @@ EXIT = {"proved": 0, "bounded": 0, "violated": 3, "unknown": 4, "unanalysable": 
 
 def verdict(rep, extra: tuple[str, ...] = ()) -> str:
     """The verdict of one RoutineReport (verify.prove)."""
-    need = required(rep.kind, extra)
+    # a vector routine's clauses depend on its loads (verify.clauses.vector_clauses)
+    need = ([c for c in rep.status if c not in PROPERTIES or c in extra] if rep.kind == "vector"
+            else required(rep.kind, extra))
     states = {c: rep.status.get(c, "unknown") for c in need}
     if states and all(st == "unknown" and rep.detail.get(c, "").startswith(UNANALYSABLE)
                       for c, st in states.items()):

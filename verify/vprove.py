@@ -241,5 +241,31 @@ def prove_vector(elf: str, vlen: int, vlmax_bytes: int | None = None,
     return rep
 
 
+# the VLENs the language accepts (gen.validate_vector: 128 to 1024)
+VLENS = (128, 256, 512, 1024)
+
+
+def prove_vectors(elf: str, vlens: tuple[int, ...] | None = None,
+                  stage=lambda name: None) -> RoutineReport:
+    """prove_vector at each VLEN (default: VLENS), one report: a clause is
+    proved when it is proved at every VLEN; otherwise its detail names the
+    VLENs that fail."""
+    t0 = time.time()
+    vlens = vlens or VLENS
+    reps = []
+    for vlen in vlens:
+        stage(f"VLEN {vlen}")
+        reps.append((vlen, prove_vector(elf, vlen)))
+    out = RoutineReport(SYMBOL, "vector")
+    for c in reps[0][1].status:
+        bad = [(v, r) for v, r in reps if r.status.get(c) != "proved"]
+        out.status[c] = bad[0][1].status.get(c, "unknown") if bad else "proved"
+        out.detail[c] = ("; ".join(f"VLEN {v}: {r.detail.get(c, '')}" for v, r in bad) if bad else
+                         reps[0][1].detail[c].replace(f"at VLEN {vlens[0]}",
+                                                      f"at VLEN {', '.join(map(str, vlens))}"))
+    out.seconds = time.time() - t0
+    return out
+
+
 def _uses_ff(prog: Program, entry: int) -> bool:
     return any(prog.fetch(pc).name.endswith("ff.v") for pc in prog.routine(entry).pcs)

@@ -44,6 +44,8 @@ KINDS = {
     "__clear_user": "clear",
     "memcpy": "memcpy", "__memcpy": "memcpy", "memset": "memset", "__memset": "memset",
     "memmove": "memmove", "__memmove": "memmove",
+    # uaccess_vector.S's strip-mined copy, either side user memory (verify.vprove)
+    "__asm_vector_usercopy": "vector",
 }
 USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
 CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
