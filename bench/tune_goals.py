@@ -45,9 +45,7 @@ sys.path.insert(0, str(ROOT))
 from exits import exit_status  # noqa: E402
 from copygen.emu.elf import read_elf  # noqa: E402
 from copygen.emu.profile import load_profile  # noqa: E402
-from copygen.gen import toolchain  # noqa: E402
-from copygen.gen.build import build_cached  # noqa: E402
-from copygen.gen.resources import shim_dir  # noqa: E402
+from copygen.gen.build import build_assembly, build_cached  # noqa: E402
 from copygen.measure.bench import KINDS, Bench, Case, align_class  # noqa: E402
 from copygen.tune.evaluate import GRID_SIZES  # noqa: E402
 
@@ -94,17 +92,11 @@ def grid(elf: Path, profile: str, routines: tuple[str, ...]) -> dict:
 
 def kernel_string_elf(tree: Path, work: Path) -> Path:
     """The tree's memcpy.S, memmove.S and memset.S, assembled and linked."""
-    objs = []
-    for name in KERNEL_STRING:
-        src = tree / "arch" / "riscv" / "lib" / name
+    sources = [tree / "arch" / "riscv" / "lib" / name for name in KERNEL_STRING]
+    for src in sources:
         if not src.is_file():
             raise SystemExit(f"{src}: not found (give --kernel-tree the top of a 6.12 tree)")
-        obj = work / (src.stem + ".o")
-        toolchain.assemble(src, shim_dir() / "include", obj)
-        objs.append(obj)
-    elf = work / "kernel-string.elf"
-    toolchain.link(objs, shim_dir() / "copygen.ld", elf)
-    return elf
+    return build_assembly(sources, work / "kernel-string", "kernel-string")
 
 
 def bounds(profile: str) -> tuple:

@@ -122,11 +122,17 @@ def _say_plan(file: str, p, listed: bool) -> None:
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
               help="Rows of the ranked table.")
 @click.option("--baseline", "baselines", multiple=True, type=click.Path(dir_okay=False),
-              help="A .copy file whose routine of the same kind is shown beside the ranking; repeatable.")
+              help="A .copy file whose routine of the same kind is shown beside the ranking, or a "
+                   "kernel assembly file that defines it (arch/riscv/lib/memset.S, assembled "
+                   "against copygen's kernel-header shim); repeatable.")
 @click.option("--guard", "guards", multiple=True, type=click.Path(dir_okay=False),
-              help="A .copy file the winner must not be slower than in any cell of the size x "
-                   "alignment grid; points that are rank after those that are not.  Shown as a "
-                   "baseline too; repeatable.")
+              help="A .copy file, or a kernel .S file that defines the routine, the winner must "
+                   "not be slower than in any cell of the size x alignment grid; points that are "
+                   "rank after those that are not.  Shown as a baseline too; repeatable.")
+@click.option("--guard-kernel-tree", "guard_trees", multiple=True, type=click.Path(file_okay=False),
+              help="A Linux tree whose own file of the swept routine guards it, as --guard "
+                   "would: arch/riscv/lib/memcpy.S or memset.S for a string sweep, uaccess.S for "
+                   "copy_user and clear_user (read in place, never copied); repeatable.")
 @click.option("--max-text", type=ByteCount(), default=None, help=MAX_TEXT_HELP)
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
               help="Write report.md, heat maps, a Pareto plot of cycles against .text bytes, "
@@ -142,7 +148,7 @@ def _say_plan(file: str, p, listed: bool) -> None:
               help="Reports kept under a hash of the routine's machine code (shared with verify).")
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
-            guards, max_text, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
+            guards, guard_trees, max_text, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
     """Search the strategy space of a sweep in FILE.
 
     A sweep tunes one copy_user or clear_user routine, or the memcpy or
@@ -165,7 +171,8 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
         if path:
             output_dir(path, option)
     req = Request(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, tuple(baselines),
-                  tuple(guards), report_dir, dry_run, build_cache, proof_cache, max_text)
+                  tuple(guards), tuple(guard_trees), report_dir, dry_run, build_cache, proof_cache,
+                  max_text)
     watch = Watch(planned=lambda p: _say_plan(file, p, listed=dry_run),
                   tell=lambda message: click.echo(message, err=True), stage=_stage)
     p, ranking = tune_sweep(req, watch)

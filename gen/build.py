@@ -117,6 +117,24 @@ def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResu
     return _build(st, str(path), outdir, link=True)
 
 
+def build_assembly(sources: list[Path], outdir: Path, name: str) -> Path:
+    """Kernel assembly files (a tree's arch/riscv/lib/memset.S, uaccess.S),
+    each assembled against the shim's include directory as Kbuild would
+    against the kernel's, linked into OUTDIR/NAME.elf; the sources are read
+    where they are and never copied."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    objs = []
+    for i, src in enumerate(sources):
+        obj = outdir / f"{i}-{Path(src).stem}.o"
+        toolchain.assemble(Path(src), shim_dir() / "include", obj)
+        objs.append(obj)
+    elf = outdir / f"{name}.elf"
+    partial = elf.with_suffix(".elf.partial")
+    toolchain.link(objs, shim_dir() / "copygen.ld", partial)
+    partial.replace(elf)
+    return elf
+
+
 def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     res = BuildResult(source, outdir, warnings=list(st.warnings))
     res.files = emit_sources(st, outdir)

@@ -7,6 +7,8 @@ variant's text under the cache directory, builds it there
 the workload (expected cycles per call, measure.rank) and on the size x
 alignment grid (mean cycles per size and alignment class), and measures its
 `.text` bytes and its share of `__ex_table` (measure.size).
+A kernel `.S` file (a baseline or guard) is assembled as it is, against
+the shim's headers, and benched the same way.
 Role: build + bench one point.  May import gen, emu, measure.
 """
 from __future__ import annotations
@@ -15,8 +17,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from copygen.emu.elf import read_elf
 from copygen.emu.profile import load_profile
-from copygen.gen.build import build_cached
+from copygen.gen.build import build_assembly, build_cached
+from copygen.gen.errors import CopygenError, Loc
 from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
 from copygen.measure.rank import expected_cycles
@@ -30,8 +34,13 @@ GRID_SIZES = (8, 16, 32, 64, 72, 128, 256, 512, 1024, 2048, 4096, 8192)
 GRID_PAIRS = {
     "copy": {"aligned": ((0, 0),), "co-aligned": ((1, 1), (4, 4)),
              "misaligned": ((1, 0), (3, 5), (0, 4), (7, 2))},
-    "clear": {"aligned": ((0, 0),), "misaligned": ((0, 1), (0, 5))},
+    # every dst offset its own class, as a kernel's clear or memset may
+    # treat each differently (a 4-byte piece at dst+4, bytes at dst+1)
+    "clear": {f"dst+{d}": ((0, d),) for d in range(8)},
 }
+# The file of a kernel tree that holds the routine a sweep tunes
+KERNEL_FILE = {"copy_user": "uaccess.S", "clear_user": "uaccess.S",
+               "memcpy": "memcpy.S", "memset": "memset.S"}
 
 
 @dataclass(frozen=True)
@@ -43,19 +52,37 @@ class Job:
     workload: str
     align_mix: str
     cache: str           # the cache directory (variants and builds)
+    assembly: str = ""   # a kernel .S file's name when `text` is its text, not a .copy's
+
+
+def _written(path: Path, text: str) -> Path:
+    """`text` at `path` (content-addressed: an existing file is kept)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists():
+        tmp = path.with_suffix(f".tmp{id(text)}")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
+
+
+def _elf(job: Job, cache: Path) -> tuple[Path, Path]:
+    """(the source benched, its linked ELF): a .copy variant built in the
+    content-addressed cache, or a kernel .S assembled as it is."""
+    if not job.assembly:
+        src = _written(cache / "variants" / f"v{job.code[:16]}.copy", job.text)
+        return src, build_cached(src, cache / "builds").elf
+    src = _written(cache / "kernel" / job.code[:16] / job.assembly, job.text)
+    elf = src.parent / "kernel.elf"
+    return src, elf if elf.is_file() else build_assembly([src], src.parent, "kernel")
 
 
 def evaluate(job: Job) -> dict:
     t0 = time.monotonic()
-    cache = Path(job.cache)
-    src = cache / "variants" / f"v{job.code[:16]}.copy"
-    src.parent.mkdir(parents=True, exist_ok=True)
-    if not src.exists():
-        tmp = src.with_suffix(f".tmp{id(job)}")
-        tmp.write_text(job.text)
-        tmp.replace(src)
-    elf = build_cached(src, cache / "builds").elf
+    src, elf = _elf(job, Path(job.cache))
     symbol = SYMBOL[job.kind]
+    if job.assembly and symbol not in read_elf(elf).symbols:
+        raise CopygenError(f"{job.assembly} defines no {symbol}", Loc(job.assembly),
+                           hint=f"a {job.kind} sweep needs a kernel file that defines {symbol}")
     wl = make_workload(job.workload, job.align_mix)
     bench = Bench(elf, load_profile(job.profile), max(max(GRID_SIZES), max(s for s, _ in wl.sizes)))
     exp = expected_cycles(bench, str(src), symbol, wl)

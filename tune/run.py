@@ -51,6 +51,20 @@ def code_key(text: str, kind: str) -> str:
     return hashlib.sha256(f"{kind}\n{text_out}".encode()).hexdigest()
 
 
+def is_assembly(path: str) -> bool:
+    """A kernel assembly file (memset.S, uaccess.S), not a .copy strategy."""
+    return Path(path).suffix in (".S", ".s")
+
+
+def baseline_key(path: str, kind: str) -> str:
+    """The code key a baseline file is evaluated under: its routine's, for
+    a .copy; a hash of the kind and the file's text, for a kernel .S."""
+    text = read_source(path)
+    if not is_assembly(path):
+        return code_key(text, kind)
+    return hashlib.sha256(f"{kind}\nassembly {Path(path).name}\n{text}".encode()).hexdigest()
+
+
 def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: str,
          profiles=None) -> Plan:
     space = sweep_space(path, sweep, profiles)
@@ -114,9 +128,11 @@ def _on_dask(store: Store, todo: list[Job], address: str, advance) -> None:
 
 
 def slower_cells(grid: dict, base: dict) -> int:
-    """How many (class, size) cells of `grid` take more cycles than `base`'s."""
-    return sum(1 for cls, row in grid.items() for n, c in row.items()
-               if n in base.get(cls, {}) and c > base[cls][n] + 1e-9)
+    """How many (class, size) cells of `base` the point of `grid` is slower
+    in; a cell `grid` was not measured in (a row of a store written under
+    other grid classes) counts as slower: nothing says it is not."""
+    return sum(1 for cls, row in base.items() for n, t in row.items()
+               if grid.get(cls, {}).get(n, float("inf")) > t + 1e-9)
 
 
 def text_pruned(row: dict, max_text: int | None) -> str | None:

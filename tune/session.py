@@ -14,6 +14,7 @@ copygen.errors and the standard library.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,8 +25,9 @@ from copygen.errors import CopygenError, Loc
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_file
 from copygen.tune import report
-from copygen.tune.evaluate import Job, evaluate
-from copygen.tune.run import Plan, code_key, evaluate_all, plan, prove_top, ranked, winner
+from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
+from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, plan, prove_top, ranked,
+                              winner)
 from copygen.tune.store import Store, eval_workload
 
 
@@ -42,7 +44,8 @@ class Request:
     top: int = 5                        # 0: rank without proving
     shown: int = 10
     baselines: tuple[str, ...] = ()
-    guards: tuple[str, ...] = ()
+    guards: tuple[str, ...] = ()        # .copy files or kernel .S files
+    guard_trees: tuple[str, ...] = ()   # kernel trees: their file of the swept routine guards
     report_dir: str | None = None
     dry_run: bool = False
     build_cache: str = "build/tune"
@@ -90,6 +93,8 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
     profile = _profile_name(req.source, req.sweep, req.profile)
     load_profile(profile)
     p = plan(req.source, req.sweep, profile, req.workload, req.align_mix, available())
+    trees = tuple(kernel_file(t, p.space.kind) for t in req.guard_trees)
+    req = dataclasses.replace(req, guards=req.guards + trees)
     names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in req.baselines + req.guards))
     watch.planned(p)
     if req.dry_run:
@@ -133,7 +138,7 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
         workload = eval_workload(meta["workload"], args.get("align_mix", "spec"))
         base = {}
         for name in args.get("baselines", []):
-            key = code_key(read_source(name), meta["kind"]) if Path(name).is_file() else None
+            key = baseline_key(name, meta["kind"]) if Path(name).is_file() else None
             row = store.eval_of(key, meta["profile"], workload) if key else None
             if row:
                 base[name] = {**row, "name": _strategy_name(name, meta["kind"])}
@@ -179,7 +184,23 @@ def _open_store(path: Path) -> Store:
                            hint="give --db a writable path") from None
 
 
+def kernel_file(tree: str, kind: str) -> str:
+    """The file of a kernel tree that holds the routine of a sweep's kind
+    (arch/riscv/lib/memset.S for memset, uaccess.S for clear_user)."""
+    if kind not in KERNEL_FILE:
+        raise CopygenError(f"a kernel tree has no file for a {kind} sweep", Loc(tree),
+                           hint="guard memcpy, memset, copy_user or clear_user sweeps with it")
+    path = Path(tree).expanduser() / "arch" / "riscv" / "lib" / KERNEL_FILE[kind]
+    if not path.is_file():
+        raise CopygenError(f"no arch/riscv/lib/{KERNEL_FILE[kind]} in it", Loc(tree),
+                           hint="give --guard-kernel-tree the top of a Linux tree")
+    return str(path)
+
+
 def _baseline_check(path: str, kind: str) -> str:
+    if is_assembly(path):
+        read_source(path)                   # an unreadable file fails here
+        return path
     st = load_file(path, available())
     if getattr(st, "string" if kind in STRING_FNS else kind) is None:
         what = "string block" if kind in STRING_FNS else f"{kind} routine"
@@ -193,11 +214,12 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Req
     workload = eval_workload(req.workload, req.align_mix)
     out = {}
     for name in names:
-        text = read_source(name)
-        key = code_key(text, kind)
+        key = baseline_key(name, kind)
         row = store.eval_of(key, profile, workload)
         if row is None:
-            row = evaluate(Job(key, text, kind, profile, req.workload, req.align_mix, req.build_cache))
+            asm = Path(name).name if is_assembly(name) else ""
+            row = evaluate(Job(key, read_source(name), kind, profile, req.workload, req.align_mix,
+                               req.build_cache, asm))
             store.add_eval(key, profile, workload, row)
         out[name] = {**row, "name": _strategy_name(name, kind)}
     return out
@@ -205,7 +227,10 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Req
 
 def _strategy_name(path: str, kind: str) -> str:
     """What a baseline's routine is called in its file (`kernel2021`,
-    `lib.memcpy`): the label of its point in a plot."""
+    `lib.memcpy`, or a kernel file's `memset.S`): the label of its point
+    in a plot."""
+    if is_assembly(path):
+        return Path(path).name
     st = load_file(path, available())
     if kind in STRING_FNS:
         return f"{st.string.name}.{kind}"

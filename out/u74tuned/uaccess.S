@@ -9,9 +9,9 @@
  *     then shift unroll 4 schedule paired; tail words; ends pieces;
  *     inline shift; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 8; align dst; words unroll 4 schedule loads_first;
- *     then words unroll 1 schedule loads_first; tail bytes; ends pieces;
- *     inline words; fault exact
+ *   small below 16; align dst; words unroll 16 schedule loads_first;
+ *     then words unroll 4 schedule loads_first; tail steps; ends pieces;
+ *     fault exact
  */
 
 #include <linux/linkage.h>
@@ -831,10 +831,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 8 bytes to the byte loop,
+	 * and send copies shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 8) goto bytes;
+	 *	if (n < 16) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -844,7 +844,7 @@ SYM_FUNC_START(__clear_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
-	li	t0, 8				/* threshold from the strategy (`small below`) */
+	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
 
 	/*
@@ -862,19 +862,19 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Size class.
-	 * Calls with a whole 32-byte block left go on into the first word
-	 * loop; shorter ones branch to the second class.
+	 * Calls with a whole 128-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
 	 *
-	 *	if (end - dst < 32) goto words_then;
+	 *	if (end - dst >= 128) goto words;
 	 *
 	 * Register roles:
-	 *	a2 - end - 32
+	 *	a2 - end - 128
 	 */
-	addi	a2, a3, -4*SZREG
-	bgtu	a0, a2, .Lclear_words_then	/* less than a whole block: the second class */
+	addi	a2, a3, -16*SZREG
+	bleu	a0, a2, .Lclear_words
 
 	/*
-	 * Word fill.
+	 * Word fill, second class.
 	 * Store 4 zero word(s) per iteration.
 	 *
 	 *	while (end - dst >= 32) store 4 zero words;
@@ -882,7 +882,9 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a2 - loop limit: end - 32
 	 */
-.Lclear_words:
+.Lclear_words_then:
+	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
@@ -890,25 +892,36 @@ SYM_FUNC_START(__clear_user)
 	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
 	addi	a0, a0, 4*SZREG
 	bleu	a0, a2, 1b
-	beq	a0, a3, .Lclear_done		/* nothing left (forward: predicted not taken) */
+.Lclear_words_then_skip:
 
 	/*
-	 * Word fill, second class.
-	 * Store 1 zero word(s) per iteration.
+	 * Tail, in steps.
+	 * Fewer than 4 words are left: one block each of 2, 1 word(s),
+	 * taken as the bits of the count left say; no loop to leave.
 	 *
-	 *	while (end - dst >= 8) store 1 zero words;
+	 *	if (end - dst >= 8) {
+	 *		if (end - dst >= 16) copy 2 word(s);
+	 *		if (end - dst >= 8) copy 1 word(s);
+	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 8
+	 *	a2 - end - the step's size
 	 */
-.Lclear_words_then:
+.Lclear_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Lclear_steps_done	/* no whole word left */
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
+	bgtu	a0, a2, .Lclear_step2_skip	/* less than one block left */
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	addi	a0, a0, 2*SZREG
+.Lclear_step2_skip:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
-	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
-1:
+	bgtu	a0, a2, .Lclear_step1_skip	/* less than one block left */
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, SZREG
-	bleu	a0, a2, 1b
-.Lclear_words_then_skip:
+.Lclear_step1_skip:
+.Lclear_steps_done:
 
 	/*
 	 * Anything left.
@@ -1022,6 +1035,38 @@ SYM_FUNC_START(__clear_user)
 	j	.Lclear_head_done
 
 	/*
+	 * Word fill.
+	 * Store 16 zero word(s) per iteration.
+	 *
+	 *	while (end - dst >= 128) store 16 zero words;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 128
+	 */
+.Lclear_words:
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
+	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
+	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
+	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
+	fixup REG_S, zero, 8*SZREG(a0), .Lclear_fault_plus_64
+	fixup REG_S, zero, 9*SZREG(a0), .Lclear_fault_plus_72
+	fixup REG_S, zero, 10*SZREG(a0), .Lclear_fault_plus_80
+	fixup REG_S, zero, 11*SZREG(a0), .Lclear_fault_plus_88
+	fixup REG_S, zero, 12*SZREG(a0), .Lclear_fault_plus_96
+	fixup REG_S, zero, 13*SZREG(a0), .Lclear_fault_plus_104
+	fixup REG_S, zero, 14*SZREG(a0), .Lclear_fault_plus_112
+	fixup REG_S, zero, 15*SZREG(a0), .Lclear_fault_plus_120
+	addi	a0, a0, 16*SZREG
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lclear_done		/* nothing left */
+	j	.Lclear_words_then		/* what is left: the second class */
+
+	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
@@ -1041,6 +1086,42 @@ SYM_FUNC_START(__clear_user)
 	j	.Lclear_fault
 .Lclear_fault_plus_24:
 	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_32:
+	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_40:
+	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_48:
+	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_56:
+	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_64:
+	addi	a0, a0, 64			/* a0 is 64 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_72:
+	addi	a0, a0, 72			/* a0 is 72 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_80:
+	addi	a0, a0, 80			/* a0 is 80 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_88:
+	addi	a0, a0, 88			/* a0 is 88 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_96:
+	addi	a0, a0, 96			/* a0 is 96 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_104:
+	addi	a0, a0, 104			/* a0 is 104 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_112:
+	addi	a0, a0, 112			/* a0 is 112 bytes behind the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_plus_120:
+	addi	a0, a0, 120			/* a0 is 120 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
