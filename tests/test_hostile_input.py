@@ -299,7 +299,8 @@ OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
           ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
-          ("tune", "--baseline"), ("tune", "--guard"), ("tune show", "db"),
+          ("tune", "--baseline"), ("tune", "--guard"), ("tune", "--guard-kernel-tree"),
+          ("tune show", "db"),
           ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree")}
 
 

@@ -9,7 +9,7 @@ alignment grid (mean cycles per size and alignment class), and measures its
 `.text` bytes and its share of `__ex_table` (measure.size).
 A kernel `.S` file (a baseline or guard) is assembled as it is, against
 the shim's headers, and benched the same way.
-Role: build + bench one point.  May import gen, emu, measure.
+Role: build + bench one point.  May import gen, emu, measure, copygen.errors.
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 from copygen.emu.elf import read_elf
 from copygen.emu.profile import load_profile
 from copygen.gen.build import build_assembly, build_cached
-from copygen.gen.errors import CopygenError, Loc
+from copygen.errors import CopygenError, Loc
 from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
 from copygen.measure.rank import expected_cycles
