@@ -52,7 +52,8 @@ ROUTINE_KINDS = {
     "vector_usercopy": ("__asm_vector_usercopy",),
 }
 ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
-                "memmove, memset) or a symbol (__asm_copy_to_user, ...); repeatable.")
+                "memmove, memset, vector_usercopy) or a symbol (__asm_copy_to_user, ...); "
+                "repeatable.")
 
 
 def kind_of(symbol: str) -> str | None:
