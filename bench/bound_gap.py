@@ -171,9 +171,10 @@ def role(row: dict, phase: str, in_loop: bool) -> str:
 
 def attribute(rows: list[dict], labels, loops) -> None:
     """Give each row its phase (the last named label at or before it) and role;
-    a loop spans a numeric label up to a taken backward branch to it."""
+    a loop spans a numeric label up to a backward branch to it (taken or,
+    in a loop run once, not)."""
     spans = {(r["pc"] + r["imm"], r["pc"]) for r in rows
-             if r["branch"] and r["taken"] and r["imm"] < 0 and r["pc"] + r["imm"] in loops}
+             if r["branch"] and r["imm"] < 0 and r["pc"] + r["imm"] in loops}
     for row in rows:
         pc = row["pc"]
         row["phase"] = next((n for a, n in reversed(labels) if a <= pc), "entry")
