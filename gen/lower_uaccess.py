@@ -195,10 +195,11 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                             (Insn("andi", ("t1", "a0", "SZREG-1")),
                              Insn("bnez", ("t1", f".L{pfx}_head")),
                              Label(f".L{pfx}_head_done"))))
-    if copy and not fast:
-        phases.append(_with_body(_dispatch(pfx, ph), [Label(f".L{pfx}_src_aligned")])
-                      if _into_shift(ph, fast, copy)[1] else _dispatch(pfx, ph))
     inline_words = ph.inline in ("words", "both")
+    if copy and not fast:
+        back = _into_shift(ph, fast, copy)[1] and inline_words
+        phases.append(_with_body(_dispatch(pfx, ph), [Label(f".L{pfx}_src_aligned")])
+                      if back else _dispatch(pfx, ph))
     phases.append(_size_class(pfx, big, inline_words))
     if inline_words:
         phases.append(_with_body(_words(pfx, ph, exits, fast, copy, tested=False, ready=big),
@@ -237,10 +238,12 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     # the byte loop returns on its own: no jump back to the return above
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
+    words_below = ph.inline not in ("words", "both")
     if ph.align != "none":
-        phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift) if pieces
+        phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift,
+                                  words_below=ph.word_block if words_below else 0) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))
-    if ph.inline not in ("words", "both"):
+    if words_below:
         phases.append(_then_bytes(pfx, _words(pfx, ph, exits, fast, copy, tested=False,
                                               ready=ph.word_block),
                                   f".L{pfx}_words_then", "what is left: the second class"))

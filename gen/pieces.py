@@ -27,7 +27,7 @@ from __future__ import annotations
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Insn, Label, Phase
 from copygen.gen.strategy import SZREG, Phases
-from copygen.gen.uaccess_phases import ALIGN_MASK, END, done_phase
+from copygen.gen.uaccess_phases import ALIGN_MASK, END, LIMIT, done_phase
 
 STORE = {1: "sb", 2: "sh", 4: "sw"}
 
@@ -79,12 +79,17 @@ def _head_value(exits: FaultExits, ph: Phases) -> list:
 
 
 def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
-                into_shift: bool = False) -> Phase:
+                into_shift: bool = False, words_below: int = 0) -> Phase:
     """The alignment head, out of line: entered with dst misaligned, returns
     to `head_done` with dst aligned.  With `into_shift` (the shift copy laid
     out above it) a source still misaligned branches straight back into the
     shift copy, predicted taken, and only an aligned one jumps back to the
-    word path past the source-alignment test."""
+    word path past the source-alignment test.  With `words_below` as well
+    (the first word loop, of blocks that many bytes, laid out right below
+    the head) the head makes the size-class test itself: a call with less
+    than a block left branches back to the second class, predicted taken,
+    and a longer one falls into the first loop, instead of both jumping
+    back to the test in line."""
     body = _head_value(exits, ph) if copy else []
     body += _stores(exits, "t0" if copy else "zero", "a0", "t1", (1, 2, 4),
                     f".L{pfx}_head_end", f"{pfx}_head", True)
@@ -92,8 +97,8 @@ def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
     if into_shift:
         body += [Insn("andi", ("t0", "a1", "SZREG-1")),
                  Insn("bnez", ("t0", f".L{pfx}_shift"),
-                      note="src still misaligned (backward: taken)"),
-                 Insn("j", (f".L{pfx}_src_aligned",), note="src aligned too: the word copy")]
+                      note="src still misaligned (backward: taken)")]
+        body += _into_words(pfx, words_below)
     else:
         body.append(Insn("j", (f".L{pfx}_head_done",)))
     if copy:
@@ -113,7 +118,20 @@ def head_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
     if into_shift:
         why += ("A source still misaligned goes straight to the shift copy.",)
         pseudo += ("if (src & 7) goto shift; else goto word copy;",)
+        if words_below:
+            why += (f"An aligned one with a whole {words_below}-byte block left falls into",
+                    "the first word loop below.")
     return Phase(f".L{pfx}_head", "Alignment head, in pieces", why, pseudo, regs, tuple(body))
+
+
+def _into_words(pfx: str, block: int) -> list:
+    """The end of a head whose source is aligned too: to the word path in
+    line, or (`block`) the size-class test and a fall into the first loop."""
+    if not block:
+        return [Insn("j", (f".L{pfx}_src_aligned",), note="src aligned too: the word copy")]
+    return [Insn("addi", (LIMIT, END, f"-{block // SZREG}*SZREG")),
+            Insn("bgtu", ("a0", LIMIT, f".L{pfx}_words_then"),
+                 note="less than a whole block (backward: taken)")]
 
 
 def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,

@@ -17,7 +17,7 @@ from copygen.gen import schedule as S
 from copygen.gen.schedule import units
 from copygen.gen.fixups import FaultExits, attach, exit_code, lead
 from copygen.gen.ir import Insn, Label, Phase
-from copygen.gen.strategy import Phases
+from copygen.gen.strategy import SZREG, Phases
 
 END, LIMIT = "a3", "a2"
 ALIGN_MASK = "-SZREG"
@@ -210,16 +210,22 @@ def steps(unroll: int) -> list[int]:
 
 
 def _tail_words(pfx: str, exits: FaultExits, copy: bool, retry: bool) -> list:
+    """One word a turn.  A copy moves both cursors between its load and its
+    store, so that the increments fill the load-to-store latency instead of
+    the store waiting for the load with nothing beside it; the store then
+    addresses back from the new dst, and its exit steps both cursors back."""
     fix = exits.retry(0, 0) if retry else exits.label(0)
     body: list = [Insn("addi", (LIMIT, END, "-SZREG")),
                   Insn("bgtu", ("a0", LIMIT, f".L{pfx}_tail_words_done")), Label("1")]
     if copy:
-        body += [Insn("REG_L", ("t0", "0(a1)"), fix), Insn("REG_S", ("t0", "0(a0)"), fix),
-                 Insn("addi", ("a1", "a1", "SZREG"))]
+        back = exits.retry(-SZREG, -SZREG) if retry else exits.label(-SZREG)
+        body += [Insn("REG_L", ("t0", "0(a1)"), fix), Insn("addi", ("a1", "a1", "SZREG")),
+                 Insn("addi", ("a0", "a0", "SZREG")),
+                 Insn("REG_S", ("t0", "-SZREG(a0)"), back,
+                      note="a load's word is store data 3 cycles later")]
     else:
-        body.append(Insn("REG_S", ("zero", "0(a0)"), fix))
-    body += [Insn("addi", ("a0", "a0", "SZREG")), Insn("bleu", ("a0", LIMIT, "1b")),
-             Label(f".L{pfx}_tail_words_done")]
+        body += [Insn("REG_S", ("zero", "0(a0)"), fix), Insn("addi", ("a0", "a0", "SZREG"))]
+    body += [Insn("bleu", ("a0", LIMIT, "1b")), Label(f".L{pfx}_tail_words_done")]
     return body
 
 
@@ -284,8 +290,18 @@ def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
 
 
 def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:
-    body = [] if sum_held else sum_on()
-    body += [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
+    """SUM on, the end of dst, the threshold.  With size classes the end is
+    computed beside `li t6` (the layout of the kernel's routines keeps their
+    order): csrs waits for t6 a cycle whatever else is in flight, so the add
+    issues in the cycle that would pair `li` with nothing."""
+    end = [Insn("add", (END, "a0", n_reg), note="a3 = dst + n: end of dst")]
+    if sum_held:
+        body = end
+    elif ph.tested:
+        li, csrs = sum_on()
+        body = [li] + end + [csrs]
+    else:
+        body = sum_on() + end
     if ph.threshold > 0:
         body += [Insn("li", ("t0", str(ph.threshold)),
                       note="threshold from the strategy (`small below`)"),

@@ -149,9 +149,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* a load's word is store data 3 cycles later */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	beq	a0, a3, .Lcopy_done
@@ -225,8 +225,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_8:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, 8			/* and its source byte */
+	addi	a0, a0, 16			/* 16 bytes more than the exit below */
+	addi	a1, a1, 16			/* a1 alike */
+.Lcopy_retry_minus_8:
+	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
+	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
 .Lcopy_fault:
 	sub	a0, a3, a0			/* bytes not copied */

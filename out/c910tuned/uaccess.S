@@ -60,8 +60,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t0 - threshold
 	 */
 	li	t6, SR_SUM
-	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
+	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
 
@@ -134,9 +134,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* a load's word is store data 3 cycles later */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 

@@ -60,8 +60,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t0 - threshold
 	 */
 	li	t6, SR_SUM
-	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
+	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
 
@@ -137,9 +137,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* a load's word is store data 3 cycles later */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	beq	a0, a3, .Lcopy_done
@@ -290,8 +290,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	addi	a0, a0, 8			/* one word more than the exit below */
 	addi	a1, a1, 8			/* a1 alike */
 .Lcopy_retry_plus_8:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, 8			/* and its source byte */
+	addi	a0, a0, 16			/* 16 bytes more than the exit below */
+	addi	a1, a1, 16			/* a1 alike */
+.Lcopy_retry_minus_8:
+	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
+	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
 .Lcopy_fault:
 	sub	a0, a3, a0			/* bytes not copied */

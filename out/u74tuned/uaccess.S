@@ -62,8 +62,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	t0 - threshold
 	 */
 	li	t6, SR_SUM
-	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a2			/* a3 = dst + n: end of dst */
+	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a2, t0, .Lcopy_bytes
 
@@ -89,7 +89,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 	andi	t0, a1, SZREG-1
 	bnez	t0, .Lcopy_shift
-.Lcopy_src_aligned:
 
 	/*
 	 * Size class.
@@ -155,9 +154,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_tail_words_done
 1:
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
-	fixup REG_S, t0, 0(a0), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* a load's word is store data 3 cycles later */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 
@@ -518,6 +517,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * store it as a byte, halfword and word as dst's low bits say, each
 	 * naturally aligned, until dst is aligned.
 	 * A source still misaligned goes straight to the shift copy.
+	 * An aligned one with a whole 128-byte block left falls into
+	 * the first word loop below.
 	 *
 	 *	m = -dst & 7; v = src[0..m), from the aligned words holding it;
 	 *	if (dst & 1) store 1 byte;
@@ -568,7 +569,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_head_end:
 	andi	t0, a1, SZREG-1
 	bnez	t0, .Lcopy_shift		/* src still misaligned (backward: taken) */
-	j	.Lcopy_src_aligned		/* src aligned too: the word copy */
+	addi	a2, a3, -16*SZREG
+	bgtu	a0, a2, .Lcopy_words_then	/* less than a whole block (backward: taken) */
 
 	/*
 	 * Word copy.
@@ -842,8 +844,8 @@ SYM_FUNC_START(__clear_user)
 	 *	t0 - threshold
 	 */
 	li	t6, SR_SUM
-	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
+	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	li	t0, 16				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
 
