@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 
 import click
 
@@ -187,8 +188,17 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
 
 @contextlib.contextmanager
 def _stage(description: str, total: int | None):
-    """A stage of the run as a progress bar: step(n) advances it, step(text)
-    says what it is doing."""
+    """A stage of the run as a progress bar on a terminal: step(n) advances
+    it, step(text) says what it is doing.  Piped, one line for the stage
+    and one for each thing it says it is doing (a proof, a point)."""
+    if not sys.stderr.isatty():
+        click.echo(f"tune: {description}" + (f" ({total})" if total else ""), err=True)
+
+        def step(x):
+            if isinstance(x, str):
+                click.echo(f"tune: {x}", err=True)
+        yield step
+        return
     with progress() as bar:
         task = bar.add_task(description, total=total)
         yield lambda x: bar.update(task, description=x) if isinstance(x, str) else bar.advance(task, x)

@@ -28,3 +28,23 @@ def test_verify_piped_says_each_stage_of_each_routine_on_stderr(tmp_path):
     assert lines[-1].startswith("verify: memset: proved (") and lines[-1].endswith(" s)")
     again = _verify(tmp_path)
     assert again.stderr.splitlines()[-1] == "verify: memset: proved (from the proof cache)"
+
+
+def test_tune_piped_says_each_stage_and_each_proof(tmp_path):
+    """A tuning run's stages (evaluation, proofs) are one line each on
+    stderr when piped, and each proof it starts says which point."""
+    src = tmp_path / "t.copy"
+    src.write_text("target u74 { xlen 64; misaligned slow }\n"
+                   "clear_user k for u74 { small below 8; align dst; words unroll 2; tail bytes; "
+                   "fault exact }\n"
+                   "sweep s for k { words unroll [1, 2] }\n")
+    ran = subprocess.run([sys.executable, "-m", "copygen", "tune", str(src), "--db",
+                          str(tmp_path / "t.db"), "--top", "1", "-j", "1", "--workload", "small",
+                          "--proof-cache", str(tmp_path / "proofs"), "--build-cache",
+                          str(tmp_path / "cache"), "--json"],
+                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["command"] == "tune"
+    lines = ran.stderr.splitlines()
+    assert "tune: tune s (2)" in lines and "tune: proving" in lines
+    assert any(line.startswith("tune: proving words unroll") for line in lines), lines
