@@ -66,7 +66,6 @@ def grid(elf: Path, profile: str, routines: tuple[str, ...]) -> dict:
     """{routine: {class: {size: mean cycles}}} of the routines the ELF has;
     an alias of a routine already measured reuses its cells."""
     image = read_elf(elf)
-    bench = Bench(elf, profile, max(GRID_SIZES))
     out: dict[str, dict] = {}
     by_addr: dict[int, str] = {}
     for r in routines:
@@ -84,6 +83,10 @@ def grid(elf: Path, profile: str, routines: tuple[str, ...]) -> dict:
                 if cls is None:
                     continue
                 for n in GRID_SIZES:
+                    # a machine per call: an out-of-order profile's gshare
+                    # predictor keeps what earlier calls taught it, so a
+                    # shared one makes a cell depend on the cells before it
+                    bench = Bench(elf, profile, n)
                     cells.setdefault(cls, {}).setdefault(n, []).append(
                         bench.run(Case(r, n, src, dst)).cycles)
         out[r] = {c: {n: sum(v) / len(v) for n, v in row.items()} for c, row in cells.items()}
