@@ -50,15 +50,30 @@ def _site(text: str, kind: str):
 
 
 def _verify(text: str, workdir: Path, clear: bool) -> dict:
+    """The mutant's verdict: __clear_user's, or the worse of the copy's two
+    directions (a load of src is a user access only in copy_from_user, so
+    a mutant of it can prove as copy_to_user), stopping at the first that
+    is not proved."""
     from copygen.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
     src = workdir / "mutant.S"
     src.write_text(text)
-    sym, kind = ("__clear_user", "clear") if clear else ("__asm_copy_to_user", "to")
-    rep = prove_routine(str(linked_elf(str(src), workdir)), sym, kind, jobs=2)
-    bad = {c: rep.detail.get(c, "")[:400] for c, st in rep.status.items() if st == "violated"}
-    return {"verdict": verdict(rep), "violated": bad, "seconds": round(rep.seconds, 1)}
+    elf = str(linked_elf(str(src), workdir))
+    entries = ([("__clear_user", "clear")] if clear else
+               [("__asm_copy_to_user", "to"), ("__asm_copy_from_user", "from")])
+    out = {"verdict": "proved", "violated": {}, "seconds": 0.0, "entries": {}}
+    for sym, kind in entries:
+        rep = prove_routine(elf, sym, kind, jobs=2)
+        v = verdict(rep)
+        out["entries"][sym] = v
+        out["seconds"] = round(out["seconds"] + rep.seconds, 1)
+        if v != "proved":
+            out["verdict"] = v
+            out["violated"] = {c: f"{sym}: " + rep.detail.get(c, "")[:400]
+                               for c, st in rep.status.items() if st == "violated"}
+            break
+    return out
 
 
 def _in_clear(text: str, site: int) -> bool:
