@@ -222,7 +222,7 @@ def _tail_words(pfx: str, exits: FaultExits, copy: bool, retry: bool) -> list:
         body += [Insn("REG_L", ("t0", "0(a1)"), fix), Insn("addi", ("a1", "a1", "SZREG")),
                  Insn("addi", ("a0", "a0", "SZREG")),
                  Insn("REG_S", ("t0", "-SZREG(a0)"), back,
-                      note="a load's word is store data 3 cycles later")]
+                      note="stored 3 cycles after its load")]
     else:
         body += [Insn("REG_S", ("zero", "0(a0)"), fix), Insn("addi", ("a0", "a0", "SZREG"))]
     body += [Insn("bleu", ("a0", LIMIT, "1b")), Label(f".L{pfx}_tail_words_done")]

@@ -181,7 +181,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* a load's word is store data 3 cycles later */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	j	.Lcopy_bytes			/* tail bytes */
