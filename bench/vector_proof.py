@@ -1,10 +1,14 @@
 """Proof time of the vector routine's own contract (verify.vprove) per VLEN.
 
-    python bench/vector_proof.py [--out bench/results/vector_proof.json]
+    python bench/vector_proof.py [--vlens 128,256] [--line "vector e8 m8 above 768 loads ff"]
+                                 [--out bench/results/vector_proof.json]
 
-Builds examples/x60vector.copy and proves __asm_vector_usercopy at VLEN
-128, 256, 512 and 1024 (both directions each), one after the other in this
-process; writes each VLEN's seconds and clause statuses.
+Without --line: builds examples/x60vector.copy.  With --line: a copy_user
+block of x60 with that vector line (and the scalar phases the vector tests
+use) instead.  Proves __asm_vector_usercopy at each VLEN (both directions
+each), one after the other in this process, and writes each VLEN's seconds
+and clause statuses.  Runs of other examples or lines already in the
+results file are kept; a run of the same one is replaced.
 """
 from __future__ import annotations
 
@@ -18,15 +22,40 @@ from copygen.gen.build import build_file
 from copygen.verify.vprove import prove_vector
 
 ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = "examples/x60vector.copy"
+SCALAR = "    small below 71\n    words unroll 8\n    tail bytes\n    fault exact\n"
+
+
+def _source(line: str | None, d: Path) -> Path:
+    if line is None:
+        return ROOT / EXAMPLE
+    src = d / "v.copy"
+    src.write_text("target x60 {\n    xlen 64\n    misaligned slow\n}\n"
+                   f"copy_user v for x60 {{\n{SCALAR}    {line}\n}}\n")
+    return src
+
+
+def _previous(out: Path) -> list[dict]:
+    if not out.is_file():
+        return []
+    doc = json.loads(out.read_text())
+    if "sets" in doc:
+        return doc["sets"]
+    return [{"example": doc["example"], "runs": doc["runs"]}]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", default=str(ROOT / "bench/results/vector_proof.json"))
     ap.add_argument("--vlens", default="128,256,512,1024")
+    ap.add_argument("--line", default=None,
+                    help="a vector phase to prove instead of the example's")
     args = ap.parse_args()
+    name = args.line or EXAMPLE
+    out = Path(args.out)
+    sets = [s for s in _previous(out) if s.get("line", s["example"]) != name]
     with tempfile.TemporaryDirectory() as d:
-        elf = build_file(ROOT / "examples/x60vector.copy", Path(d)).elf
+        elf = build_file(_source(args.line, Path(d)), Path(d)).elf
         rows = []
         for vlen in map(int, args.vlens.split(",")):
             rep = prove_vector(str(elf), vlen)
@@ -34,11 +63,12 @@ def main() -> None:
                          "proved": sorted(c for c, s in rep.status.items() if s == "proved"),
                          "not_proved": {c: rep.detail[c] for c, s in rep.status.items()
                                         if s != "proved"}})
-            print(f"VLEN {vlen}: {rep.seconds:.1f} s, "
-                  f"{len(rows[-1]['proved'])}/{len(rep.status)} clauses proved")
-    Path(args.out).write_text(json.dumps({"example": "examples/x60vector.copy",
-                                          "python": platform.python_version(),
-                                          "runs": rows}, indent=1) + "\n")
+            print(f"{name}, VLEN {vlen}: {rep.seconds:.1f} s, "
+                  f"{len(rows[-1]['proved'])}/{len(rep.status)} clauses proved", flush=True)
+            entry = {"example": EXAMPLE if args.line is None else "x60 copy_user",
+                     "line": name, "runs": rows}
+            out.write_text(json.dumps({"python": platform.python_version(),
+                                       "sets": sets + [entry]}, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -43,7 +43,11 @@ def test_generated_routine_proves_every_clause(tmp_path, vlen):
 
 @pytest.mark.slow
 def test_fault_only_first_loads_prove_the_exact_clauses(tmp_path):
-    rep = prove_vector(str(_elf(tmp_path, "vector e8 m8 above 768 loads ff")), 128)
+    """At LMUL 1 a fault-only-first load may trim vl to one of 16 lengths
+    at VLEN 128, at LMUL 8 to one of 128: the same code paths with far
+    fewer solver cases, so the test proves LMUL 1 and bench/vector_proof.py
+    --line proves the LMUL 8 form (its figures in docs/vector.md)."""
+    rep = prove_vector(str(_elf(tmp_path, "vector e8 m1 above 768 loads ff")), 128)
     assert "C6" in rep.status and "C5" in rep.status and "V5" not in rep.status
     assert all(s == "proved" for s in rep.status.values()), rep.detail
 
