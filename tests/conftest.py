@@ -27,10 +27,23 @@ def built_examples(tmp_path_factory):
     return {p.stem: build_file(p, out) for p in EXAMPLES}
 
 
+# files whose tests prove the same machine code run on one xdist worker,
+# one after the other, so the later ones find those proofs in SHARED_PROOFS:
+# test_patch's "before" proofs are test_kernel_layouts' layout fixtures
+SAME_WORKER = {"test_kernel_layouts.py": "kernel_layouts_then_patch",
+               "test_patch.py": "kernel_layouts_then_patch"}
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `kernel` build and boot a real Linux tree for tens of
+    """Each file is one xdist group (`--dist loadgroup`: a file's module
+    fixtures are made once), SAME_WORKER joins some files into one.
+    Tests marked `kernel` build and boot a real Linux tree for tens of
     minutes: they run only when the -m expression names them
     (`python3 -m pytest -m kernel`), never in the default run."""
+    for item in items:
+        name = item.path.name
+        item.add_marker(pytest.mark.xdist_group(SAME_WORKER.get(name, name)))
     if "kernel" in (config.option.markexpr or ""):
         return
     keep = [it for it in items if it.get_closest_marker("kernel") is None]
@@ -50,7 +63,8 @@ def pytest_runtest_logreport(report):
     """Setup, call and teardown time of each test not marked slow (the
     reports of xdist's workers arrive here too)."""
     if "slow" not in report.keywords:
-        _seconds[report.nodeid] = _seconds.get(report.nodeid, 0.0) + report.duration
+        nodeid = report.nodeid.split("@", 1)[0]
+        _seconds[nodeid] = _seconds.get(nodeid, 0.0) + report.duration
 
 
 def pytest_terminal_summary(terminalreporter):
