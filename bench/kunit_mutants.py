@@ -53,7 +53,7 @@ def _verify(text: str, workdir: Path, clear: bool) -> dict:
     """The mutant's verdict: __clear_user's, or the worse of the copy's two
     directions (a load of src is a user access only in copy_from_user, so
     a mutant of it can prove as copy_to_user), stopping at the first that
-    is not proved."""
+    is not proved: copy_from_user first, where every access may fault."""
     from copygen.inputs import linked_elf
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
@@ -61,7 +61,7 @@ def _verify(text: str, workdir: Path, clear: bool) -> dict:
     src.write_text(text)
     elf = str(linked_elf(str(src), workdir))
     entries = ([("__clear_user", "clear")] if clear else
-               [("__asm_copy_to_user", "to"), ("__asm_copy_from_user", "from")])
+               [("__asm_copy_from_user", "from"), ("__asm_copy_to_user", "to")])
     out = {"verdict": "proved", "violated": {}, "seconds": 0.0, "entries": {}}
     for sym, kind in entries:
         rep = prove_routine(elf, sym, kind, jobs=2)
