@@ -83,9 +83,7 @@ def grid(elf: Path, profile: str, routines: tuple[str, ...]) -> dict:
                 if cls is None:
                     continue
                 for n in GRID_SIZES:
-                    # a machine per call: an out-of-order profile's gshare
-                    # predictor keeps what earlier calls taught it, so a
-                    # shared one makes a cell depend on the cells before it
+                    # a machine per call, its arenas sized for this call
                     bench = Bench(elf, profile, n)
                     cells.setdefault(cls, {}).setdefault(n, []).append(
                         bench.run(Case(r, n, src, dst)).cycles)

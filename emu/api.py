@@ -130,6 +130,13 @@ class Machine:
         if self.cost is not None:
             self.cost.cache.reset()
 
+    def reset_predictor(self) -> None:
+        """Forget what an out-of-order profile's branch predictor learnt (its
+        counters and global history persist across calls otherwise)."""
+        predictor = getattr(self.cost, "predictor", None)
+        if predictor is not None:
+            predictor.reset()
+
     # --- calls ---------------------------------------------------------------
     def call(self, fn: str | int, *args: int, step_limit: int = 10_000_000,
              sum_at_entry: bool = False, fast: bool = True, vector_at_entry: bool = False) -> CallResult:

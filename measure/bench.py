@@ -117,9 +117,10 @@ class Bench:
             raise BenchError(f"size {max_size} is too large for the bench arenas (at most {MAX_SIZE})")
         self.machine = Machine.from_elf(elf, profile, vlen=vlen)
         self.warm = warm
-        # An out-of-order profile's branch predictor keeps 2-bit counters across
-        # calls: two calls saturate every counter on this call's path whatever
-        # ran before, so a case's cycles do not depend on the order of cases.
+        # An out-of-order profile's branch predictor keeps its counters and
+        # global history across calls: each case starts it afresh and trains
+        # it with two calls, so a case's cycles do not depend on the cases
+        # run before it on this machine (gshare entries of other paths alias)
         ooo = self.machine.profile is not None and self.machine.profile.engine == "ooo"
         self.warm_calls = 2 if ooo else 1
         self.arena = arena = _arena(max_size)
@@ -151,6 +152,7 @@ class Bench:
         m = self.machine
         m.write(dst, bytes([FILL_DST]) * case.size)
         if self.warm:
+            m.reset_predictor()
             for _ in range(self.warm_calls):
                 m.call(case.routine, *args, vector_at_entry=kind.vector)
         else:

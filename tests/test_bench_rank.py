@@ -256,3 +256,17 @@ def test_bench_refuses_a_wrong_result(built_examples):
     with pytest.raises(BenchError, match="returned"):
         b._check(Case("__asm_copy_to_user", 8, 0, 0), bench_mod.KINDS["__asm_copy_to_user"], 3, 0x1000_0000,
                  0x7000_0000)
+
+
+@pytest.mark.parametrize("profile", ["p550", "c910"])
+def test_an_out_of_order_cell_does_not_depend_on_the_cells_before_it(built_examples, profile):
+    """The gshare predictor of an out-of-order profile persists across calls
+    and its entries alias between paths: each case starts it afresh, so a
+    cell run after others costs what it costs on a machine of its own."""
+    elf = built_examples["c910tuned"].elf
+    cases = [Case("__asm_copy_to_user", n, s, d)
+             for n in (64, 512, 8, 1024, 200) for s, d in ((0, 0), (3, 5), (1, 1))]
+    shared = Bench(elf, profile, 1024)
+    in_order = [shared.run(c).cycles for c in cases]
+    alone = [Bench(elf, profile, 1024).run(c).cycles for c in cases]
+    assert in_order == alone
