@@ -89,6 +89,8 @@ def split_line(line: str) -> Line:
 def _split_comments(line: str, in_comment: bool) -> tuple[str, str, bool]:
     """(code, comments, whether a /* comment stays open).  When the comments
     end the line, `comments` is the line's tail as written."""
+    if not in_comment and "/" not in line and "#" not in line and '"' not in line:
+        return line, "", False
     keep = []                  # per character: part of the code?
     i = 0
     while i < len(line):

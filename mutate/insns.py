@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from copygen.gen.asmtext import Line, code_lines, split_line
 
@@ -60,22 +61,36 @@ def _insn(no: int, line: Line) -> Insn | None:
     return Insn(no, line.prefix, op, args, line.comment)
 
 
+@lru_cache(maxsize=8)
+def _split(text: str) -> tuple:
+    """The text's lines, split (the mutators ask again and again of one text)."""
+    return tuple(code_lines(text.splitlines()))
+
+
 def insns(text: str) -> list[Insn]:
     """Every instruction line of a .S text, in order (a comment open across
     lines, a preprocessor line or a macro body holds none)."""
-    return [i for n, ln in enumerate(code_lines(text.splitlines())) if (i := _insn(n, ln))]
+    return [i for n, ln in enumerate(_split(text)) if (i := _insn(n, ln))]
 
 
-def routine_at(text: str, no: int) -> str | None:
-    """The SYM_FUNC_START name enclosing 0-based line `no`, if any."""
-    name = None
-    for ln in code_lines(text.splitlines())[:no + 1]:
+@lru_cache(maxsize=8)
+def _routines(text: str) -> tuple:
+    """Per line of the text, the SYM_FUNC_START name enclosing it, if any."""
+    names, name = [], None
+    for ln in _split(text):
         m = re.search(r"SYM_FUNC_START\((\w+)\)", ln.code)
         if m:
             name = m.group(1)
         elif re.search(r"SYM_FUNC_END\(", ln.code):
             name = None
-    return name
+        names.append(name)
+    return tuple(names)
+
+
+def routine_at(text: str, no: int) -> str | None:
+    """The SYM_FUNC_START name enclosing 0-based line `no`, if any."""
+    names = _routines(text)
+    return names[min(no, len(names) - 1)] if names and no >= 0 else None
 
 
 def edit(text: str, no: int, new: list[str]) -> str:
