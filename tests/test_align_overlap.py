@@ -117,6 +117,7 @@ def test_misaligned_dst_gains_on_the_c910(overlap, unaligned):
 
 
 @pytest.mark.parametrize("fn", ["memcpy", "memset"])
+@pytest.mark.slow
 def test_overlapping_heads_are_proved_for_every_n(overlap, fn):
     rep = prove_routine(str(overlap.elf), fn, fn)
     assert all(st in ("proved", "yes") for st in rep.status.values()), rep.as_dict()

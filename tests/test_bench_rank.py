@@ -143,8 +143,11 @@ def test_piped_rank_table_has_one_line_per_row(cli, tmp_path):
     deep = tmp_path / ("a_directory_with_a_long_name_" * 6)
     deep.mkdir()
     src = shutil.copy(K2021, deep / "kernel2021.copy")
-    entries = json.loads(cli("rank", PRE, str(src), "--json").stdout)["ranking"]
-    lines = cli("rank", PRE, str(src)).stdout.splitlines()
+    args = ("rank", PRE, str(src), "--workload", "uniform:0-64", "--routine", "copy_to_user",
+            "--routine", "clear_user")
+    entries = json.loads(cli(*args, "--json").stdout)["ranking"]
+    assert sum(map(len, entries.values())) == 4
+    lines = cli(*args).stdout.splitlines()
     for entry in (e for es in entries.values() for e in es):
         rows = [ln for ln in lines if entry["source"] in ln and entry["routine"] in ln]
         assert len(rows) == 1, "\n".join(lines)

@@ -154,8 +154,9 @@ def test_aligned_calls_gain_and_the_others_pay_on_the_u74(hinted, plain):
     assert h.run(Case("memset", 64, 0, 3)).cycles > p.run(Case("memset", 64, 0, 3)).cycles
 
 
-# memcpy's proof takes minutes (its shift copy); memset's well under one
-@pytest.mark.parametrize("fn", [pytest.param("memcpy", marks=pytest.mark.slow), "memset"])
+# memcpy's proof takes minutes (its shift copy), memset's about one
+@pytest.mark.parametrize("fn", ["memcpy", "memset"])
+@pytest.mark.slow
 def test_hinted_string_functions_are_proved_for_every_n(hinted, fn):
     rep = prove_routine(str(hinted.elf), fn, fn)
     # B2s, a property, is broken by design: the shift copy loads whole words

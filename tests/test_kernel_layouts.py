@@ -201,6 +201,7 @@ SYM_FUNC_END(__asm_copy_to_user_sum_enabled)
     # giving SUM up on the way out breaks the caller, who still holds it
     (3, "\tli\tt6, SR_SUM\n\tcsrc\tCSR_STATUS, t6\n"),
 ])
+@pytest.mark.slow
 def test_a_sum_enabled_entry_must_return_with_sum_still_set(exit_code, extra, tmp_path):
     src = tmp_path / "held.S"
     src.write_text(SUM_HELD_COPY.replace("{exit}", extra))
@@ -245,6 +246,7 @@ SYM_FUNC_END(copy_bytes)
 """
 
 
+@pytest.mark.slow
 def test_a_callee_with_a_loop_returns_to_its_caller(tmp_path):
     """The callee's return after its loop goes back to the call site (the
     loop head keeps ra, a call's return address, and t4, the caller's ra):

@@ -115,6 +115,7 @@ def test_the_flagship_exits_0_with_b2s_as_a_property_and_3_when_required(tmp_pat
     assert json.loads(again.stdout)["verdict"] == "violated"
 
 
+@pytest.mark.slow
 def test_many_files_share_the_proof_cache_and_write_junit(tmp_path, monkeypatch):
     ok = tmp_path / "ok.S"
     ok.write_text((ROOT / "tests" / "kernel_style" / "uaccess_2021_ok.S").read_text())

@@ -31,6 +31,7 @@ def pre2021(tmp_path_factory):
                           tmp_path_factory.mktemp("pre")).elf)
 
 
+@pytest.mark.slow
 def test_clear_user_is_proved_for_every_n(pre2021):
     rep = prove_routine(pre2021, "__clear_user", "clear")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
@@ -163,6 +164,7 @@ def test_fault_return_from_src_end_bug_is_caught(tmp_path):
     assert ex["returned"] > ex["n"]          # the replay shows the meaningless return
 
 
+@pytest.mark.slow
 def test_gcc_memset_is_proved(tmp_path):
     """GCC's code for string.c memset (literal-pool constant, bne loops, a
     word loop whose end is computed with & -8) is proved for every n."""
@@ -213,6 +215,7 @@ string count_lib for c910 {
 
 
 @pytest.mark.parametrize("fn", ["memcpy", "memset"])
+@pytest.mark.slow
 def test_gcc_loop_end_from_the_count_register_is_proved(tmp_path, fn):
     """With bytes only below 8, GCC runs the block loop's cursor up to
     dst + (n & -block) and keeps n in a2 across it; the word step and the
@@ -314,6 +317,7 @@ def _fixture_and_mutant(tmp_path, name, symbol, old, new):
     return prove_routine(_elf(bad, tmp_path / "bad"), symbol, symbol, all_clauses=True)
 
 
+@pytest.mark.slow
 def test_saved_register_restored_from_the_wrong_slot_is_caught(tmp_path):
     """A loop head keeps the prologue's stack frame (sp and what was saved):
     the correct routine is proved, one restoring s0 from the wrong slot is
@@ -324,6 +328,7 @@ def test_saved_register_restored_from_the_wrong_slot_is_caught(tmp_path):
     assert rep.status["C1"] == "proved", rep.as_dict()
 
 
+@pytest.mark.slow
 def test_a_store_when_n_is_zero_is_caught(tmp_path):
     """Every n includes n = 0: a memset whose n == 0 branch stores a byte
     (its loop, and so its invariant, untouched) is violated under B1 with
@@ -346,6 +351,7 @@ def _pre2021_to_user_mutant(tmp_path, old, new):
     return prove_routine(_elf(bad, tmp_path / "bad"), "__asm_copy_to_user", "to")
 
 
+@pytest.mark.slow
 def test_a_violation_no_model_shows_is_found_among_small_calls(tmp_path):
     """pre2021's byte loop entered with `bgtu` instead of `bgeu`: it stores
     one byte past the end whenever the word loop leaves nothing (n a
@@ -359,6 +365,7 @@ def test_a_violation_no_model_shows_is_found_among_small_calls(tmp_path):
     assert ex["n"] == 0 or ex["n"] >= 16
 
 
+@pytest.mark.slow
 def test_a_buffer_starting_on_an_inaccessible_page_is_a_fault_point(tmp_path):
     """The first inaccessible byte may be the user buffer's first one, at
     any alignment: pre2021's dst head store without its extable entry (a

@@ -77,6 +77,7 @@ def test_faulting_samples_put_the_page_boundary_inside_the_user_buffer():
     assert any(sc.F is not None for sc in samples("to"))
 
 
+@pytest.mark.slow
 def test_guesses_at_the_byte_loop_include_the_states_after_a_fault(built_examples):
     """After a word fault u74pipelined's copy retries byte by byte from far
     before the end: a bound like a0 >= end - 128 holds in every complete

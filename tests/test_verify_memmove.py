@@ -156,6 +156,7 @@ def test_generated_memmove_is_proved_for_every_n(string2021):
     assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
 
 
+@pytest.mark.slow
 def test_forward_only_memmove_is_violated_and_replayed(tmp_path):
     rep = prove_routine(_forward_only(tmp_path), "memmove", "memmove", memmove_bound=0,
                         all_clauses=True)
