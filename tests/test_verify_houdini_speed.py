@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
+import pytest
+
 import z3
 
 from copygen.verify.candidates import Cand
