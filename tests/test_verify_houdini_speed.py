@@ -8,7 +8,6 @@ import random
 from types import SimpleNamespace
 
 import pytest
-
 import z3
 
 from copygen.verify.candidates import Cand
