@@ -24,6 +24,7 @@ from copygen.verify.inputs import routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
+from copygen.verify.vcompose import compose_reports
 from copygen.verify.vprove import prove_vectors
 from copygen.verify.verdict import EXIT, verdict, worst
 
@@ -198,6 +199,9 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     then "not checked" (--all-clauses proves them).  B2s (no load outside [src,
     src+n)) is a property, shown but not required, unless --require B2s.
     memmove is proved for every overlap of its buffers, in both directions.
+    A file with a vector routine and a scalar copy also gets the composed
+    copy (the kernel's dispatch and C glue around both, as a column
+    "copy_to_user+vector"): docs/vector.md says what it proves.
     """
     output_dir(workdir, "--workdir")
     if not no_cache:
@@ -207,6 +211,11 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     plan = _plan(files, only, workdir)
     cache = None if no_cache else ProofCache(proof_cache)
     reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses)
+    for f in reports:
+        composed = compose_reports(reports[f])
+        if composed:
+            _say("the composed copy: dispatch + C glue + vector + scalar")
+        reports[f] += composed
     verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
     overall = worst([v for vs in verdicts.values() for v in vs])
     if junit:
@@ -221,7 +230,8 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     else:
         console = table_console()
         if overall == "bounded":
-            console.print(f"bounded: every required clause proved or holding for every n <= {bounded}, "
+            bound = f"every n <= {bounded}" if bounded else "the n its row names"
+            console.print(f"bounded: every required clause proved or holding for {bound}, "
                           "not proved for every n")
         for f, _, _ in plan:
             _table(f"copygen verify {f}", reports[f], verdicts[f], require, console)
