@@ -7,7 +7,7 @@ co-aligned and misaligned:
 * scalar: __asm_copy_to_user of the same strategy without its `vector` line;
 * vector: __asm_vector_usercopy (the routine the dispatch would call above
   the threshold) plus what the kernel vector section around it costs,
-  measured on the same profile from bench/fixtures/vector_section.S: "clean"
+  measured on the same profile from shim/vector_section.S: "clean"
   (the user has no vector state: VS on and off) and "dirty" (the user's
   vector state saved and restored too).  The dispatch's compare and the C
   glue's scalar work are not modelled.
@@ -28,21 +28,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from copygen.emu.api import Machine
-from copygen.gen.build import build_cached
-from copygen.gen.toolchain import assemble, link
+from copygen.gen.build import build_cached, build_vector_section
 from copygen.measure.bench import Bench, Case
+from copygen.measure.dispatch import section_cycles
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "x60vector.copy"
-SECTION = ROOT / "bench" / "fixtures" / "vector_section.S"
 PROFILES = ("x60", "x280")
 SIZES = (64, 96, 128, 192, 256, 384, 512, 640, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192,
          12288, 16384)
 ALIGNS = {"aligned": (0, 0), "co-aligned": (3, 3), "misaligned": (3, 0)}   # (src, dst) offsets
 COLUMNS = ("routine", "clean", "dirty")   # the vector path without / with the section's cost
 KERNEL_THRESHOLD = 768                    # RISCV_ISA_V_UCOPY_THRESHOLD's default
-SAVE_AREA = 0x7800_0000
 
 
 def build(work: Path) -> dict[str, Path]:
@@ -52,21 +49,7 @@ def build(work: Path) -> dict[str, Path]:
     scalar_src.write_text(re.sub(r"(?m)^\s*vector .*\n", "", text).replace("x60vector", "x60scalar"))
     vector = build_cached(EXAMPLE, work / "cache")
     scalar = build_cached(scalar_src, work / "cache")
-    obj, elf = work / "vector_section.o", work / "vector_section.elf"
-    assemble(SECTION, work, obj, vector=True)
-    link([obj], vector.outdir / "copygen.ld", elf)
-    return {"vector": vector.elf, "scalar": scalar.elf, "section": elf}
-
-
-def section_cycles(elf: Path, profile: str) -> dict[str, int]:
-    """Warm cycles of the vector section's entry and exit, clean and dirty."""
-    m = Machine.from_elf(elf, profile)
-    m.map(SAVE_AREA, 2 * 4096, user=False)
-    out = {}
-    for name, args in (("clean", ()), ("dirty", (SAVE_AREA,))):
-        m.call(f"vector_section_{name}", *args, vector_at_entry=True)
-        out[name] = m.call(f"vector_section_{name}", *args, vector_at_entry=True).cycles
-    return out
+    return {"vector": vector.elf, "scalar": scalar.elf, "section": build_vector_section(work)}
 
 
 def measure(profile: str, elfs: dict[str, Path]) -> dict:

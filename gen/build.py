@@ -135,6 +135,21 @@ def build_assembly(sources: list[Path], outdir: Path, name: str) -> Path:
     return elf
 
 
+def build_vector_section(outdir: Path) -> Path:
+    """shim/vector_section.S (what a kernel vector section costs around the
+    vector routine) linked into OUTDIR/vector_section.elf, built once."""
+    elf = Path(outdir) / "vector_section.elf"
+    if elf.is_file():
+        return elf
+    elf.parent.mkdir(parents=True, exist_ok=True)
+    obj = elf.with_suffix(".o")
+    toolchain.assemble(shim_dir() / "vector_section.S", shim_dir() / "include", obj, vector=True)
+    partial = elf.with_suffix(".elf.partial")
+    toolchain.link([obj], shim_dir() / "copygen.ld", partial)
+    partial.replace(elf)
+    return elf
+
+
 def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     res = BuildResult(source, outdir, warnings=list(st.warnings))
     res.files = emit_sources(st, outdir)

@@ -8,7 +8,9 @@ the workload (expected cycles per call, measure.rank) and on the size x
 alignment grid (mean cycles per size and alignment class), and measures its
 `.text` bytes and its share of `__ex_table` (measure.size).
 A kernel `.S` file (a baseline or guard) is assembled as it is, against
-the shim's headers, and benched the same way.
+the shim's headers, and benched the same way.  A copy_user point with a
+vector phase is benched through the kernel's dispatch (measure.dispatch):
+its threshold is one of the knobs tuned.
 Role: build + bench one point.  May import gen, emu, measure, copygen.errors.
 """
 from __future__ import annotations
@@ -19,10 +21,12 @@ from pathlib import Path
 
 from copygen.emu.elf import read_elf
 from copygen.emu.profile import load_profile
-from copygen.gen.build import build_assembly, build_cached
+from copygen.gen.build import build_assembly, build_cached, build_vector_section
 from copygen.errors import CopygenError, Loc
+from copygen.gen.validate import load_text
 from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
+from copygen.measure.dispatch import Dispatched, section_cycles
 from copygen.measure.rank import expected_cycles
 from copygen.measure.size import routine_size
 from copygen.measure.workload import make_workload
@@ -76,6 +80,22 @@ def _elf(job: Job, cache: Path) -> tuple[Path, Path]:
     return src, elf if elf.is_file() else build_assembly([src], src.parent, "kernel")
 
 
+def _dispatched(job: Job, bench: Bench):
+    """For a copy_user point with a vector phase, the bench with the
+    kernel's dispatch (measure.dispatch): from the point's threshold on, the
+    vector routine and a clean vector section; else `bench` itself."""
+    if job.kind != "copy_user" or job.assembly:
+        return bench
+    cu = load_text(job.text).copy_user
+    if cu is None or cu.vector is None:
+        return bench
+    if bench.machine.profile is None or bench.machine.profile.vector is None:
+        raise CopygenError(f"profile {job.profile} has no [vector] section to time the vector path",
+                           hint="tune a vector strategy with a vector profile (x60, x280): --profile")
+    section = section_cycles(build_vector_section(Path(job.cache) / "vector_section"), job.profile)
+    return Dispatched(bench, cu.vector.threshold, section["clean"])
+
+
 def evaluate(job: Job) -> dict:
     t0 = time.monotonic()
     src, elf = _elf(job, Path(job.cache))
@@ -84,7 +104,7 @@ def evaluate(job: Job) -> dict:
         raise CopygenError(f"{job.assembly} defines no {symbol}", Loc(job.assembly),
                            hint=f"a {job.kind} sweep needs a kernel file that defines {symbol}")
     wl = make_workload(job.workload, job.align_mix)
-    bench = Bench(elf, load_profile(job.profile), max(max(GRID_SIZES), max(s for s, _ in wl.sizes)))
+    bench = _dispatched(job, Bench(elf, load_profile(job.profile), max(max(GRID_SIZES), max(s for s, _ in wl.sizes))))
     exp = expected_cycles(bench, str(src), symbol, wl)
     grid = {}
     for cls, pairs in GRID_PAIRS["clear" if job.kind in FILLS else "copy"].items():
