@@ -70,7 +70,7 @@ def test_verify_at_four_vlens(tmp_path, name):
     r = CliRunner().invoke(main, ["verify", str(HERE / name), "--json", "--no-cache",
                                   "--workdir", str(tmp_path)])
     assert r.exit_code == 3, r.output
-    out = json.loads(r.output)
+    out = json.loads(r.stdout)
     reports = out["files"][0]["reports"]
     assert [x["symbol"] for x in reports] == list(FIXTURES[name])
     for x in reports:
