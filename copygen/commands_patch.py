@@ -21,17 +21,18 @@ from copygen.verify.parallel import default_jobs
 PATCH_EXIT = EXIT_HELP + (" copygen patch: 3 the patched code has a violated clause, 4 one stays "
                           "unknown (nothing is written; --allow-unproven writes a draft).")
 BLOCKS = {"copy_to_user": "copy_user", "copy_from_user": "copy_user", "clear_user": "clear_user",
-          "memcpy": "string", "memmove": "string", "memset": "string"}
+          "memcpy": "string", "memmove": "string", "memset": "string",
+          "vector_usercopy": "vector_usercopy"}
 
 
 def _block(name: str) -> str:
-    if name in ("copy_user", "clear_user", "string"):
+    if name in ("copy_user", "clear_user", "string", "vector_usercopy"):
         return name
     kind = name if name in BLOCKS else kind_of(name)
     if kind not in BLOCKS:
         raise CopygenError(f"copygen patch cannot replace `{name}`",
-                           hint="--routine copy_user (copy_to_user, copy_from_user), clear_user "
-                                "or string (memcpy, memmove, memset)")
+                           hint="--routine copy_user (copy_to_user, copy_from_user), clear_user, "
+                                "string (memcpy, memmove, memset) or vector_usercopy")
     return BLOCKS[kind]
 
 
@@ -41,7 +42,7 @@ def _entries(routines: tuple[str, ...]) -> frozenset[str] | None:
     if not routines:
         return None
     out: set[str] = set()
-    if all(_block(r) == "string" for r in routines):
+    if all(_block(r) in ("string", "vector_usercopy") for r in routines):
         return None
     for r in routines:
         if r in ("copy_user", "clear_user"):
@@ -89,7 +90,10 @@ def _show(res) -> None:
               help="Only this block: copy_user, clear_user or string; repeatable [default: "
                    "FILE's copy_user and clear_user blocks; a string block only when named: it "
                    "replaces memcpy.S, memmove.S and memset.S by string.c, built by Kbuild].  A kind (copy_to_user, copy_from_user) or a symbol replaces its "
-                   "block but proves only its own entry points (the message names them).")
+                   "block but proves only its own entry points (the message names them).  "
+                   "vector_usercopy: FILE's vector phase replaces the loop of uaccess_vector.S "
+                   "and its threshold the Kconfig default RISCV_ISA_V_UCOPY_THRESHOLD (a patch "
+                   "of its own).")
 @click.option("-o", "--output", "outdir", default="patches", show_default=True,
               type=click.Path(file_okay=False), help="Where git format-patch writes the patches.")
 @click.option("--profile", "profiles", multiple=True,

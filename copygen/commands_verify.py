@@ -38,7 +38,7 @@ VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: pro
 
 def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
     if kind == "vector":
-        return prove_vectors(str(elf), stage=stage)
+        return prove_vectors(str(elf), stage=stage, symbol=sym)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,

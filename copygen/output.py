@@ -49,7 +49,7 @@ ROUTINE_KINDS = {
     "memcpy": ("memcpy", "__memcpy"),
     "memmove": ("memmove", "__memmove"),
     "memset": ("memset", "__memset"),
-    "vector_usercopy": ("__asm_vector_usercopy",),
+    "vector_usercopy": ("__asm_vector_usercopy", "__asm_vector_usercopy_sum_enabled"),
 }
 ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
                 "memmove, memset, vector_usercopy) or a symbol (__asm_copy_to_user, ...); "

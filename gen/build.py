@@ -120,13 +120,14 @@ def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResu
 def build_assembly(sources: list[Path], outdir: Path, name: str) -> Path:
     """Kernel assembly files (a tree's arch/riscv/lib/memset.S, uaccess.S),
     each assembled against the shim's include directory as Kbuild would
-    against the kernel's, linked into OUTDIR/NAME.elf; the sources are read
-    where they are and never copied."""
+    against the kernel's (with the V extension, as a CONFIG_RISCV_ISA_V
+    kernel's KBUILD_AFLAGS have it), linked into OUTDIR/NAME.elf; the
+    sources are read where they are and never copied."""
     outdir.mkdir(parents=True, exist_ok=True)
     objs = []
     for i, src in enumerate(sources):
         obj = outdir / f"{i}-{Path(src).stem}.o"
-        toolchain.assemble(Path(src), shim_dir() / "include", obj)
+        toolchain.assemble(Path(src), shim_dir() / "include", obj, vector=True)
         objs.append(obj)
     elf = outdir / f"{name}.elf"
     partial = elf.with_suffix(".elf.partial")
@@ -179,13 +180,15 @@ def shim_elf(source: str | Path, workdir: Path) -> Path:
     """A hand-written kernel-style .S (assembled against the shim's kernel
     macros) or an object file, linked with the shim's linker script into
     WORKDIR/<stem>.elf: how code that did not come from a .copy file meets
-    the emulator and the verifier."""
+    the emulator and the verifier.  The .S is assembled with the V
+    extension, as Kbuild assembles every .S of a CONFIG_RISCV_ISA_V kernel
+    (uaccess_vector.S needs it; scalar code encodes the same either way)."""
     source, workdir = Path(source), Path(workdir)
     workdir.mkdir(parents=True, exist_ok=True)
     obj = source
     if source.suffix != ".o":
         obj = workdir / (source.stem + ".o")
-        toolchain.assemble(source, shim_dir() / "include", obj)
+        toolchain.assemble(source, shim_dir() / "include", obj, vector=True)
     elf = workdir / (source.stem + ".elf")
     toolchain.link([obj], shim_dir() / "copygen.ld", elf)
     return elf

@@ -2,7 +2,7 @@
 
 Layout of __asm_vector_usercopy (uaccess_vector.S; DOMAIN.md §8):
 
-  entry        SUM on
+  entry        SUM on (not with sum_held: the caller holds it)
   chunk loop   vl = vsetvli(n); load vl bytes; n -= vl; src += vl;
                store vl bytes; dst += vl; loop while n
   return       SUM off, return n (0 when the loop ran out)
@@ -67,12 +67,12 @@ def _chunk_loop(v: Vector) -> Phase:
     return Phase(None, "Chunk loop", why, pseudo, regs, tuple(body))
 
 
-def _return() -> Phase:
+def _return(sum_held: bool) -> Phase:
+    off = () if sum_held else (Insn("csrc", ("CSR_STATUS", "t6"), note="user memory off again"),)
     return Phase(None, "Return",
                  ("The loop ran out (n is 0), or a fault exit below counted what is left.",),
                  ("return n;",), (("a2", "bytes not copied"),),
-                 (Label(DONE),
-                  Insn("csrc", ("CSR_STATUS", "t6"), note="user memory off again"),
+                 (Label(DONE), *off,
                   Insn("mv", ("a0", "a2")),
                   Insn("ret")))
 
@@ -95,14 +95,20 @@ def _fault_exits() -> Phase:
                   Insn("j", (DONE,))))
 
 
-def vector_function(v: Vector) -> Function:
+def vector_function(v: Vector, sum_held: bool = False) -> Function:
+    """__asm_vector_usercopy; with `sum_held` the loop alone, for a caller
+    that holds SUM (mainline's __asm_vector_usercopy_sum_enabled): no
+    csrs/csrc of SUM, on any path."""
     summary = ("Copy n bytes between kernel and user memory with RVV loads and stores,",
                "in chunks of up to VLMAX bytes.  The caller has opened a kernel vector",
                "section (sstatus.VS on) and chose this path for copies of at least",
                f"{v.threshold} bytes; when bytes remain it lets the scalar copy finish.")
+    if sum_held:
+        summary += ("The caller holds sstatus.SUM, and it stays set.",)
+    entry = () if sum_held else (_entry(),)
     return Function("__asm_vector_usercopy", (), summary,
                     (("a0", "dst"), ("a1", "src"), ("a2", "n")),
                     "a0: bytes not copied (0 on success" +
                     (")" if v.loads == "ff" else "; a load fault counts its whole chunk)"),
-                    (_entry(), _chunk_loop(v), _return()), (_fault_exits(),),
+                    (*entry, _chunk_loop(v), _return(sum_held)), (_fault_exits(),),
                     ("__asm_vector_usercopy",))

@@ -47,7 +47,9 @@ def _identity(root: Path) -> str:
     return f"{got['user.name']} <{got['user.email']}>"
 
 
-def check_tree(directory: str | Path, branch: str) -> Tree:
+def check_tree(directory: str | Path, branch: str, file: str = UACCESS) -> Tree:
+    """The tree at `directory`, checked: a git tree with a commit, `file`
+    (default uaccess.S) committed, nothing uncommitted, `branch` new."""
     d = Path(directory)
     if not d.is_dir():
         raise CopygenError(f"no directory {d}", hint="--kernel-tree takes the top of a kernel tree")
@@ -59,10 +61,10 @@ def check_tree(directory: str | Path, branch: str) -> Tree:
     head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False)
     if head.returncode != 0:
         raise CopygenError(f"{root} has no commit yet", hint="commit the tree first")
-    path = d.resolve() / UACCESS
+    path = d.resolve() / file
     if not path.is_file():
-        raise CopygenError(f"{d / UACCESS} is missing", hint="--kernel-tree takes the top of a "
-                           "kernel tree that has arch/riscv/lib/uaccess.S")
+        raise CopygenError(f"{d / file} is missing", hint="--kernel-tree takes the top of a "
+                           f"kernel tree that has {file}")
     rel = path.relative_to(root.resolve()).as_posix()
     if _git(root, "cat-file", "-e", f"HEAD:{rel}", check=False).returncode != 0:
         raise CopygenError(f"{rel} is not committed in {root}", Loc(str(path)),

@@ -13,8 +13,12 @@ tree's checkpatch.  With `kunit` the tree is built, booted and tested at
 HEAD and at the patch (kernel.kunit) before the branch is made, and the
 results go into the messages.
 
-Role: orchestration.  May import gen, emu.profile, verify (cache, verdict),
-kernel, patch.*, copygen.errors and the standard library.
+With --routine vector_usercopy (make_vector_patch) the tree's
+uaccess_vector.S and Kconfig are patched instead (patch.vector): the new
+loop is proved at every VLEN before anything else, then the old one.
+
+Role: orchestration.  May import gen, emu.profile, verify (cache, verdict,
+inputs, vprove), kernel, patch.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -30,10 +34,12 @@ from copygen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import load_file
 from copygen.kernel import kbuild, kunit
-from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile
+from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile, vector
 from copygen.patch.splice import Spliced, splice
-from copygen.verify.cache import ProofCache
-from copygen.verify.verdict import EXIT, worst
+from copygen.verify import vprove
+from copygen.verify.cache import ProofCache, prove_cached
+from copygen.verify.inputs import routines
+from copygen.verify.verdict import EXIT, verdict, worst
 
 # how progress names the tree as it is, before any commit of the series
 BEFORE = "before (base tree)"
@@ -178,7 +184,67 @@ def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) 
                                       p.verdict != "proved" for k in s.kinds for p in after.proofs[k]))
 
 
+def _vector_proofs(state, cache, tell) -> list:
+    """Every vector entry point of `state`, proved at each VLEN."""
+    out = []
+    for sym, vkind in routines(state.elf):
+        if vkind != "vector":
+            continue
+        tell(f"proving {sym} at VLEN {', '.join(map(str, vprove.VLENS))}, {state.label}")
+        rep = prove_cached(state.elf, sym, "vector", cache,
+                           prove=lambda sym=sym: vprove.prove_vectors(str(state.elf), symbol=sym))
+        out.append(evidence.Proof(sym, vector.KIND, verdict(rep), dict(rep.status),
+                                  dict(rep.detail), rep.seconds))
+    return out
+
+
+def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
+    """--routine vector_usercopy: the loop into uaccess_vector.S and the
+    threshold into Kconfig (patch.vector); the new code proved at every
+    VLEN first (refused unless proved, or `allow_unproven`), then the old;
+    one commit on a new branch, format-patch and checkpatch."""
+    st = load_file(req.source, available())
+    branch = req.branch or f"copygen/{st.stem}-vector"
+    tree = git.check_tree(req.tree, branch, vector.VECTOR)
+    old, kconfig = git.head_text(tree), git.show(tree, "HEAD", vector.KCONFIG)
+    if kconfig is None:
+        raise CopygenError(f"{vector.KCONFIG} is not committed in {tree.root}",
+                           hint="the vector threshold is its default; commit the whole tree")
+    pl = vector.plan(st, old, kconfig, tree.rel)
+    clock = Stages()
+    cache = ProofCache(req.proof_cache) if req.proof_cache else None
+    with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
+        after = evidence.build("after", pl.text, Path(tmp), "after (patched: vector_usercopy)")
+        with clock("proofs after"):
+            after.proofs[vector.KIND] = _vector_proofs(after, cache, tell)
+        if not req.allow_unproven:
+            _refuse_unproven([Step((vector.KIND,), None)], [None, after])
+        before = evidence.build("before", old, Path(tmp), BEFORE)
+        with clock("proofs before"):
+            before.proofs[vector.KIND] = _vector_proofs(before, cache, tell)
+    draft = any(p.verdict != "proved" for p in after.proofs[vector.KIND])
+    change = message.Change((vector.KIND,), pl.layout, dict(before.proofs), dict(after.proofs),
+                            [], {}, draft=draft)
+    text = vector.commit_message(pl, st, change, __version__,
+                                 _command(req, Path(req.source).name), tree.signoff)
+    files = {tree.rel: pl.text, vector.KCONFIG: pl.kconfig}
+    tip = git.commit_files(tree, tree.head, files, text)
+    git.create_branch(tree, branch, tip)
+    tell(f"branch {branch} -> {tip[:12]}")
+    step = Step((vector.KIND,), None, files, change, text, tip)
+    res = Result(branch, pl.layout, tree.rel, [step])
+    res.patches = git.format_patch(tree, tip, 1, Path(req.outdir), cover=False)
+    res.checkpatch = git.checkpatch(tree, res.patches)
+    res.stages = dict(clock)
+    return res
+
+
 def make_patch(req: Request, tell=lambda msg: None) -> Result:
+    if vector.KIND in req.kinds:
+        if set(req.kinds) != {vector.KIND}:
+            raise CopygenError("--routine vector_usercopy makes a patch of its own",
+                               hint="patch the scalar blocks in a second run")
+        return make_vector_patch(req, tell)
     st = load_file(req.source, available())
     kinds = _kinds(st, req.kinds, req.series)
     branch = req.branch or f"copygen/{st.stem}"

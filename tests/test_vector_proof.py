@@ -103,7 +103,7 @@ def test_copygen_verify_proves_the_vector_routine_and_names_a_failing_vlen(tmp_p
     bad = RoutineReport("__asm_vector_usercopy", "vector")
     bad.status, bad.detail = {"V0": "unknown", "C1": "proved"}, {"V0": "returns with vstart not 0",
                                                                   "C1": "at VLEN 256"}
-    monkeypatch.setattr(vprove, "prove_vector", lambda elf, vlen: ok if vlen == 128 else bad)
+    monkeypatch.setattr(vprove, "prove_vector", lambda elf, vlen, **kw: ok if vlen == 128 else bad)
     merged = vprove.prove_vectors("x.elf", (128, 256))
     assert merged.status == {"V0": "unknown", "C1": "proved"}
     assert merged.detail["V0"] == "VLEN 256: returns with vstart not 0"

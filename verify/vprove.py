@@ -26,7 +26,7 @@ finds the exact byte).
 
 Role: produce a verify.prove.RoutineReport for a vector routine.  May
 import z3, emu.vsemantics, verify.budget, verify.clauses, verify.explore, verify.program,
-verify.prove, verify.vstate, verify.world, verify.z3ops.
+verify.prove, verify.vreplay, verify.vstate, verify.world, verify.z3ops.
 """
 from __future__ import annotations
 
@@ -37,14 +37,19 @@ import z3
 
 from copygen.emu.vsemantics import VILL
 from copygen.verify.budget import budget
-from copygen.verify.clauses import vector_clauses
+from copygen.verify.explore import End, Segment
+from copygen.verify.clauses import holds_sum, vector_clauses
 from copygen.verify.program import Program, ProgramError
 from copygen.verify.prove import RoutineReport
+from copygen.verify.vreplay import confirm
 from copygen.verify.vstate import VecExplorer, VecSymState
 from copygen.verify.world import CALLEE_SAVED, SR_SUM, World
 from copygen.verify.z3ops import bv
 
 SYMBOL = "__asm_vector_usercopy"
+# mainline's loop for callers that hold SUM; its __asm_vector_usercopy is
+# then a wrapper that sets SUM around a call of it
+SUM_HELD_SYMBOL = "__asm_vector_usercopy_sum_enabled"
 # each query's budget, in idle milliseconds' worth of Z3 steps (verify.budget):
 # the same answer on a loaded machine as on an idle one
 QUERY_MS = 120_000
@@ -66,8 +71,10 @@ def _roles(world: World, end) -> Roles:
         for name, sym in (("dst", world.D), ("src", world.S), ("count", world.N)):
             if z3.eq(st.x[r], sym):
                 found[name] = r
+    # a constant or any register's entry value (a wrapper keeps ra in a
+    # temporary across its call of the loop)
     fixed = {r: st.x[r] for r in range(1, 32) if r not in found.values()
-             and (z3.is_bv_value(st.x[r]) or z3.eq(st.x[r], world.R0[r]))}
+             and (z3.is_bv_value(st.x[r]) or any(z3.eq(st.x[r], v) for v in world.R0))}
     missing = {"dst", "src", "count"} - set(found)
     if missing:
         raise ProgramError(f"loop head {end.pc:#x}: no register holds {', '.join(sorted(missing))}")
@@ -108,6 +115,7 @@ class VectorProof:
     def __init__(self, world: World, vlmax: int, exact_loads: bool):
         self.w, self.vlmax, self.exact_loads = world, vlmax, exact_loads
         self.failures: dict[str, str] = {}
+        self.queries: dict[str, list] = {}      # clause -> the failing query, for vreplay
         self.checked: set[str] = set()
 
     def check(self, clause: str, cond: list, goal, what: str) -> None:
@@ -118,6 +126,8 @@ class VectorProof:
         budget(s, QUERY_MS)
         s.add(*self.w.preconditions(), *cond, z3.Not(goal))
         r = s.check()
+        if r != z3.unsat:
+            self.queries[clause] = [*cond, z3.Not(goal)]
         if r == z3.sat:
             m = s.model()
             got = ", ".join(f"{n}={m.eval(v, model_completion=True)}"
@@ -132,7 +142,9 @@ class VectorProof:
         if st.ret_target is not None:
             saved = z3.And(saved, st.ret_target == (w.RA0 & bv(~1)))
         self.check("A1", cond, saved, "callee-saved register or ra changed")
-        self.check("S1", cond, st.sstatus & bv(SR_SUM) == 0, "returns with SUM set")
+        self.check("S1", cond, st.sstatus & bv(SR_SUM) == w.sum_at_entry,
+                   "returns with SUM clear, its caller holds it" if w.sum_held
+                   else "returns with SUM set")
         self.check("V0", cond, st.vstart == 0, "returns with vstart not 0")
         nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
         good = z3.And(st.written, st.watched == z3.Select(w.SRC, w.S + w.W))
@@ -175,15 +187,20 @@ def _loop(prog, world, h, roles: Roles, vlen: int, k):
 
 
 def prove_world(prog: Program, entry: int, kind: str, vlen: int, vlmax: int,
-                exact_loads: bool) -> VectorProof:
-    """Every clause in one world ("to": dst is user memory; "from": src)."""
-    world = World(kind)
+                exact_loads: bool, sum_held: bool = False) -> VectorProof:
+    """Every clause in one world ("to": dst is user memory; "from": src),
+    SUM clear at entry or, `sum_held`, set by the caller and to stay set."""
+    world = World(kind, sum_held)
     proof = VectorProof(world, vlmax, exact_loads)
     heads = sorted(prog.routine(entry).cut_points)
     if len(heads) != 1:
         raise ProgramError(f"expected one loop head, found {len(heads)}")
     h = heads[0]
-    first = _explore(prog, world, {h}, VecSymState.at_vector_entry(world, entry, vlen), [])
+    start = VecSymState.at_vector_entry(world, entry, vlen)
+    if h == entry:      # the loop starts at the entry (mainline's _sum_enabled)
+        first = Segment(entry, ends=[End("cut", entry, start, [])])
+    else:
+        first = _explore(prog, world, {h}, start, [])
     arrivals = [e for e in first.ends if e.kind == "cut"]
     if not arrivals:
         raise ProgramError(f"the loop head {h:#x} is never reached")
@@ -210,20 +227,23 @@ def prove_world(prog: Program, entry: int, kind: str, vlen: int, vlmax: int,
 
 
 def prove_vector(elf: str, vlen: int, vlmax_bytes: int | None = None,
-                 exact_loads: bool | None = None) -> RoutineReport:
-    """The vector routine's contract at VLEN `vlen`, in both worlds.
-    `vlmax_bytes` (V5's chunk) defaults to the largest chunk e8/m8 makes;
-    `exact_loads` (a fault-only-first load) is read off the code by default."""
+                 exact_loads: bool | None = None, symbol: str = SYMBOL) -> RoutineReport:
+    """The vector routine's contract at VLEN `vlen`, in both worlds, for
+    `symbol` (__asm_vector_usercopy, or mainline's _sum_enabled loop, proved
+    with SUM held).  `vlmax_bytes` (V5's chunk) defaults to the largest
+    chunk e8/m8 makes; `exact_loads` (a fault-only-first load) is read off
+    the code by default.  A clause whose check fails is replayed in the
+    emulator (verify.vreplay): violated when the run shows it, else unknown."""
     t0 = time.time()
     prog = Program.load(elf)
-    entry = prog.image.address_of(SYMBOL)
+    entry = prog.image.address_of(symbol)
     if exact_loads is None:
         exact_loads = _uses_ff(prog, entry)
     vlmax = vlmax_bytes or vlen
     clauses = vector_clauses(exact_loads)
-    rep = RoutineReport(SYMBOL, "vector")
+    rep = RoutineReport(symbol, "vector")
     try:
-        proofs = [prove_world(prog, entry, kind, vlen, vlmax, exact_loads)
+        proofs = [prove_world(prog, entry, kind, vlen, vlmax, exact_loads, holds_sum(symbol))
                   for kind in ("to", "from")]
     except ProgramError as err:
         for c in clauses:
@@ -237,6 +257,8 @@ def prove_vector(elf: str, vlen: int, vlmax_bytes: int | None = None,
         scope = (" (store faults: a plain load fault is V5's)"
                  if c in ("C5", "C6") and not exact_loads else "")
         rep.detail[c] = "; ".join(bad) if bad else f"for every n at VLEN {vlen}{scope}"
+    for p in proofs:
+        confirm(prog.image, symbol, vlen, p, rep)
     rep.seconds = time.time() - t0
     return rep
 
@@ -246,23 +268,28 @@ VLENS = (128, 256, 512, 1024)
 
 
 def prove_vectors(elf: str, vlens: tuple[int, ...] | None = None,
-                  stage=lambda name: None) -> RoutineReport:
+                  stage=lambda name: None, symbol: str = SYMBOL) -> RoutineReport:
     """prove_vector at each VLEN (default: VLENS), one report: a clause is
-    proved when it is proved at every VLEN; otherwise its detail names the
-    VLENs that fail."""
+    proved when it is proved at every VLEN; otherwise its status is the
+    first failing VLEN's (violated before unknown), its detail names the
+    VLENs that fail, and its counterexample is the smallest VLEN's."""
     t0 = time.time()
     vlens = vlens or VLENS
     reps = []
     for vlen in vlens:
         stage(f"VLEN {vlen}")
-        reps.append((vlen, prove_vector(elf, vlen)))
-    out = RoutineReport(SYMBOL, "vector")
+        reps.append((vlen, prove_vector(elf, vlen, symbol=symbol)))
+    out = RoutineReport(symbol, "vector")
     for c in reps[0][1].status:
         bad = [(v, r) for v, r in reps if r.status.get(c) != "proved"]
-        out.status[c] = bad[0][1].status.get(c, "unknown") if bad else "proved"
+        worst = sorted(bad, key=lambda vr: vr[1].status.get(c) != "violated")
+        out.status[c] = worst[0][1].status.get(c, "unknown") if bad else "proved"
         out.detail[c] = ("; ".join(f"VLEN {v}: {r.detail.get(c, '')}" for v, r in bad) if bad else
                          reps[0][1].detail[c].replace(f"at VLEN {vlens[0]}",
                                                       f"at VLEN {', '.join(map(str, vlens))}"))
+        shown = [(v, r.examples[c]) for v, r in reps if c in r.examples]
+        if shown:
+            out.examples[c] = {"vlen": shown[0][0], **shown[0][1]}
     out.seconds = time.time() - t0
     return out
 

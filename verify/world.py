@@ -46,6 +46,8 @@ KINDS = {
     "memmove": "memmove", "__memmove": "memmove",
     # uaccess_vector.S's strip-mined copy, either side user memory (verify.vprove)
     "__asm_vector_usercopy": "vector",
+    # mainline's loop for callers that hold SUM (its __asm_vector_usercopy wraps it)
+    "__asm_vector_usercopy_sum_enabled": "vector",
 }
 USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
 CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
