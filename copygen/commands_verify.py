@@ -163,6 +163,21 @@ def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
     return rep
 
 
+def _compose(reports) -> None:
+    """The composed copy (verify.vcompose) after the file that holds the
+    vector routine, its scalar copy from the same file or, as a tree keeps
+    them (uaccess_vector.S beside uaccess.S), from another file of the run."""
+    for f, reps in reports.items():
+        if not any(r.kind == "vector" for r in reps):
+            continue
+        scalar = [r for r in reps if r.kind in ("to", "from")] or \
+                 [r for g, rs in reports.items() if g != f for r in rs if r.kind in ("to", "from")]
+        composed = compose_reports([r for r in reps if r.kind == "vector"] + scalar)
+        if composed:
+            _say("the composed copy: dispatch + C glue + vector + scalar")
+        reps += composed
+
+
 @click.command(epilog=VERIFY_EXIT)
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--routine", "only", multiple=True, help=ROUTINE_HELP)
@@ -199,9 +214,10 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     then "not checked" (--all-clauses proves them).  B2s (no load outside [src,
     src+n)) is a property, shown but not required, unless --require B2s.
     memmove is proved for every overlap of its buffers, in both directions.
-    A file with a vector routine and a scalar copy also gets the composed
-    copy (the kernel's dispatch and C glue around both, as a column
-    "copy_to_user+vector"): docs/vector.md says what it proves.
+    A vector routine and a scalar copy (in one file, or uaccess_vector.S
+    and uaccess.S given together) also get the composed copy: the kernel's
+    dispatch and C glue around both, a column "copy_to_user+vector"
+    (docs/vector.md says what it proves).
     """
     output_dir(workdir, "--workdir")
     if not no_cache:
@@ -211,11 +227,7 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     plan = _plan(files, only, workdir)
     cache = None if no_cache else ProofCache(proof_cache)
     reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses)
-    for f in reports:
-        composed = compose_reports(reports[f])
-        if composed:
-            _say("the composed copy: dispatch + C glue + vector + scalar")
-        reports[f] += composed
+    _compose(reports)
     verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
     overall = worst([v for vs in verdicts.values() for v in vs])
     if junit:

@@ -4,6 +4,7 @@ together against the scalar contract."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -103,3 +104,24 @@ def test_copygen_verify_adds_the_composed_column(tmp_path, monkeypatch, kernels_
     r = CliRunner().invoke(main, ["verify", str(src), "--no-cache", "--workdir", str(tmp_path / "w")])
     assert r.exit_code == 0 and "copy_to_user+vector" in r.output
     assert "holding for the n its row names" in r.output
+
+
+def test_a_trees_two_files_given_together_are_composed(tmp_path, monkeypatch, kernels_glue):
+    """uaccess_vector.S and uaccess.S are two files in a tree: verified in
+    one run they get the composed column, after the vector file's routine."""
+    from click.testing import CliRunner
+    from copygen import commands_verify
+    from copygen.cli import main
+    from tests.conftest import ROOT
+
+    def fake(elf, sym, kind, *rest):
+        return _report(sym, kind, VECTOR if kind == "vector" else SCALAR)
+    monkeypatch.setattr(commands_verify, "_prove", fake)
+    style = ROOT / "tests" / "kernel_style"
+    r = CliRunner().invoke(main, ["verify", str(style / "uaccess_2021_ok.S"), str(style / "vector_6_12.S"),
+                                  "--json", "--no-cache", "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    files = {Path(f["file"]).name: [x["symbol"] for x in f["reports"]] for f in json.loads(r.stdout)["files"]}
+    assert files["vector_6_12.S"] == ["__asm_vector_usercopy", "__asm_copy_to_user+vector",
+                                      "__asm_copy_from_user+vector"]
+    assert not any("+vector" in s for s in files["uaccess_2021_ok.S"])
