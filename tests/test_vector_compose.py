@@ -71,6 +71,10 @@ def test_the_composed_report_rests_on_both_parts(kernels_glue):
     rep = vcompose.compose(weak, to)
     assert rep.status["C4"] == "unknown" and "__asm_vector_usercopy C4: unknown" in rep.detail["C4"]
     assert rep.status["S1"] == "violated" and verdict(rep) == "violated"
+    # a part's violation of another clause the composed one rests on
+    # leaves it unknown: the scalar copy's C4 says nothing of the whole's C3
+    rep = vcompose.compose(vec, _report("s", "to", SCALAR, C4="violated"))
+    assert rep.status["C4"] == "violated" and rep.status["C3"] == "unknown"
     # the scalar's C5 matters, the vector's (plain loads: V5 instead) does not
     assert vcompose.compose(_report("v", "vector", VECTOR, C5="unknown"), to).status["C5"] != "unknown"
     assert vcompose.compose(vec, _report("s", "to", SCALAR, C5="unknown")).status["C5"] == "unknown"

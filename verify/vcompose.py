@@ -272,12 +272,14 @@ def compose(vector: RoutineReport, scalar: RoutineReport, glue_int: bool = True)
             continue
         states = {f"{part.symbol} {d}": part.status.get(d, "not proved")
                   for part, need in ((vector, v_need), (scalar, s_need)) for d in need}
-        broken = [k for k, st in states.items() if st == "violated"]
+        # a part's violation of this very clause is the whole's: the part
+        # is reachable from the caller (n below or above the threshold) and
+        # its value or its stores reach the caller unchanged; a violation of
+        # another clause it rests on leaves this one unknown
+        broken = [k for k, st in states.items() if st == "violated" and k.endswith(f" {c}")]
         weak = [f"{k}: {st}" for k, st in states.items() if st != "proved"]
         got = proved.get(c)
         if broken:
-            # every part is reachable from the caller (n below or above the
-            # threshold), so a part's violation is the whole's
             rep.status[c], rep.detail[c] = "violated", "violated by " + ", ".join(broken)
         elif weak and (got is None or got.status != "violated"):
             rep.status[c], rep.detail[c] = "unknown", "rests on " + ", ".join(weak)
