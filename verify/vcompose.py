@@ -111,7 +111,7 @@ class _Part:
 
 @dataclass
 class Outcome:
-    status: str                 # proved | violated | unknown
+    status: str                 # proved | violated | unknown | BELOW_INT
     detail: str
     example: dict | None = None
 
