@@ -39,8 +39,9 @@ def section_cycles(elf: str | Path, profile: str | Profile) -> dict[str, int]:
 
 
 class Dispatched:
-    """A Bench (the same `run` and `machine`) whose copy_to_user cases of
-    `threshold` bytes or more take the vector path."""
+    """Stands in for a Bench where `run` and `machine` are what is used (the
+    tuner's evaluation): copy_to_user cases of `threshold` bytes or more
+    take the vector path."""
 
     def __init__(self, bench: Bench, threshold: int, section: int) -> None:
         self.bench, self.threshold, self.section = bench, threshold, section
@@ -48,9 +49,6 @@ class Dispatched:
     @property
     def machine(self):
         return self.bench.machine
-
-    def routines(self) -> list[str]:
-        return self.bench.routines()
 
     def run(self, case: Case) -> Sample:
         if case.routine != COPY or case.size < self.threshold:
