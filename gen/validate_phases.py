@@ -67,6 +67,12 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     shift_unroll, shift_schedule = _shift_setting(s, kind, fast, warnings)
     tail = s["tail"].values[0]
     _check_misaligned_policy(s, align, tail, fast)
+    if kind == "clear_user" and align == "none" and _fault(s) == "exact":
+        raise CopygenError(
+            "`align none` in clear_user cannot return the exact count: a misaligned word "
+            "store that crosses into an inaccessible page faults before it clears the "
+            "bytes in front of the page, and a fill's fault exit returns at once",
+            s["align"].loc, hint="use `align dst` (a word then never crosses a page)")
     if align == "src":
         raise CopygenError("`align src` is not implemented: every head aligns dst",
                            s["align"].loc, hint="use `align dst`, `align none`, or in a "
@@ -80,7 +86,7 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                            tested=then[0] > 0)
     ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
-                shift_schedule, tail, s["fault"].values[0] if "fault" in s else "exact",
+                shift_schedule, tail, _fault(s),
                 *then)
     if tail == "steps" and not ph.tested:
         raise CopygenError("`tail steps` needs size classes: a `then words` line",
@@ -309,3 +315,7 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
             hint=f"write `small below {need}` (or `auto`) to silence this"))
         return need
     return value
+
+
+def _fault(s: dict) -> str:
+    return s["fault"].values[0] if "fault" in s else "exact"

@@ -57,6 +57,9 @@ CASES = [
      ["misaligned slow"]),
     ("align-none-on-slow-core", _with("align dst", "align none"), 7, 5, ["misaligned"]),
     ("align-src-on-slow-core", _with("align dst", "align src"), 7, 5, ["align src"]),
+    ("align-none-in-an-exact-clear", TARGET.replace("misaligned slow", "misaligned fast")
+     + "clear_user cl for u74 {\n    small below 16\n    align none\n    words unroll 2\n"
+       "    tail words\n    fault exact\n}\n", 7, 5, ["align none", "exact count"]),
     ("align-src-on-fast-core", TARGET.replace("misaligned slow", "misaligned fast")
      + GOOD_COPY.replace("align dst", "align src").replace("shift unroll 1", "shift off"),
      7, 5, ["`align src` is not implemented"]),
