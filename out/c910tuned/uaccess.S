@@ -8,8 +8,8 @@
  *     then words unroll 2 schedule loads_first; shift off; tail words;
  *     fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
- *   small below 39; align dst; words unroll 4 schedule loads_first;
- *     tail overlap; fault exact
+ *   small below 23; align dst; words unroll 2 schedule loads_first;
+ *     tail words; fault exact
  */
 
 #include <linux/linkage.h>
@@ -329,10 +329,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 39 bytes to the byte loop,
+	 * and send copies shorter than 23 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 39) goto bytes;
+	 *	if (n < 23) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -342,7 +342,7 @@ SYM_FUNC_START(__clear_user)
 	li	t6, SR_SUM
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
-	li	t0, 39				/* threshold from the strategy (`small below`) */
+	li	t0, 23				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
 
 	/*
@@ -368,31 +368,26 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 4 zero word(s) per iteration.
+	 * Store 2 zero word(s) per iteration.
 	 *
-	 *	while (end - dst >= 32) store 4 zero words;
+	 *	while (end - dst >= 16) store 2 zero words;
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 32
+	 *	a2 - loop limit: end - 16
 	 */
 .Lclear_words:
-	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	addi	a0, a0, 4*SZREG
+	addi	a0, a0, 2*SZREG
 	bleu	a0, a2, 1b
 
 	/*
 	 * Tail.
 	 * Whole words that did not fill a block, one at a time.
-	 * Then one word that ends at the end of the buffer; it overlaps bytes
-	 * already copied, which this core may load and store misaligned.
 	 *
 	 *	while (end - dst >= 8) copy one word;
-	 *	if (dst != end) copy the word ending at end;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
@@ -405,9 +400,6 @@ SYM_FUNC_START(__clear_user)
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
 .Lclear_tail_words_done:
-	beq	a0, a3, .Lclear_done
-	fixup REG_S, zero, -SZREG(a3), .Lclear_fault
-	j	.Lclear_done
 
 	/*
 	 * Byte fill.
@@ -446,12 +438,6 @@ SYM_FUNC_START(__clear_user)
 	 */
 .Lclear_fault_plus_8:
 	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_16:
-	addi	a0, a0, 16			/* a0 is 16 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_24:
-	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
