@@ -13,6 +13,8 @@ Families (each checked by induction later; a guess is never trusted):
              with a floor k, [D, max(x[r] + c, D + k)): an overlapping head's
              word, stored before the loop's cursor has passed it
   rcursor    ... exactly the bytes [x[r] + c, D + n): a backward copy (memmove)
+  fill       x[r] & 0xff == memset's byte (a byte loop that stores the
+             argument as it came, or the word made of it, whichever path led in)
   status     sstatus == SS0 | SUM  (or == SS0)
   nge        n >= c (unsigned): the size threshold that led to this loop
   mask       x[a] + (x[b] & m) - term == c   (GCC's word loops: the loop end
@@ -123,7 +125,7 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset(a[0]) | frozenset(a[2])
     if k in ("ge", "le", "aligned"):
         return frozenset(a[0])
-    if k in ("unchanged", "cursor", "rcursor"):
+    if k in ("unchanged", "cursor", "rcursor", "fill"):
         return frozenset((a[0],))
     if k in ("rge", "rle", "rmod", "mask", "word"):
         return frozenset(a[:2])
@@ -172,6 +174,8 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
         return xs[a[0]] - terms[a[1]] == (xs[a[2]] << a[3]) + bv(a[4])
     if k == "aligned":
         return (atom_expr(a[0], xs) - terms[a[1]]) & bv(7) == 0
+    if k == "fill":
+        return xs[a[0]] & bv(0xFF) == terms["CB"]
     if k == "fact":
         return FACTS[a[0]][1](terms)
     if k == "word":

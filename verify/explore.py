@@ -185,8 +185,7 @@ class Explorer:
         if len(cont_cond) > len(cond) and not self.feasible(cont_cond):
             return out
         if new.returned:
-            seg.ends.append(End("ret", st.pc, new, cont_cond, faulted))
-            return out
+            return out + self._computed_jump(seg, st.pc, new, cont_cond, faulted)
         if new.branch_to is None:
             new.pc = new.next_pc
             return out + [(new, cont_cond, faulted, False)]
@@ -201,3 +200,25 @@ class Explorer:
                 s2.pc = pc
                 out.append((s2, pc_cond, faulted, False))
         return out
+
+    def _computed_jump(self, seg: Segment, pc: int, new: SymState, cond: list,
+                       faulted: bool) -> list:
+        """A jump through a register: to each instruction of a run it may
+        enter (Program.run_targets) that the path allows, and, where the
+        value may lie outside the run, a return (A1 checks it goes to ra)."""
+        out = []
+        targets = self.prog.run_targets(pc) if new.ret_target is not None else ()
+        for t in targets:
+            into = cond + [new.ret_target == t]
+            if self.feasible(into):
+                s2 = new.clone()
+                s2.pc, s2.returned, s2.ret_target = t, False, None
+                out.append((s2, into, faulted, False))
+        if not targets:
+            seg.ends.append(End("ret", pc, new, cond, faulted))
+            return out
+        outside = z3.And(*[new.ret_target != t for t in targets])
+        if self.feasible(cond + [outside]):
+            seg.ends.append(End("ret", pc, new, cond + [outside], faulted))
+        return out
+

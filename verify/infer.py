@@ -58,6 +58,9 @@ def guess(snaps: list, kind: str, roles: dict[int, str] | None = None) -> list[C
     cands += [Cand("nge", (v,)) for v in _weaker(least, -1) if v > 0]
     if kind in ("to", "from", "memcpy", "memmove"):
         cands += _words(varying, snaps)
+    if kind == "memset":
+        cands += [Cand("fill", (r,)) for r in varying
+                  if all(x[r] & 0xFF == t["CB"] for x, t in zip(xs, terms))]
     cands += _cursor(varying, snaps)
     # the emulator enters with sstatus = 0, or SUM alone for an entry that
     # holds SUM: SS0 either way
@@ -108,7 +111,7 @@ def _sums(varying, xs, terms) -> list[Cand]:
     return out
 
 
-MASKS = (7, 15, 31, 63, 127)      # a block of 1, 2, 4, 8 or 16 words, less one
+MASKS = (7, 15, 31, 63, 127, 255)   # a block of 1, 2, 4, 8, 16 or 32 words, less one
 FLOORS = (8,)                     # an overlapping head: one word at dst
 
 
@@ -172,6 +175,10 @@ def _block_distances(varying, xs) -> list[Cand]:
         both_aligned = all(x[a] & 7 == 0 == x[b] & 7 for x in xs)   # `aligned` says it
         if m is not None and not (m == 7 and both_aligned):
             out.append(Cand("rmod", (a, b, m)))
+        if m == MASKS[-1]:
+            # 32-word blocks are rare: the runs may only happen to be
+            # multiples of them, so the 16-word guess stays beside it
+            out.append(Cand("rmod", (a, b, MASKS[-2])))
     return out
 
 

@@ -25,6 +25,14 @@ STORES = {"sb", "sh", "sw", "sd"}
 BRANCHES = {"beq", "bne", "blt", "bge", "bltu", "bgeu"}
 
 
+# A computed jump into a run (Program.run_targets): its `la` within this
+# many instructions before the jump, the run starting at most RUN_REACH
+# bytes after it, at most RUN_LIMIT instructions long.
+LA_WINDOW = 8
+RUN_REACH = 16
+RUN_LIMIT = 256
+
+
 class ProgramError(Exception):
     """The code cannot be analysed (unknown jump target, runaway CFG...)."""
 
@@ -101,17 +109,64 @@ class Program:
                 return (pc - 4 + prev.imm + i.imm) & ~1
         return None
 
+    def run_targets(self, pc: int) -> tuple[int, ...]:
+        """Where a computed jump into a run of straight-line code may land
+        (Duff's device, as memset.S enters its 32 stores): for a `jr` whose
+        register an `la` (auipc + addi) in the few instructions before it
+        pointed just past the jump, every instruction from that address up
+        to and including the first branch or jump after it; () for any other
+        jump through a register.  Only where the jump may go: the explorer
+        takes each target the path allows, and a value outside them is a
+        return (clause A1), so a wrong guess here costs precision, never
+        soundness."""
+        i = self.fetch(pc)
+        if i.name != "jalr" or i.rd or i.imm:
+            return ()
+        base = self._la_before(pc, i.rs1)
+        if base is None or not pc < base <= pc + RUN_REACH:
+            return ()
+        out, at = [], base
+        for _ in range(RUN_LIMIT):
+            try:
+                ins = self.fetch(at)
+            except (ProgramError, IllegalInstruction):
+                return ()
+            out.append(at)
+            if ins.name in BRANCHES or ins.name in ("jal", "jalr"):
+                return tuple(out)
+            at += ins.length
+        return ()
+
+    def _la_before(self, pc: int, reg: int) -> int | None:
+        """The address an `auipc reg` + `addi reg, reg, imm` pair at most
+        LA_WINDOW instructions of 2 or 4 bytes before pc loads, if any."""
+        for back in range(4, 4 * LA_WINDOW + 1, 2):
+            try:
+                first = self.fetch(pc - back)
+                second = self.fetch(pc - back + first.length)
+            except (ProgramError, IllegalInstruction):
+                continue
+            if (first.name == "auipc" and first.rd == reg and second.name == "addi"
+                    and second.rd == second.rs1 == reg):
+                return pc - back + first.imm + second.imm
+        return None
+
     def successors(self, pc: int) -> list[int]:
         """Static successors within one function, fault edges included; a
         call (jal/jalr that links) goes to its target and the instruction
-        after it; [] for a jump through a register (a return)."""
+        after it; a computed jump into a run (`run_targets`) to every
+        instruction of the run; [] for any other jump through a register
+        (a return)."""
         i = self.fetch(pc)
         nxt = pc + i.length
         if i.name in BRANCHES:
             out = [pc + i.imm, nxt]
         elif i.name in ("jal", "jalr"):
             target = self.jump_target(pc)
-            out = [] if target is None else [target] + ([nxt] if i.rd else [])
+            if target is None:
+                out = list(self.run_targets(pc))
+            else:
+                out = [target] + ([nxt] if i.rd else [])
         else:
             out = [nxt]
         return out + self.fault_edges(pc)
@@ -160,6 +215,9 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int,
             go(pc, target, target)
             for r in rets[target]:
                 go(r, pc + i.length, fn)
+        elif i.name == "jalr" and target is None and prog.run_targets(pc):
+            for nxt in prog.run_targets(pc):
+                go(pc, nxt, fn)
         elif i.name == "jalr" and target is None:
             if fn is not None:
                 rets[fn].add(pc)
