@@ -19,7 +19,7 @@ from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_
                             table_console)
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN
+from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN, clause_text
 from copygen.verify.inputs import routines
 from copygen.verify.junit import junit_xml
 from copygen.verify.parallel import default_jobs
@@ -97,7 +97,7 @@ def _unproved(r, require, console) -> None:
         if st != "proved" and (c not in PROPERTIES or c in require):
             groups.setdefault((st, r.detail.get(c, "")), []).append(c)
     for (st, why), cs in groups.items():
-        named = cs[0] + f" ({CLAUSES[cs[0]]})" if len(cs) == 1 else ", ".join(cs)
+        named = cs[0] + f" ({clause_text(cs[0], r.kind)})" if len(cs) == 1 else ", ".join(cs)
         console.print(f"{r.symbol} {named}: {MARK.get(st, st)}: {why}")
 
 

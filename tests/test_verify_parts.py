@@ -273,3 +273,14 @@ def test_a_counter_model_evaluates_the_callers_formulas():
     q = Query([z3.ULT(x, 10), z3.Not(x == 3), z3.UGT(x, 7)])
     assert q.check(1000) == z3.sat
     assert q.true_in_model([z3.UGT(x, 7), x == 3, z3.Or(x == 8, x == 9)]) == [True, False, True]
+
+
+def test_c1_reads_as_the_string_routines_contract():
+    """memcpy, memmove and memset return dst: their C1 says so, not the
+    user copy's "returns 0" with a source to compare."""
+    from copygen.verify.clauses import clause_text
+    for kind in ("memcpy", "memset", "memmove"):
+        assert "returns dst" in clause_text("C1", kind)
+        assert "src" not in clause_text("C1", kind)
+    assert "returns 0" in clause_text("C1", "to")
+    assert clause_text("A1", "memset") == clause_text("A1", "to")

@@ -25,6 +25,14 @@ CLAUSES = {
 }
 STRING_C1 = "returns dst and dst[0..n) == expected bytes"
 
+
+def clause_text(clause: str, kind: str) -> str:
+    """What a clause says for a routine of this kind (memcpy, memset and
+    memmove return dst, and memset's expected bytes are its fill byte)."""
+    if clause == "C1" and kind in ("memcpy", "memset", "memmove"):
+        return STRING_C1
+    return CLAUSES[clause]
+
 USER = ["C1", "C2", "C3", "C4", "C5", "C6", "S1", "S2", "A1", "B1", "B2", "B2s", "X1", "T1"]
 BY_KIND = {
     "to": USER, "from": USER,
