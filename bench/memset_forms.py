@@ -22,8 +22,9 @@ emulator under the profile and counts the cells slower than the kernel's:
   duff-head  the same with the byte head laid in line, written as the
            kernel's (one compare a byte)
 
-Each form replaces `__memset` in the strategy's string.c; the rest of the
-file is unchanged.  Writes bench/results/memset_forms_<profile>.json.
+Each form replaces `__memset` in the strategy's string.c and starts as
+that memset does (the threshold test and the replicated word); the rest
+of the file is unchanged.  Writes bench/results/memset_forms_<profile>.json.
 """
 from __future__ import annotations
 
@@ -42,17 +43,6 @@ from copygen.gen.build import build_assembly, build_cached  # noqa: E402
 from copygen.measure.bench import Bench, Case  # noqa: E402
 from copygen.tune.evaluate import GRID_SIZES  # noqa: E402
 
-PROLOGUE = """void *__memset(void *s, int c, size_t count)
-{
-	u8 *d = s;
-
-	if (count >= 16) {
-		word_t w = (u8)c;
-
-		w |= w << 8;
-		w |= w << 16;
-		w |= w << 32;
-"""
 HEAD = """		while (unlikely((uintptr_t)d & WORD_MASK)) {
 			*d++ = c;
 			count--;
@@ -85,12 +75,20 @@ def _loop(k: int) -> str:
             "\t\t}\n")
 
 
-def classes() -> str:
-    return PROLOGUE + HEAD + _loop(32) + _loop(4) + _loop(1) + EPILOGUE
+def prologue(string_c: str) -> str:
+    """The tuned memset's entry up to the replicated word, every form's
+    start: from `void *__memset(` to the last `w |= w << ...;` line."""
+    start = string_c.index("void *__memset(")
+    last = string_c.index("w |= w << 32;", start)
+    return string_c[start:string_c.index("\n", last) + 1]
 
 
-def steps() -> str:
-    body = PROLOGUE + HEAD + _loop(32)
+def classes(pro: str) -> str:
+    return pro + HEAD + _loop(32) + _loop(4) + _loop(1) + EPILOGUE
+
+
+def steps(pro: str) -> str:
+    body = pro + HEAD + _loop(32)
     for k in (16, 8, 4, 2, 1):
         body += (f"\t\tif (unlikely(count & ({k} * SZREG))) {{\n"
                  "\t\t\tword_t *dw = (word_t *)d;\n\n" + _stores(k, "\t\t\t")
@@ -98,10 +96,10 @@ def steps() -> str:
     return body + "\t\tcount &= WORD_MASK;\n" + EPILOGUE
 
 
-def duff(head: str) -> str:
+def duff(pro: str, head: str) -> str:
     """A switch on the words left modulo 32 into a run of 32 stores; case r
     stores the last r words of a block whose base is r words below d."""
-    body = (PROLOGUE + head
+    body = (pro + head
             + "\t\tword_t *end = (word_t *)(d + (count & ~WORD_MASK));\n"
             "\t\tword_t *dw = (word_t *)d + ((count / SZREG) & 31) - 32;\n\n"
             "\t\tswitch ((count / SZREG) & 31) {\n\t\tcase 0:\n\t\t\tdw += 32;\n"
@@ -114,8 +112,8 @@ def duff(head: str) -> str:
     return body + EPILOGUE
 
 
-FORMS = {"classes": classes, "steps": steps, "duff": lambda: duff(HEAD),
-         "duff-head": lambda: duff(KERNEL_HEAD)}
+FORMS = {"classes": classes, "steps": steps, "duff": lambda pro: duff(pro, HEAD),
+         "duff-head": lambda pro: duff(pro, KERNEL_HEAD)}
 
 
 def with_memset(string_c: str, memset: str) -> str:
@@ -160,7 +158,8 @@ def main(argv=None) -> int:
         work = Path(tmp)
         built = build_cached(args.strategy, work / "cache")
         kernel = cells(build_assembly([memset_s], work / "kernel", "kernel"), args.profile)
-        forms = {"tuned": None, **{k: f() for k, f in FORMS.items()}}
+        pro = prologue((built.outdir / "string.c").read_text())
+        forms = {"tuned": None, **{k: f(pro) for k, f in FORMS.items()}}
         report = {"command": "python bench/memset_forms.py --kernel-tree DIR"
                              + ("" if args.profile == "u74" else f" --profile {args.profile}"),
                   "profile": args.profile, "strategy": Path(args.strategy).name,
