@@ -234,7 +234,8 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
         console.print(f"no winner: every point proved has more than --max-text {r.max_text} B "
                       "of .text (or fails a guard)")
     elif r.guards:
-        console.print(f"no winner: no proved point is as fast as {', '.join(r.guards)} in every cell "
+        console.print(f"no winner: no proved point is as fast as "
+                      f"{', '.join(report.shown_names(r.guards).values())} in every cell "
                       "(the proof column says how many cells are slower)")
     elif r.ranked_only:
         console.print("no winner: --top 0 ranks without proving (give --top K to prove the best K)")

@@ -63,3 +63,21 @@ def test_a_kernel_file_without_the_routine_or_a_tree_without_the_file_is_an_erro
     (tmp_path / "empty").mkdir()
     r = _tune(tmp_path, "--guard-kernel-tree", tmp_path / "empty")
     assert r.exit_code == 2 and "no arch/riscv/lib/memset.S" in r.stderr
+
+
+def test_no_winner_names_a_tree_guard_by_its_file_not_its_path(tmp_path):
+    """The line under the table and the report's sentence say `memset`,
+    as the table's columns do, not the tree's absolute path."""
+    tree = _tree(tmp_path)
+    src = tmp_path / "t.copy"
+    src.write_text(SWEEP)
+    r = CliRunner().invoke(main, ["tune", str(src), "--top", "0", "--workload", "small",
+                                  "--db", str(tmp_path / "t.db"), "--report", str(tmp_path / "rep"),
+                                  "--build-cache", str(tmp_path / "cache"),
+                                  "--guard-kernel-tree", str(tree)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("no winner"))
+    assert "as fast as memset in every cell" in line and str(tmp_path) not in line
+    md = (tmp_path / "rep" / "report.md").read_text()
+    sentence = next(ln for ln in md.splitlines() if ln.startswith("**No winner**"))
+    assert sentence.endswith("nowhere slower than memset.") and str(tmp_path) not in sentence

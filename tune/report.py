@@ -121,7 +121,8 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
           f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
           f"{len({r['code'] for r in rows})} distinct routines.  Cycles are modelled by "
           f"copygen's `{run['profile']}` cost profile (docs/calibration.md gives its error).", ""]
-    guards = json.loads(run.get("args") or "{}").get("guards", [])
+    guard_names = shown_names(json.loads(run.get("args") or "{}").get("guards", []))
+    guards = list(guard_names.values())
     guarded = (f"; nowhere slower than {', '.join(guards)} on the size x alignment grid"
                if guards else "")
     if win:
