@@ -174,11 +174,11 @@ def _vector_sentence(run: dict) -> str:
     if not vector_note(run):
         return ""
     state = vector_state(run)
-    what = {"clean": "no vector call finds the user's vector state dirty",
-            "dirty": "every vector call finds the user's vector state dirty (saved and restored)"}
+    what = {"clean": "no vector call saves and restores the user's vector state",
+            "dirty": "every vector call saves and restores the user's dirty vector state"}
     return (f", vector state `{state}` ("
-            + what.get(state, f"a share of {state} of the vector calls find the user's vector "
-                              "state dirty") + ")")
+            + what.get(state, f"a share of {state} of the vector calls save and restore the "
+                              "user's dirty vector state") + ")")
 
 
 def _pareto_section(outdir: Path, run: dict, rows: list[dict], baselines: dict[str, dict],
