@@ -3,7 +3,7 @@
 Role: command-line glue over tune.session (tune_sweep, show_store): parses
 the options, checks the paths it will write, draws the stages as progress
 bars and prints the ranking through tune.report.  May import click, rich,
-copygen.errors, measure.workload, tune, copygen.output.
+copygen.errors, measure.workload, measure.dispatch, tune, copygen.output.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import sys
 import click
 
 from copygen.errors import CopygenError
+from copygen.measure.dispatch import parse_vector_state
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import (EXIT_HELP, command, envelope, named_files, output_dir, output_file, plain_tables,
                             print_tables, progress, table_console)
@@ -80,6 +81,16 @@ MAX_TEXT_HELP = ("Most .text bytes the tuned routine may have (1024, 1KiB): a po
                  "the symbol's st_size, fault exits included, __ex_table not.")
 
 
+VECTOR_STATE_HELP = ("Share of vector calls that find the user's vector state dirty: clean (0, "
+                     "the default: the kernel vector section only switches the unit on and off), "
+                     "dirty (1: it saves and restores the user's vector registers and CSRs too, "
+                     "about 200 cycles on x60 and x280), or a number from 0 to 1 (0.25).  It "
+                     "prices the section around each vector call of a point with a `vector` line "
+                     "(shim/vector_section.S, as bench/vector_threshold.py measures it), so it "
+                     "moves the threshold the tuner picks.  Evaluations are kept per state: a "
+                     "store's results under one state are never reused for another.")
+
+
 @click.group(cls=_TuneGroup, epilog=EXIT_HELP)
 def tune() -> None:
     """Search a sweep's strategy space (see `copygen tune --help`)."""
@@ -135,6 +146,8 @@ def _say_plan(file: str, p, listed: bool) -> None:
                    "would: arch/riscv/lib/memcpy.S or memset.S for a string sweep, uaccess.S for "
                    "copy_user and clear_user (read in place, never copied); repeatable.")
 @click.option("--max-text", type=ByteCount(), default=None, help=MAX_TEXT_HELP)
+@click.option("--vector-state", default="clean", show_default=True, metavar="clean|dirty|SHARE",
+              help=VECTOR_STATE_HELP)
 @click.option("--report", "report_dir", default=None, type=click.Path(file_okay=False),
               help="Write report.md, heat maps, a Pareto plot of cycles against .text bytes, "
                    "results.csv/json and winner.copy here.")
@@ -149,7 +162,8 @@ def _say_plan(file: str, p, listed: bool) -> None:
               help="Reports kept under a hash of the routine's machine code (shared with verify).")
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
-            guards, guard_trees, max_text, report_dir, dry_run, as_json, as_csv, build_cache, proof_cache) -> int:
+            guards, guard_trees, max_text, vector_state, report_dir, dry_run, as_json, as_csv, build_cache,
+            proof_cache) -> int:
     """Search the strategy space of a sweep in FILE.
 
     A sweep tunes one copy_user or clear_user routine, or the memcpy or
@@ -166,6 +180,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
     named_files(profile=profile, workload=workload)
     make_workload(workload, align_mix)                        # a bad workload fails here
+    vector_dirty = parse_vector_state(vector_state)
     output_file(db or default_db(file), "--db")
     for path, option in ((report_dir, "--report"), (build_cache, "--build-cache"),
                          (proof_cache, "--proof-cache")):
@@ -173,7 +188,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
             output_dir(path, option)
     req = Request(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, tuple(baselines),
                   tuple(guards), tuple(guard_trees), report_dir, dry_run, build_cache, proof_cache,
-                  max_text)
+                  max_text, vector_dirty)
     watch = Watch(planned=lambda p: _say_plan(file, p, listed=dry_run),
                   tell=lambda message: click.echo(message, err=True), stage=_stage)
     p, ranking = tune_sweep(req, watch)
@@ -211,6 +226,7 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
     win = r.winner
     if as_json:
         envelope("tune", True, db=r.db, run=r.meta, rows=r.table, max_text=r.max_text,
+                 vector_state=report.vector_state(r.meta),
                  pruned=[{"point": p["label"], "reason": p["pruned"]} for p in pruned],
                  baselines={b: {k: v for k, v in e.items() if k != "grid"} for b, e in r.baselines.items()},
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
@@ -222,7 +238,8 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
         click.echo(report.csv_text(r.table), nl=False)
         return
     print_tables(report.rich_table(f"copygen tune: {r.meta['sweep']} on {r.meta['profile']} "
-                                   f"({r.meta['workload']})", r.table, r.baselines, plain_tables()))
+                                   f"({r.meta['workload']}{report.vector_note(r.meta)})",
+                                   r.table, r.baselines, plain_tables()))
     console = table_console()
     if pruned:
         console.print(f"pruned by --max-text {r.max_text} B: {len(pruned)} of "

@@ -10,8 +10,16 @@ vector state: the unit switched on and off) or "dirty" (the user's state
 saved and restored too).  The dispatch's compare and the C glue's own
 instructions are not charged; a copy that faults is not benched.
 
-Role: composed cycles for the tuner and the bench scripts.  May import emu
-and measure.bench.
+The vector state of a workload is the share of its vector calls that find
+the user's vector state dirty, a number from 0 ("clean", the default) to 1
+("dirty"); a vector call costs the clean section plus that share of what
+the dirty one adds (the expected cost per call: the share is taken to be
+the same at every size).  `parse_vector_state` reads it as `copygen tune
+--vector-state` takes it, `vector_state_name` writes it back in the
+canonical spelling stores and reports use (0 and 1 are clean and dirty).
+
+Role: composed cycles for the tuner and the bench scripts.  May import emu,
+measure.bench and copygen.errors.
 """
 from __future__ import annotations
 
@@ -20,11 +28,42 @@ from pathlib import Path
 
 from copygen.emu.api import Machine
 from copygen.emu.profile import Profile
+from copygen.errors import CopygenError
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 
 SECTIONS = ("clean", "dirty")
 SAVE_AREA = 0x7800_0000     # kernel memory for the dirty section's save area
 COPY, VECTOR = "__asm_copy_to_user", "__asm_vector_usercopy"
+
+
+def parse_vector_state(text: str) -> float:
+    """The share of vector calls with dirty user vector state: `clean` (0),
+    `dirty` (1) or a number from 0 to 1 (0.25)."""
+    word = str(text).strip().lower()
+    if word in SECTIONS:
+        return float(SECTIONS.index(word))
+    try:
+        share = float(word)
+    except ValueError:
+        share = -1.0
+    if not 0.0 <= share <= 1.0:        # NaN fails this too
+        raise CopygenError(f"--vector-state {text!r}: give clean, dirty, or the share of vector "
+                           "calls that find the user's vector state dirty, from 0 to 1 (e.g. 0.25)")
+    return share
+
+
+def vector_state_name(share: float) -> str:
+    """`clean`, `dirty`, or the share as the shortest text that reads back
+    as it (0.25): the key of a state in stores and reports."""
+    return SECTIONS[int(share)] if share in (0.0, 1.0) else repr(float(share))
+
+
+def section_cost(sections: dict[str, int], share: float) -> float:
+    """Expected cycles of the section around one vector call when `share`
+    of the calls find dirty user state (`sections`: section_cycles)."""
+    if share in (0.0, 1.0):
+        return sections[SECTIONS[int(share)]]
+    return sections["clean"] + share * (sections["dirty"] - sections["clean"])
 
 
 def section_cycles(elf: str | Path, profile: str | Profile) -> dict[str, int]:
@@ -41,9 +80,11 @@ def section_cycles(elf: str | Path, profile: str | Profile) -> dict[str, int]:
 class Dispatched:
     """Stands in for a Bench where `run` and `machine` are what is used (the
     tuner's evaluation): copy_to_user cases of `threshold` bytes or more
-    take the vector path."""
+    take the vector path, charged `section` cycles on top (section_cost:
+    a share of dirty calls makes it a fraction, and the case's cycles an
+    expected value)."""
 
-    def __init__(self, bench: Bench, threshold: int, section: int) -> None:
+    def __init__(self, bench: Bench, threshold: int, section: float) -> None:
         self.bench, self.threshold, self.section = bench, threshold, section
 
     @property

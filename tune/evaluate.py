@@ -10,7 +10,9 @@ alignment grid (mean cycles per size and alignment class), and measures its
 A kernel `.S` file (a baseline or guard) is assembled as it is, against
 the shim's headers, and benched the same way.  A copy_user point with a
 vector phase is benched through the kernel's dispatch (measure.dispatch):
-its threshold is one of the knobs tuned.
+its threshold is one of the knobs tuned, under the job's vector state (the
+share of vector calls whose kernel vector section must save and restore
+the user's dirty vector state).
 Role: build + bench one point.  May import gen, emu, measure, copygen.errors.
 """
 from __future__ import annotations
@@ -26,7 +28,7 @@ from copygen.errors import CopygenError, Loc
 from copygen.gen.validate import load_text
 from copygen.gen.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
-from copygen.measure.dispatch import Dispatched, section_cycles
+from copygen.measure.dispatch import Dispatched, section_cost, section_cycles
 from copygen.measure.rank import expected_cycles
 from copygen.measure.size import routine_size
 from copygen.measure.workload import make_workload
@@ -57,6 +59,7 @@ class Job:
     align_mix: str
     cache: str           # the cache directory (variants and builds)
     assembly: str = ""   # a kernel .S file's name when `text` is its text, not a .copy's
+    vector_dirty: float = 0.0   # share of vector calls with dirty user vector state
 
 
 def _written(path: Path, text: str) -> Path:
@@ -83,7 +86,8 @@ def _elf(job: Job, cache: Path) -> tuple[Path, Path]:
 def _dispatched(job: Job, bench: Bench):
     """For a copy_user point with a vector phase, the bench with the
     kernel's dispatch (measure.dispatch): from the point's threshold on, the
-    vector routine and a clean vector section; else `bench` itself."""
+    vector routine and a vector section, clean or dirty in the job's share;
+    else `bench` itself."""
     if job.kind != "copy_user" or job.assembly:
         return bench
     cu = load_text(job.text).copy_user
@@ -93,7 +97,7 @@ def _dispatched(job: Job, bench: Bench):
         raise CopygenError(f"profile {job.profile} has no [vector] section to time the vector path",
                            hint="tune a vector strategy with a vector profile (x60, x280): --profile")
     section = section_cycles(build_vector_section(Path(job.cache) / "vector_section"), job.profile)
-    return Dispatched(bench, cu.vector.threshold, section["clean"])
+    return Dispatched(bench, cu.vector.threshold, section_cost(section, job.vector_dirty))
 
 
 def evaluate(job: Job) -> dict:

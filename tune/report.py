@@ -19,6 +19,23 @@ from copygen.tune import figures
 SHOWN_CLAUSES = 3
 
 
+def vector_state(run: dict) -> str:
+    """The vector state a run was evaluated under (measure.dispatch's name:
+    clean, dirty or the share of dirty calls); clean when its args name
+    none, the default."""
+    args = run.get("args") or {}
+    args = json.loads(args) if isinstance(args, str) else args
+    return args.get("vector_state", "clean")
+
+
+def vector_note(run: dict) -> str:
+    """", vector state S" for titles, where the state can matter: a
+    copy_user sweep (the one kind with a vector phase), or any other state
+    than clean."""
+    state = vector_state(run)
+    return f", vector state {state}" if run.get("kind") == "copy_user" or state != "clean" else ""
+
+
 def shown_names(labels) -> dict[str, str]:
     """Each baseline's label (the path it was given by) -> the name tables,
     titles and legends show: its strategy's name, the file's stem
@@ -114,10 +131,10 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     shown = table_rows(rows, baselines, top)
     made = [outdir / "results.csv", outdir / "results.json"]
     made[0].write_text(csv_text(table_rows(rows, baselines, len(rows))))
-    made[1].write_text(json.dumps({"run": run, "max_text": max_text, "rows": rows,
-                                   "baselines": baselines}, indent=1))
+    made[1].write_text(json.dumps({"run": run, "max_text": max_text, "vector_state": vector_state(run),
+                                   "rows": rows, "baselines": baselines}, indent=1))
     md = [f"# Tuning report: sweep `{run['sweep']}` of {run['source']}", "",
-          f"Profile `{run['profile']}`, workload `{run['workload']}`; "
+          f"Profile `{run['profile']}`, workload `{run['workload']}`{_vector_sentence(run)}; "
           f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
           f"{len({r['code'] for r in rows})} distinct routines.  Cycles are modelled by "
           f"copygen's `{run['profile']}` cost profile (docs/calibration.md gives its error).", ""]
@@ -151,6 +168,18 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     made.append(outdir / "pareto.png")
     (outdir / "report.md").write_text("\n".join(md))
     return [outdir / "report.md", *made]
+
+
+def _vector_sentence(run: dict) -> str:
+    """The report's words on the vector state, where it can matter."""
+    if not vector_note(run):
+        return ""
+    state = vector_state(run)
+    what = {"clean": "no vector call saves and restores the user's vector state",
+            "dirty": "every vector call saves and restores the user's dirty vector state"}
+    return (f", vector state `{state}` ("
+            + what.get(state, f"a share of {state} of the vector calls save and restore the "
+                              "user's dirty vector state") + ")")
 
 
 def _pareto_section(outdir: Path, run: dict, rows: list[dict], baselines: dict[str, dict],

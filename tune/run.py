@@ -2,7 +2,9 @@
 
 plan(): expand the sweep into variants, key each by the code it emits
 (points that emit the same routine are one evaluation), and name the run by
-a hash of everything that decides its results.  evaluate_all(): every key
+a hash of everything that decides its results (the vector state among them
+when it is not clean: a clean run has the name of the same command without
+--vector-state).  evaluate_all(): every key
 not yet in the store, on local worker processes (`jobs`) or a Dask cluster
 (`dask`), each committed as it finishes.  prove_top(): the best keys in rank
 order, proved with the full contract (the proof cache skips code proved
@@ -26,6 +28,7 @@ from copygen.errors import CopygenError
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_text
 from copygen.gen.variants import Space, sweep_space
+from copygen.measure.dispatch import vector_state_name
 from copygen.tune.evaluate import SYMBOL, Job, evaluate
 from copygen.tune.store import Store, eval_workload
 
@@ -66,9 +69,11 @@ def baseline_key(path: str, kind: str) -> str:
 
 
 def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: str,
-         profiles=None) -> Plan:
+         profiles=None, vector_dirty: float = 0.0) -> Plan:
     space = sweep_space(path, sweep, profiles)
-    ident = json.dumps([read_source(path), space.sweep, profile, workload, align_mix])
+    state = vector_state_name(vector_dirty)
+    ident = json.dumps([read_source(path), space.sweep, profile, workload, align_mix]
+                       + ([] if state == "clean" else [f"vector:{state}"]))
     p = Plan(hashlib.sha256(ident.encode()).hexdigest()[:16], space)
     for v in space.variants:
         key = code_key(v.alone, space.kind)
@@ -79,10 +84,11 @@ def plan(path: str, sweep: str | None, profile: str, workload: str, align_mix: s
 
 def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: str, cache: str,
                  jobs: int = 1, dask: str | None = None,
-                 advance: Callable[[int], None] = lambda n: None) -> int:
-    """Evaluate every code key the store lacks; returns how many ran."""
-    done = store.evaluated(profile, eval_workload(workload, align_mix))
-    todo = [Job(k, t, p.space.kind, profile, workload, align_mix, cache)
+                 advance: Callable[[int], None] = lambda n: None, vector_dirty: float = 0.0) -> int:
+    """Evaluate every code key the store lacks under this profile, workload,
+    alignment mix and vector state; returns how many ran."""
+    done = store.evaluated(profile, eval_workload(workload, align_mix, vector_state_name(vector_dirty)))
+    todo = [Job(k, t, p.space.kind, profile, workload, align_mix, cache, vector_dirty=vector_dirty)
             for k, t in p.codes.items() if k not in done]
     advance(len(p.codes) - len(todo))
     if dask:
@@ -95,8 +101,13 @@ def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: 
     return len(todo)
 
 
+def job_workload(job: Job) -> str:
+    """The evals key a job's result is kept under (tune.store.eval_workload)."""
+    return eval_workload(job.workload, job.align_mix, vector_state_name(job.vector_dirty))
+
+
 def _commit(store: Store, job: Job, row: dict, advance) -> None:
-    store.add_eval(job.code, job.profile, eval_workload(job.workload, job.align_mix), row)
+    store.add_eval(job.code, job.profile, job_workload(job), row)
     advance(1)
 
 

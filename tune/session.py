@@ -8,8 +8,9 @@ asked.  show_store(): the same ranking from a store, computing nothing.
 The caller watches through a Watch: the plan, messages, and stages with a
 count (the command line draws them as progress bars).
 
-Role: orchestration.  May import gen, emu.profile, verify.cache, tune.*,
-copygen.errors and the standard library.
+Role: orchestration.  May import gen, emu.profile, measure.dispatch (the
+vector state's name), verify.cache, tune.*, copygen.errors and the standard
+library.
 """
 from __future__ import annotations
 
@@ -24,11 +25,12 @@ from copygen.emu.profile import available, load_profile
 from copygen.errors import CopygenError, Loc
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_file
+from copygen.measure.dispatch import vector_state_name
 from copygen.tune import report
 from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
 from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, plan, prove_top, ranked,
                               winner)
-from copygen.tune.store import Store, eval_workload
+from copygen.tune.store import Store, eval_workload, run_workload
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class Request:
     build_cache: str = "build/tune"
     proof_cache: str = "build/proofs"
     max_text: int | None = None         # .text bytes the tuned routine may have
+    vector_dirty: float = 0.0           # share of vector calls with dirty user vector state
 
 
 @contextlib.contextmanager
@@ -92,7 +95,8 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
     """Walk the request's sweep; the ranking is None for a dry run."""
     profile = _profile_name(req.source, req.sweep, req.profile)
     load_profile(profile)
-    p = plan(req.source, req.sweep, profile, req.workload, req.align_mix, available())
+    p = plan(req.source, req.sweep, profile, req.workload, req.align_mix, available(),
+             req.vector_dirty)
     trees = tuple(kernel_file(t, p.space.kind) for t in req.guard_trees)
     req = dataclasses.replace(req, guards=req.guards + trees)
     names = list(dict.fromkeys(_baseline_check(b, p.space.kind) for b in req.baselines + req.guards))
@@ -104,11 +108,12 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
     try:
         store.add_run(p.run, req.source, p.space.sweep, p.space.routine, p.space.kind, profile,
                       req.workload, {"align_mix": req.align_mix, "baselines": names,
-                                     "guards": list(req.guards), "max_text": req.max_text})
+                                     "guards": list(req.guards), "max_text": req.max_text,
+                                     "vector_state": vector_state_name(req.vector_dirty)})
         store.add_points(p.run, p.points)
         with watch.stage(f"tune {p.space.sweep}", len(p.codes)) as step:
             ran = evaluate_all(store, p, profile, req.workload, req.align_mix, req.build_cache,
-                               req.jobs, req.dask, step)
+                               req.jobs, req.dask, step, req.vector_dirty)
         watch.tell(f"evaluated {ran} routines ({len(p.codes) - ran} from the store {db})")
         base = _baselines(store, names, p.space.kind, profile, req)
         if req.top:
@@ -135,7 +140,7 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
         if meta is None:
             raise CopygenError(f"no run {run_id}", Loc(db), hint=f"runs: {', '.join(r['run'] for r in runs)}")
         args = json.loads(meta["args"])
-        workload = eval_workload(meta["workload"], args.get("align_mix", "spec"))
+        workload = run_workload(meta)
         base = {}
         for name in args.get("baselines", []):
             key = baseline_key(name, meta["kind"]) if Path(name).is_file() else None
@@ -211,7 +216,7 @@ def _baseline_check(path: str, kind: str) -> str:
 
 def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Request) -> dict[str, dict]:
     """Each baseline's evaluation, from the store or made (and kept) now."""
-    workload = eval_workload(req.workload, req.align_mix)
+    workload = eval_workload(req.workload, req.align_mix, vector_state_name(req.vector_dirty))
     out = {}
     for name in names:
         key = baseline_key(name, kind)
@@ -219,7 +224,7 @@ def _baselines(store: Store, names: list[str], kind: str, profile: str, req: Req
         if row is None:
             asm = Path(name).name if is_assembly(name) else ""
             row = evaluate(Job(key, read_source(name), kind, profile, req.workload, req.align_mix,
-                               req.build_cache, asm))
+                               req.build_cache, asm, req.vector_dirty))
             store.add_eval(key, profile, workload, row)
         out[name] = {**row, "name": _strategy_name(name, kind)}
     return out

@@ -6,7 +6,8 @@ Tables (schema SCHEMA):
   points   every point of a run: its axis values, label, variant text and
            the key of the code it emits (points that emit the same routine
            share a key and are evaluated once)
-  evals    one row per (code key, profile, workload): expected cycles per
+  evals    one row per (code key, profile, workload: eval_workload's key,
+           with the alignment mix and vector state): expected cycles per
            call, the routine's `.text` bytes (column code_bytes) and its
            share of `__ex_table` (extable_bytes; measure.size says what is
            counted), the size x alignment grid, the seconds it took
@@ -34,12 +35,25 @@ from copygen.errors import CopygenError, Loc
 SCHEMA = 1
 
 
-def eval_workload(workload: str, align_mix: str) -> str:
+def eval_workload(workload: str, align_mix: str, vector_state: str = "clean") -> str:
     """What the evals table keys an evaluation's workload by: the cycles
-    depend on the alignment mix too, so a mix other than the default spec
-    is part of the key ("network@all"); spec keeps the plain name, as the
-    stores written before the mix was part of the key."""
-    return workload if align_mix == "spec" else f"{workload}@{align_mix}"
+    depend on the alignment mix and on the vector state (the share of
+    vector calls with dirty user vector state, as measure.dispatch names
+    it) too, so a mix other than the default spec and a state other than
+    clean are part of the key ("network@all", "uniform:0-4096+vector:dirty",
+    "tcp@all+vector:0.25"); the defaults keep the plain name, as the stores
+    written before either was part of the key."""
+    key = workload if align_mix == "spec" else f"{workload}@{align_mix}"
+    return key if vector_state == "clean" else f"{key}+vector:{vector_state}"
+
+
+def run_workload(run: dict) -> str:
+    """The evals key of a run's row (runs table): its workload under the
+    alignment mix and vector state its args record."""
+    args = run["args"] if isinstance(run["args"], dict) else json.loads(run["args"] or "{}")
+    return eval_workload(run["workload"], args.get("align_mix", "spec"),
+                         args.get("vector_state", "clean"))
+
 TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS runs (run TEXT PRIMARY KEY, source TEXT, sweep TEXT, routine TEXT,
@@ -154,7 +168,7 @@ class Store:
         (the row says "stale"): this prover has not tried that code yet."""
         profile, workload, args = self.db.execute(
             "SELECT profile, workload, args FROM runs WHERE run=?", (run,)).fetchone()
-        meta = (profile, eval_workload(workload, json.loads(args or "{}").get("align_mix", "spec")))
+        meta = (profile, run_workload({"workload": workload, "args": args}))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
             "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes FROM points p "
