@@ -335,3 +335,32 @@ def test_a_head_pins_only_what_every_path_into_it_brings_and_is_explored_again_a
     finally:
         explore.Explorer.run = orig
     assert len(heads) == 3 and len(runs) <= len(heads) + 2, runs
+
+
+def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
+    """C4 (nothing at or past n - ret written) on a fault exit is asked
+    first as W-free goals, one per store interval of the path and the
+    head's cursor interval (verify.coverage.inside_goals): they alone prove
+    it; the query over W is the fallback."""
+    from dataclasses import replace
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases
+    from copygen.verify.prove import ClauseChecker, guess_all
+    from copygen.verify.samples import collect
+    from copygen.verify.world import KINDS, World
+    sym = "__clear_user"
+    prog, routine = _routine(built_examples, "kernel2021", sym)
+    kind = KINDS[sym]
+    snaps = collect(prog.image, sym, kind, routine.cut_points)
+    roles = {pc: prog.address_roles(pc) for pc in snaps}
+    guesses = guess_all(prog, routine, snaps, kind, roles, 1)
+    proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    proof.houdini(guesses)
+    ck = ClauseChecker(proof)
+    ck.returns()
+    c4 = [c for c in ck.checks if c.clause == "C4"]
+    faults = [c for c in c4 if c.inside]
+    assert faults and len(faults) < len(c4)       # not where the routine returns 0
+    for c in faults:
+        assert replace(c, goal=z3.BoolVal(False)).run(proof.data) is None
+    assert replace(faults[0], goal=z3.BoolVal(False), inside=()).run(proof.data) is not None
