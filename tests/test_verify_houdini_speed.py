@@ -94,3 +94,23 @@ def test_guesses_at_the_byte_loop_include_the_states_after_a_fault(built_example
     assert any(sc.F is not None for *_, sc, _ in snaps[byte_loop])
     lows = [c for c in guess(snaps[byte_loop], "to") if c.kind == "ge" and c.args[:2] == ((10,), "E")]
     assert all(c.args[2] < -1000 for c in lows), lows
+
+
+def test_byte_queries_leave_out_the_no_fault_facts_a_goal_does_not_need():
+    """A byte prover keeps the path's "this access did not fault" facts
+    out of queries whose goal does not mention the fault point
+    (World.fault_free): same verdicts, fewer facts.  A goal about the
+    fault point, or a path that faulted, gets every fact."""
+    from copygen.verify.dataproof import ByteProver
+    w = World("to")
+    x = z3.BitVec("x", 64)
+    no_fault_here = z3.Not(w.user_access_faults(w.D + x, 8))
+    facts = [*w.preconditions(), z3.ULT(x, bv(16)), no_fault_here]
+    pr = ByteProver(w, facts)
+    goal = z3.ULE(x, bv(16))
+    assert no_fault_here in pr.base and no_fault_here not in pr.facts_for([goal])
+    assert pr.facts_for([z3.ULE(w.FO, w.N)]) is pr.base
+    assert pr.valid([], goal) == z3.unsat and pr.all_valid([goal, z3.ULE(x, bv(20))])
+    assert pr.valid([], z3.ULE(x, bv(4))) == z3.sat
+    faulted = ByteProver(w, facts + [w.user_access_faults(w.D + x, 8)])
+    assert faulted.facts_for([goal]) is faulted.base

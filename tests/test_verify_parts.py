@@ -284,3 +284,92 @@ def test_c1_reads_as_the_string_routines_contract():
         assert "src" not in clause_text("C1", kind)
     assert "returns 0" in clause_text("C1", "to")
     assert clause_text("A1", "memset") == clause_text("A1", "to")
+def test_a_model_of_the_path_settles_a_branch_direction_without_the_solver():
+    """The explorer keeps, with each path, a model of its condition: the
+    branch direction (or the access that does not fault) that model
+    satisfies is feasible without a query; the other is asked."""
+    from types import SimpleNamespace
+    from copygen.verify.explore import Explorer
+    from copygen.verify.world import World
+    ex = Explorer(None, World("to"), [], [])
+    x = z3.BitVec("x", 64)
+    path = [z3.UGT(x, 5), z3.ULT(x, 100)]
+    ok, witness = ex.feasible(path)
+    assert ok and witness[1] == 2
+    model = witness[0]
+    big = z3.UGT(x, 50)
+    held, other = (big, z3.Not(big)) if z3.is_true(model.eval(big)) else (z3.Not(big), big)
+    solver, asked = ex.solver, []
+    ex.solver = SimpleNamespace(check=lambda *c: asked.append(c) or solver.check(*c),
+                                model=solver.model)
+    ok, same = ex.feasible(path + [held], witness)
+    assert ok and same[0] is model and same[1] == 3 and not asked
+    ok, new = ex.feasible(path + [other], witness)
+    assert ok and len(asked) == 1 and z3.is_true(new[0].eval(other))
+    assert ex.feasible(path + [z3.UGT(x, 200)], witness) == (False, None)
+
+
+def test_a_head_pins_only_what_every_path_into_it_brings_and_is_explored_again_alone(
+        built_examples):
+    """A head's frame (registers still holding their entry values) comes
+    from every path into it explored before it, not the first alone; a pin
+    a later path breaks sends only that head's segment back to the
+    explorer.  kernel2021's __clear_user: 3 heads, the entry and one head
+    explored again (every segment twice when the frame came from the first
+    path alone)."""
+    from copygen.verify import explore
+    from copygen.verify.houdini import _explore, _frame
+    from copygen.verify.infer import bases
+    from copygen.verify.samples import collect
+    from copygen.verify.symstate import SymState
+    from copygen.verify.world import KINDS, World
+    world = World("clear")
+    a, b = SymState.at_entry(world, 0x100), SymState.at_entry(world, 0x100)
+    b.x[REG["a0"]] = world.R0[REG["a0"]] + 8
+    frame = _frame([a, b], world, set(), lambda pc: False)
+    assert REG["a0"] not in frame and REG["s0"] in frame and "stack" in frame
+    assert REG["a0"] in _frame([a], world, set(), lambda pc: False)
+    sym = "__clear_user"
+    prog, routine = _routine(built_examples, "kernel2021", sym)
+    snaps = collect(prog.image, sym, KINDS[sym], routine.cut_points)
+    runs = []
+    orig = explore.Explorer.run
+
+    def counted(self, start, cond=None):
+        runs.append(start.pc)
+        return orig(self, start, cond)
+    explore.Explorer.run = counted
+    try:
+        heads, _ = _explore(prog, routine, world, {pc: bases(s) for pc, s in snaps.items()})
+    finally:
+        explore.Explorer.run = orig
+    assert len(heads) == 3 and len(runs) <= len(heads) + 2, runs
+
+
+def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
+    """C4 (nothing at or past n - ret written) on a fault exit is asked
+    first as W-free goals, one per store interval of the path and the
+    head's cursor interval (verify.coverage.inside_goals): they alone prove
+    it; the query over W is the fallback."""
+    from dataclasses import replace
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases
+    from copygen.verify.prove import ClauseChecker, guess_all
+    from copygen.verify.samples import collect
+    from copygen.verify.world import KINDS, World
+    sym = "__clear_user"
+    prog, routine = _routine(built_examples, "kernel2021", sym)
+    kind = KINDS[sym]
+    snaps = collect(prog.image, sym, kind, routine.cut_points)
+    roles = {pc: prog.address_roles(pc) for pc in snaps}
+    guesses = guess_all(prog, routine, snaps, kind, roles, 1)
+    proof = Proof(prog, routine, World(kind), {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    proof.houdini(guesses)
+    ck = ClauseChecker(proof)
+    ck.returns()
+    c4 = [c for c in ck.checks if c.clause == "C4"]
+    faults = [c for c in c4 if c.inside]
+    assert faults and len(faults) < len(c4)       # not where the routine returns 0
+    for c in faults:
+        assert replace(c, goal=z3.BoolVal(False)).run(proof.data) is None
+    assert replace(faults[0], goal=z3.BoolVal(False), inside=()).run(proof.data) is not None

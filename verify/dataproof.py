@@ -23,7 +23,7 @@ import z3
 
 from copygen.verify.budget import Query, budget, translated
 from copygen.verify.nowrap import lemmas
-from copygen.verify.z3ops import bv
+from copygen.verify.z3ops import bv, mentions
 
 # Budget per byte query (verify.budget): twice the steps of the hardest one
 # answered in u74tuned's proofs (223 million units, docs/verifier.md).
@@ -64,7 +64,23 @@ class ByteProver:
         # preconditions, BV invariants, path condition, and the no-wrap
         # lemmas of their pointer comparisons (verify.nowrap)
         self.base = base_facts + lemmas(world, base_facts)
-        self._inc: Query | None = None
+        # the same without the facts that only say "this access did not
+        # fault" (World.fault_free), for goals that do not mention the
+        # fault point: the same verdicts, and the solver no longer
+        # bit-blasts one comparison with FO per user access of the path
+        loose = world.fault_free(base_facts, z3.BoolVal(True))
+        self.loose = self.base if len(loose) == len(base_facts) \
+            else loose + lemmas(world, loose)
+        self._inc: dict = {}
+
+    def facts_for(self, formulas) -> list:
+        """The base facts a query about `formulas` needs: the loose ones
+        unless one of them mentions the fault point."""
+        w = self.world
+        if self.loose is self.base or any(mentions(f, w.FO) or mentions(f, w.NF)
+                                          for f in formulas):
+            return self.base
+        return self.loose
 
     def valid(self, facts: list, goal) -> z3.CheckSatResult:
         """unsat when the base facts and `facts` imply `goal`."""
@@ -74,10 +90,12 @@ class ByteProver:
         """Every goal follows from the base facts (one incremental solver,
         in a context of its own: the same goals in the same order take the
         same steps)."""
-        if self._inc is None:
-            self._inc = Query(self.base)
-            budget(self._inc.solver, INCREMENTAL_MS)
-        q = self._inc
+        base = self.facts_for(goals)
+        key = base is self.loose
+        if key not in self._inc:
+            self._inc[key] = Query(base)
+            budget(self._inc[key].solver, INCREMENTAL_MS)
+        q = self._inc[key]
         for goal in goals:
             q.solver.push()
             q.solver.add(*translated([z3.Not(goal), *lemmas(self.world, [goal])], q.ctx))
@@ -90,7 +108,7 @@ class ByteProver:
         return True
 
     def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
-        return Query([*self.base, *facts, z3.Not(goal),
+        return Query([*self.facts_for([*facts, goal]), *facts, z3.Not(goal),
                       *lemmas(self.world, [*facts, goal])]).check(limit_ms)
 
     def valid_within(self, goal, limit_ms: int) -> z3.CheckSatResult:

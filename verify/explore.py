@@ -136,26 +136,37 @@ class Explorer:
         budget(self.solver, 20000)
         self.solver.add(*world.preconditions(), *assumptions)
 
-    def feasible(self, cond: list) -> bool:
+    def feasible(self, cond: list, witness=None) -> tuple[bool, tuple | None]:
+        """Whether cond may hold, and a witness of it: (a model of the
+        preconditions and cond[:k], k).  A witness of a path's condition
+        that also satisfies the conjuncts appended since settles a branch
+        direction or an access that may not fault without asking the
+        solver (one direction of every branch holds in it)."""
+        if witness is not None:
+            model, k = witness
+            if all(z3.is_true(model.eval(c, model_completion=True)) for c in cond[k:]):
+                return True, (model, len(cond))
         r = self.solver.check(*cond)
-        return r != z3.unsat
+        if r == z3.sat:
+            return True, (self.solver.model(), len(cond))
+        return r != z3.unsat, None
 
     def run(self, start: SymState, cond: list | None = None) -> Segment:
         seg = Segment(start.pc)
         start.rom = self.prog.read_const
-        work = [(start, list(cond or []), False, True)]
+        work = [(start, list(cond or []), False, True, None)]
         while work:
-            st, cond, faulted, first = work.pop()
+            st, cond, faulted, first, witness = work.pop()
             if not first and st.pc in self.cuts:
                 seg.ends.append(End("cut", st.pc, st, cond, faulted))
                 continue
             seg.steps += 1
             if seg.steps > MAX_STEPS:
                 raise ProgramError(f"segment from {start.pc:#x} runs past {MAX_STEPS} steps")
-            work += self._step(seg, st, cond, faulted)
+            work += self._step(seg, st, cond, faulted, witness)
         return seg
 
-    def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool) -> list:
+    def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool, witness) -> list:
         insn = self.prog.fetch(st.pc)
         sem = SEMANTICS.get(insn.name)
         if sem is None:
@@ -177,32 +188,38 @@ class Explorer:
             if fixup is None:
                 seg.obligations.append(Obligation("X1", st.pc, cond, z3.Not(fc),
                                                   "a faulting user access has no fixup"))
-            elif self.feasible(cond + [fc]):
-                f = st.clone()
-                f.pc = fixup
-                out.append((f, cond + [fc], True, False))
+            else:
+                ok, fw = self.feasible(cond + [fc], witness)
+                if ok:
+                    f = st.clone()
+                    f.pc = fixup
+                    out.append((f, cond + [fc], True, False, fw))
             cont_cond = cont_cond + [z3.Not(fc)]
-        if len(cont_cond) > len(cond) and not self.feasible(cont_cond):
-            return out
+        if len(cont_cond) > len(cond):
+            ok, witness = self.feasible(cont_cond, witness)
+            if not ok:
+                return out
         if new.returned:
-            return out + self._computed_jump(seg, st.pc, new, cont_cond, faulted)
+            return out + self._computed_jump(seg, st.pc, new, cont_cond, faulted, witness)
         if new.branch_to is None:
             new.pc = new.next_pc
-            return out + [(new, cont_cond, faulted, False)]
+            return out + [(new, cont_cond, faulted, False, witness)]
         c, target = new.branch_to
         c = z3.simplify(c)
         for taken, pc in ((c, target), (z3.simplify(z3.Not(c)), new.next_pc)):
             if z3.is_false(taken):
                 continue
-            pc_cond = cont_cond if z3.is_true(taken) else cont_cond + [taken]
-            if z3.is_true(taken) or self.feasible(pc_cond):
+            ok, pw = (True, witness) if z3.is_true(taken) else \
+                self.feasible(cont_cond + [taken], witness)
+            if ok:
                 s2 = new.clone()
                 s2.pc = pc
-                out.append((s2, pc_cond, faulted, False))
+                out.append((s2, cont_cond if z3.is_true(taken) else cont_cond + [taken],
+                            faulted, False, pw))
         return out
 
     def _computed_jump(self, seg: Segment, pc: int, new: SymState, cond: list,
-                       faulted: bool) -> list:
+                       faulted: bool, witness) -> list:
         """A jump through a register: to each instruction of a run it may
         enter (Program.run_targets) that the path allows, and, where the
         value may lie outside the run, a return (A1 checks it goes to ra)."""
@@ -210,15 +227,16 @@ class Explorer:
         targets = self.prog.run_targets(pc) if new.ret_target is not None else ()
         for t in targets:
             into = cond + [new.ret_target == t]
-            if self.feasible(into):
+            ok, tw = self.feasible(into, witness)
+            if ok:
                 s2 = new.clone()
                 s2.pc, s2.returned, s2.ret_target = t, False, None
-                out.append((s2, into, faulted, False))
+                out.append((s2, into, faulted, False, tw))
         if not targets:
             seg.ends.append(End("ret", pc, new, cond, faulted))
             return out
         outside = z3.And(*[new.ret_target != t for t in targets])
-        if self.feasible(cond + [outside]):
+        if self.feasible(cond + [outside], witness)[0]:
             seg.ends.append(End("ret", pc, new, cond + [outside], faulted))
         return out
 

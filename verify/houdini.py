@@ -268,50 +268,78 @@ def _reachable(h: int, succ: dict) -> set:
 def _explore(prog, routine, world: World, bases: dict) -> tuple[dict, list]:
     """Symbolic paths from the entry and from every loop head, with the
     heads' frames pinned (see _frame).  A pin some path into its head does
-    not bring is dropped and the paths explored again."""
+    not bring is dropped and the paths explored again: those from the
+    heads whose frame changed (the others' paths are the same)."""
     dropped: set = set()
+    before: dict = {}
     while True:
-        heads, segments = _explore_once(prog, routine, world, bases, dropped)
+        heads, segments = _explore_once(prog, routine, world, bases, dropped, before)
         bad = {(e.pc, k) for _, seg in segments for e in seg.ends if e.kind == "cut"
                for k, v in heads[e.pc].pins.items() if not _pinned(e.state, k).eq(v)}
         if not bad:
             return dict(sorted(heads.items())), segments
         dropped |= bad
+        before = {start: (heads.get(start), seg) for start, seg in segments}
 
 
 def _pinned(st: SymState, key):
     return st.stack if key == "stack" else z3.simplify(st.x[key])
 
 
-def _frame(st: SymState, world: World, dropped: set, code) -> dict:
-    """What a head can take over from the first path into it: sp, the stack
-    array, every register still holding its value from the entry (GCC's
-    prologue saves s-registers before a loop and restores them after it:
-    the epilogue's loads must see the saved values), and every register
-    holding a return address: the caller's ra, or a constant address in
-    the code (`code`: pc -> bool), which a call inside the routine left in
-    ra: the callee's return after its loop must go back to the call site,
-    not out of the routine."""
+def _frame(states: list, world: World, dropped: set, code) -> dict:
+    """What a head can take over from the paths into it (`states`, those
+    explored so far: a later one that breaks a pin is found after
+    exploring): sp, the stack array, every register still holding its
+    value from the entry (GCC's prologue saves s-registers before a loop
+    and restores them after it: the epilogue's loads must see the saved
+    values), and every register holding a return address: the caller's
+    ra, or a constant address in the code (`code`: pc -> bool), which a
+    call inside the routine left in ra: the callee's return after its loop
+    must go back to the call site, not out of the routine.  Only what
+    every one of the states brings alike."""
+    if not states:
+        return {}
+    st = states[0]
+
     def kept(r: int) -> bool:
         v = st.x[r]
         return v.eq(world.R0[r]) or v.eq(world.RA0) or (z3.is_bv_value(v) and code(v.as_long()))
     keys = [SP, "stack"] + [r for r in range(1, 32) if kept(r)]
-    return {k: _pinned(st, k) for k in keys if (st.pc, k) not in dropped}
+    out = {}
+    for k in keys:
+        v = _pinned(st, k)
+        if (st.pc, k) not in dropped and all(_pinned(o, k).eq(v) for o in states[1:]):
+            out[k] = v
+    return out
 
 
-def _explore_once(prog, routine, world: World, bases: dict, dropped: set):
+def _same_frame(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k].eq(b[k]) for k in a)
+
+
+def _explore_once(prog, routine, world: World, bases: dict, dropped: set, before: dict):
+    """One round: each head's frame from the paths into it explored before
+    it; `before` (start -> (head state, segment)) holds a round's segments,
+    reused where a head's frame is the one it had then."""
     ex = Explorer(prog, world, routine.cut_points, [])
-    segments = [(None, ex.run(SymState.at_entry(world, routine.entry)))]
-    frames: dict[int, dict] = {}
+    entry = before[None][1] if None in before else ex.run(SymState.at_entry(world, routine.entry))
+    segments = [(None, entry)]
+    into: dict[int, list] = defaultdict(list)
     heads: dict[int, SymState] = {}
     pending = sorted(routine.cut_points)
     while True:
         for e in segments[-1][1].ends:
-            if e.kind == "cut" and e.pc not in frames:
-                frames[e.pc] = _frame(e.state, world, dropped, lambda a: a in routine.pcs)
+            if e.kind == "cut":
+                into[e.pc].append(e.state)
         if not pending:
             return heads, segments
-        pc = next((p for p in pending if p in frames), pending[0])
+        pc = next((p for p in pending if p in into), pending[0])
         pending.remove(pc)
-        heads[pc] = fresh_state(world, pc, bases.get(pc), frames.get(pc, {}))
-        segments.append((pc, ex.run(heads[pc].clone())))
+        frame = _frame(into.get(pc, []), world, dropped, lambda a: a in routine.pcs)
+        old = before.get(pc)
+        if old is not None and _same_frame(old[0].pins, frame):
+            heads[pc], seg = old
+        else:
+            heads[pc] = fresh_state(world, pc, bases.get(pc), frame)
+            seg = ex.run(heads[pc].clone())
+        segments.append((pc, seg))

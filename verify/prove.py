@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 import z3
 
 from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
-from copygen.verify.coverage import cover_goals
+from copygen.verify.coverage import cover_goals, inside_goals
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.budget import Query
 from copygen.verify.dataproof import TIMEOUT_MS
@@ -81,6 +81,10 @@ class Check:
     state: object = None
     relax: bool = False   # try first without the fault point's constraints
     points: tuple = ()    # W's values that matter: asked one by one if the solver gives up
+    # W-free goals that together imply the goal under `inside_cond`
+    # (verify.coverage.inside_goals): asked first, the goal only if one fails
+    inside: tuple = ()
+    inside_cond: tuple = ()
 
     def run(self, data) -> str | None:
         """None when the check holds, else what went wrong."""
@@ -88,6 +92,8 @@ class Check:
             return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
                 else self.what
         if self.relax and self._holds_loosely(data):
+            return None
+        if self.inside and data.prover(self.start, self.inside_cond).valid([], z3.And(*self.inside)) == z3.unsat:
             return None
         pr = data.prover(self.start, self.cond)
         if self.points:
@@ -226,10 +232,28 @@ class ClauseChecker:
                             "a byte counted as copied was not stored")
                 self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
                            "a byte counted as copied holds the wrong value")
-                self._bv("C4", start, f + [z3.ULE(ret, w.N), z3.Not(done)], z3.Not(st.written),
-                         pc, "a byte counted as not copied was modified")
+                self._untouched(start, f + [z3.ULE(ret, w.N)], st, ret, pc)
                 self._bv("C5", start, f, z3.Implies(ret == w.N, w.FO == 0), pc,
                          "returns n although bytes before the fault were accessible")
+
+    def _untouched(self, start, cond, st, ret, pc) -> None:
+        """C4: no byte at or past n - ret written.  Where ret is not a
+        constant (a fault exit's count), through verify.coverage's W-free
+        goals first: every store interval of the path, and the head's
+        cursor interval, lies below n - ret.  Over W, one query holds every
+        store of the path at once; each interval goal is small.  A store
+        outside dst would fail its goal while C4 holds: B1 reports it, and
+        C4 is then asked over W as before."""
+        w = self.w
+        done = z3.ULT(w.W, w.N - ret)
+        chk = Check("C4", start, pc, [*cond, z3.Not(done)], z3.Not(st.written),
+                    "a byte counted as not copied was modified")
+        if not z3.is_bv_value(z3.simplify(ret)):
+            head_written, head_iv = self.p.data.head_cursor(start)
+            goals = inside_goals(w.W, st.written, w.N - ret, head_written, head_iv)
+            if goals is not None:
+                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond))
+        self.checks.append(chk)
 
     def _cover(self, clause, start, cond, st, upto, pc, what) -> None:
         """Every byte of [0, upto) written: through verify.coverage's W-free

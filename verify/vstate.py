@@ -199,10 +199,10 @@ def _store_window(st: VecSymState, window: tuple, base, lo, hi) -> None:
 class VecExplorer(Explorer):
     """Explorer whose vector loads and stores are one range access each."""
 
-    def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool) -> list:
+    def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool, witness) -> list:
         insn = self.prog.fetch(st.pc)
         if not insn.name.startswith(MEMORY_OPS) or insn.name.startswith("vset"):
-            return super()._step(seg, st, cond, faulted)
+            return super()._step(seg, st, cond, faulted, witness)
         new = st.clone()
         new.begin(insn.length)
         new.aggregate = insn.name.startswith("vse") and insn.rd in st.windows
@@ -241,13 +241,13 @@ class VecExplorer(Explorer):
                                               "a faulting vector access has no fixup"))
             if fixup is None:
                 pass
-            elif self.feasible(cond + [fc]):
+            elif self.feasible(cond + [fc])[0]:
                 out.append(self._fault_path(st, insn, base, lo, ff, fixup, cond + [fc]))
             cont = cont + [z3.Not(fc)]
-            if not self.feasible(cont):
+            if not self.feasible(cont)[0]:
                 return out
         new.pc = new.next_pc
-        return out + [(new, cont, faulted, False)]
+        return out + [(new, cont, faulted, False, None)]
 
     def _fault_condition(self, st, base, size, lo, hi, ff: bool):
         w = self.world
@@ -272,7 +272,7 @@ class VecExplorer(Explorer):
             _store_window(f, st.windows[insn.rd], base, lo, k)
         f.fault_at, f.aggregate = None, False
         f.pc = fixup
-        return (f, cond, True, False)
+        return (f, cond, True, False, None)
 
 
 __all__ = ["VecSymState", "VecExplorer", "End"]
