@@ -312,10 +312,34 @@ def test_steps_and_pieces_get_cut_points_where_their_paths_join(steps_build):
 
 
 def test_routines_with_few_paths_keep_their_loop_heads_only(pieces_build, built_examples):
-    for build in (pieces_build, built_examples["kernel2021"], built_examples["u74pipelined"],
+    for build in (built_examples["kernel2021"], built_examples["u74pipelined"],
                   built_examples["c910tuned"]):
         for symbol in ("__asm_copy_to_user", "__clear_user"):
             assert not _loops_and_joins(build, symbol)[-1], (build.elf, symbol)
+    assert not _loops_and_joins(pieces_build, "__clear_user")[-1]
+
+
+def test_the_shift_loops_exit_is_cut_when_pieces_multiply_the_paths(pieces_build):
+    """Head pieces x the shift copy's classes x tail pieces: 409 paths from
+    the entry of the pieces copy; the joins where each size class begins
+    become cut points, the shift copy's second class among them, so the
+    tail after the shift loops is explored from there and not once more
+    from the first shift loop's head through its whole block."""
+    prog, routine, back, loops, joins = _loops_and_joins(pieces_build, "__asm_copy_to_user")
+    assert segment_paths(routine.entry, routine.edges, back, loops) > PATH_LIMIT
+    assert segment_paths(routine.entry, routine.edges, back, routine.cut_points) <= PATH_LIMIT
+    assert len(joins) == 2
+    assert all(prog.fetch(pc).name == "addi" and prog.fetch(pc).rd == 12 for pc in joins)
+
+    def shifts(head) -> bool:          # a shift copy's loop: srl in its first instructions
+        names, pc = [], head
+        for _ in range(6):
+            names.append(prog.fetch(pc).name)
+            pc += prog.fetch(pc).length
+        return "srl" in names
+    # each join is followed by its class's loop head; one of them the shift copy's
+    assert any(shifts(min(h for h in loops if h > j)) for j in joins)
+    assert not all(shifts(min(h for h in loops if h > j)) for j in joins)
 
 
 @pytest.mark.slow
