@@ -41,6 +41,7 @@ class ProgramError(Exception):
 class Program:
     image: ElfImage
     _cache: dict = field(default_factory=dict)
+    _runs: dict = field(default_factory=dict)      # pc -> run_targets(pc)
 
     @classmethod
     def load(cls, path) -> "Program":
@@ -119,6 +120,11 @@ class Program:
         takes each target the path allows, and a value outside them is a
         return (clause A1), so a wrong guess here costs precision, never
         soundness."""
+        if pc not in self._runs:
+            self._runs[pc] = self._run_from(pc)
+        return self._runs[pc]
+
+    def _run_from(self, pc: int) -> tuple[int, ...]:
         i = self.fetch(pc)
         if i.name != "jalr" or i.rd or i.imm:
             return ()
@@ -215,10 +221,7 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int,
             go(pc, target, target)
             for r in rets[target]:
                 go(r, pc + i.length, fn)
-        elif i.name == "jalr" and target is None and prog.run_targets(pc):
-            for nxt in prog.run_targets(pc):
-                go(pc, nxt, fn)
-        elif i.name == "jalr" and target is None:
+        elif i.name == "jalr" and target is None and not prog.run_targets(pc):
             if fn is not None:
                 rets[fn].add(pc)
                 for site, caller in callers[fn]:
