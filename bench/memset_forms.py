@@ -12,7 +12,8 @@ a lowering could emit, compiles each with the toolchain and flags the
 generated string.c gets (gen.toolchain.compile_c), runs every cell in the
 emulator under the profile and counts the cells slower than the kernel's:
 
-  tuned    the checked-in strategy's memset as generated (--strategy)
+  tuned    the checked-in strategy's memset as generated (--strategy):
+           C in string.c, or assembly in memset.S (`tail jump`)
   classes  loops of 32, 4 and 1 words
   steps    a loop of 32 words, then one block each of 16, 8, 4, 2, 1
            words as the bits of what is left say (unlikely())
@@ -22,9 +23,11 @@ emulator under the profile and counts the cells slower than the kernel's:
   duff-head  the same with the byte head laid in line, written as the
            kernel's (one compare a byte)
 
-Each form replaces `__memset` in the strategy's string.c and starts as
-that memset does (the threshold test and the replicated word); the rest
-of the file is unchanged.  Writes bench/results/memset_forms_<profile>.json.
+Each C form replaces `__memset` in the strategy's string.c (or is added
+to it, when the strategy's memset is in memset.S) and starts as a C
+memset with the kernel's threshold of 16 does (the threshold test and the
+replicated word); the rest of the file is unchanged.  Writes
+bench/results/memset_forms_<profile>.json.
 """
 from __future__ import annotations
 
@@ -75,12 +78,18 @@ def _loop(k: int) -> str:
             "\t\t}\n")
 
 
-def prologue(string_c: str) -> str:
-    """The tuned memset's entry up to the replicated word, every form's
-    start: from `void *__memset(` to the last `w |= w << ...;` line."""
-    start = string_c.index("void *__memset(")
-    last = string_c.index("w |= w << 32;", start)
-    return string_c[start:string_c.index("\n", last) + 1]
+PROLOGUE = """void *__memset(void *s, int c, size_t count)
+{
+	u8 *d = s;
+
+	if (count >= 16) {
+		word_t w = (u8)c;
+
+		w |= w << 8;
+		w |= w << 16;
+		w |= w << 32;
+"""
+ALIAS = "void *memset(void *s, int c, size_t count) __weak __alias(__memset);\n"
 
 
 def classes(pro: str) -> str:
@@ -117,17 +126,24 @@ FORMS = {"classes": classes, "steps": steps, "duff": lambda pro: duff(pro, HEAD)
 
 
 def with_memset(string_c: str, memset: str) -> str:
+    """string.c with `memset` as its __memset (added, with its weak alias,
+    when memset is in memset.S)."""
+    if "void *__memset(" not in string_c:
+        return string_c + "\n" + memset + ALIAS
     start = string_c.index("void *__memset(")
     end = string_c.index("\n}\n", start) + 3
     return string_c[:start] + memset + string_c[end:]
 
 
 def build_form(built, memset: str | None, work: Path, name: str) -> Path:
-    text = (built.outdir / "string.c").read_text()
+    """The strategy's string.c with a C form's memset, or (None) as it was
+    built, with its memset.S when it has one."""
+    if memset is None:
+        return built.elf
     outdir = work / name
     outdir.mkdir(parents=True, exist_ok=True)
     src = outdir / "string.c"
-    src.write_text(text if memset is None else with_memset(text, memset))
+    src.write_text(with_memset((built.outdir / "string.c").read_text(), memset))
     obj = outdir / "string.o"
     toolchain.compile_c(src, built.outdir / "include", obj)
     elf = outdir / f"{name}.elf"
@@ -158,8 +174,7 @@ def main(argv=None) -> int:
         work = Path(tmp)
         built = build_cached(args.strategy, work / "cache")
         kernel = cells(build_assembly([memset_s], work / "kernel", "kernel"), args.profile)
-        pro = prologue((built.outdir / "string.c").read_text())
-        forms = {"tuned": None, **{k: f(pro) for k, f in FORMS.items()}}
+        forms = {"tuned": None, **{k: f(PROLOGUE) for k, f in FORMS.items()}}
         report = {"command": "python bench/memset_forms.py --kernel-tree DIR"
                              + ("" if args.profile == "u74" else f" --profile {args.profile}"),
                   "profile": args.profile, "strategy": Path(args.strategy).name,

@@ -5,7 +5,8 @@ lowerings (gen.lower_uaccess, gen.lower_string) decided.  Output is
 deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.ir, gen.cir, gen.strategy,
-gen.lower_uaccess, gen.lower_vector, gen.lower_string, gen.resources.
+gen.lower_uaccess, gen.lower_vector, gen.lower_string, gen.lower_memset,
+gen.resources.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import jinja2
 from copygen import __version__
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
+from copygen.gen.lower_memset import memset_function
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
 from copygen.gen.lower_vector import vector_function
@@ -148,9 +150,15 @@ def render_vector(st: Strategy, source: str) -> str | None:
 
 def string_banner(lib: StringLib, source: str) -> dict:
     move = lib.memmove
+    memset = settings(lib.memset, fill=True) + (["in memset.S"] if lib.memset_asm else [])
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", settings(lib.memcpy)),
                             f"  memmove: forward {move.forward}; backward {move.backward}",
+                            *_labelled("memset:  ", memset)])
+
+
+def memset_banner(lib: StringLib, source: str) -> dict:
+    return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memset:  ", settings(lib.memset, fill=True))])
 
 
@@ -195,6 +203,20 @@ def render_string(st: Strategy, source: str, exports: bool = True,
     return env().get_template("string.c.j2").render(
         unit=unit, banner=string_banner(st.string, source),
         symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
+
+
+def render_memset(st: Strategy, source: str, exports: bool = True,
+                  prefixes: tuple[str, ...] = ()) -> str | None:
+    """memset.S, when the string block's memset is in assembly (`tail
+    jump`): __memset, its weak alias memset, an alias per prefix of both
+    names, and (with `exports`) their exports, as string.c would have them."""
+    if st.string is None or not st.string.memset_asm:
+        return None
+    fn = memset_function(st.string.memset)
+    return env().get_template("memset.S.j2").render(
+        fn=fn, alias="memset", exports=exports,
+        prefixed=[f"{pre}{name}" for pre in prefixes for name in ("memset", "__memset")],
+        banner=memset_banner(st.string, source))
 
 
 def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:

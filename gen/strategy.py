@@ -56,10 +56,12 @@ class Phases:
     expect:      "none" | "aligned" (string functions): likely()/unlikely()
                  on the alignment tests, so that GCC lays out the path of
                  word-aligned pointers as the fall-through one.
-    tail:        "bytes" | "words" | "steps" | "overlap".  `words`: a one-word
+    tail:        "bytes" | "words" | "steps" | "overlap" | "jump".  `words`: a one-word
                  loop after the last word loop; `steps` (size classes): one
                  straight-line block each of half, a quarter, ... one word of
                  the last loop's block, taken as the bits of what is left say.
+                 `jump` (memset, in assembly): the words beyond whole blocks
+                 by a computed jump into the block's run of stores.
     keep:        registers the code around the routine keeps live across it
                  (read from a kernel tree by copygen patch, never written in
                  the language): the register pools leave them out.
@@ -182,6 +184,11 @@ class StringLib:
     memmove: MemmoveSpec
     memset: Phases
     loc: Loc
+
+    @property
+    def memset_asm(self) -> bool:
+        """memset is emitted in assembly (memset.S, `tail jump`), not in string.c."""
+        return self.memset.tail == "jump"
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,10 @@ def check_unroll(value: int, loc: Loc, what: str) -> None:
 def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> int:
     """Smallest size for which head + one whole block fit (no loop-entry check)."""
     head = SZREG - 1 if align in ("dst", "src") else 0
+    if tail == "jump":
+        # the run is entered without a test for "no words": a whole word
+        # must remain after the head
+        return 2 * SZREG - 1 if align == "dst" else SZREG
     if kind in ("memcpy", "memset"):
         # C loops test their bound first: the head alone must fit, and tiny
         # sizes always have the byte path.
@@ -88,6 +92,8 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
                 shift_schedule, tail, _fault(s),
                 *then)
+    if tail == "jump":
+        _check_jump(s, kind, ph)
     if tail == "steps" and not ph.tested:
         raise CopygenError("`tail steps` needs size classes: a `then words` line",
                            s["tail"].loc, hint="add e.g. `then words unroll 4`, or use "
@@ -109,6 +115,31 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                                            "shift copy)"), s["expect"].loc,
                 hint="remove the line, or use `align dst`"))
     return ph
+
+
+JUMP_RUNS = (2, 4, 8, 16, 32)
+
+
+def _check_jump(s: dict, kind: str, ph: Phases) -> None:
+    """`tail jump` is an assembly memset: one run of stores entered by a
+    computed jump, a byte head and a byte loop; nothing else is lowered."""
+    if kind != "memset":
+        raise CopygenError(f"`tail jump` is generated for memset only, not {kind}",
+                           s["tail"].loc, hint="use `tail words` or `tail steps`")
+    if ph.word_unroll not in JUMP_RUNS:
+        raise CopygenError(f"`tail jump` needs a run of {', '.join(map(str, JUMP_RUNS))} "
+                           f"stores, not {ph.word_unroll}", s["words"].loc,
+                           hint="the jump's offset into the run is the skipped bytes "
+                                "masked by the run's length, a power of two")
+    if ph.align == "overlap":
+        raise CopygenError("`tail jump` has a byte head or none, not `align overlap`",
+                           s["align"].loc, hint="use `align dst`")
+    for key in ("then words", "ends", "inline", "expect"):
+        if key.replace(" ", "_") in s:
+            setting = s[key.replace(" ", "_")]
+            raise CopygenError(f"`{key}` does not apply to an assembly memset (`tail jump`)",
+                               setting.loc, hint="remove the line: the memset has one run "
+                                                 "of stores and lays itself out")
 
 
 def _check_required(item: Item, s: dict, kind: str) -> None:
@@ -306,7 +337,9 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
         raise CopygenError(f"threshold {value} is larger than 1 MiB: every copy would take "
                            "the byte loop", s["small"].loc, hint="thresholds are bytes")
     if value < need:
-        why = (f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
+        why = ("the run of stores is entered without a test for a whole word after "
+               "the head" if tail == "jump" else
+               f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
                "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
                f"the alignment head of up to {SZREG - 1} bytes could run past the end"
                if align != "none" else "the overlapping tail word would start before dst")

@@ -68,6 +68,7 @@ class Step:
     kinds: tuple[str, ...]
     spliced: Spliced | None                 # a uaccess step's splice
     files: dict[str, str | None] = field(default_factory=dict)   # path -> text (None: removed)
+    objects: tuple[str, ...] = ()           # a string step's objects Kbuild builds after it
     change: message.Change | None = None
     message: str = ""
     commit: str = ""
@@ -253,10 +254,10 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     states, steps, layout = [text], [], ""
     for ks in _plan(kinds, req.series):
         if ks == ("string",):
-            files = stringfile.plan(st, Path(req.source).name,
-                                    lambda rel: git.show(tree, "HEAD", rel),
-                                    lambda rel: git.users(tree, "HEAD", rel)).files
-            steps.append(Step(ks, None, files))
+            plan = stringfile.plan(st, Path(req.source).name,
+                                   lambda rel: git.show(tree, "HEAD", rel),
+                                   lambda rel: git.users(tree, "HEAD", rel))
+            steps.append(Step(ks, None, plan.files, plan.objects_after))
             continue
         layout, sp = _apply(st, states[-1], tree.rel, ks)
         states.append(sp.text)
@@ -282,10 +283,11 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     here) and benched."""
     trial = git.commit_files(tree, tree.head, step.files, "copygen: string.c, to build")
     with clock("kbuild objects"):
-        objs = kbuild.objects(tree.root, trial, stringfile.OBJECTS_AFTER,
+        objs = kbuild.objects(tree.root, trial, step.objects,
                               workdir / "kbuild-after", tell=tell)
     after = evidence.linked("string-after", list(objs.values()), workdir,
-                             "after (patched: string.c)")
+                             "after (patched: string.c" + (", memset.S)" if len(step.objects) > 1
+                                                           else ")"))
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
         evidence.prove(after, ("string",), cache, req.jobs, None, tell)
@@ -299,7 +301,8 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
         evidence.prove(before, ("string",), cache, req.jobs, None, tell)
     with clock("bench"):
         rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
-    step.change = message.Change(("string",), "string", {"string": before.proofs["string"]},
+    layout = message.STRING_ASM_MEMSET if len(step.objects) > 1 else "string"
+    step.change = message.Change(("string",), layout, {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
                                  {p.name: p.calibration_error for p in profiles},
                                  draft=req.allow_unproven and any(

@@ -584,12 +584,46 @@ lib-$(CONFIG_MMU)	+= uaccess.o
 KSYMS = "".join(f"EXPORT_SYMBOL({p}{n});\n" for p in ("", "__") for n in ("memset", "memcpy", "memmove"))
 
 
-def _string_plan(files, users=lambda path: []):
-    from copygen.gen.validate import load_file
+def _string_plan(files, users=lambda path: [], text=None):
+    from copygen.gen.validate import load_file, load_text
     from copygen.emu.profile import available
     from copygen.patch import stringfile
-    st = load_file(str(ROOT / "examples" / "u74tuned.copy"), available())
+    st = (load_file(str(ROOT / "examples" / "u74tuned.copy"), available()) if text is None
+          else load_text(text, "jump.copy", available()))
     return stringfile, stringfile.plan(st, "u74tuned.copy", files.get, users)
+
+
+JUMP_LIB = """target u74 { xlen 64; misaligned slow; profile u74 }
+string lib for u74 {
+    memcpy { small below 16; align dst; words unroll 2; shift unroll 1; tail words }
+    memmove { forward memcpy; backward words }
+    memset { small below 16; align dst; words unroll 8; tail jump }
+}
+"""
+
+
+def test_an_assembly_memset_replaces_memset_s_and_keeps_its_object(tmp_path):
+    """With `tail jump` the string.c has memcpy and memmove; memset.S gets
+    the generated text, memset.o stays, and the file assembles against the
+    kernel's headers (here the shim) into the same symbols as before."""
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE, "arch/riscv/kernel/riscv_ksyms.c": KSYMS,
+            **{f"arch/riscv/lib/{n}.S": "/* the tree's own */\n" for n in ("memcpy", "memset", "memmove")}}
+    sf, plan = _string_plan(tree, text=JUMP_LIB)
+    mk = plan.files[sf.MAKEFILE]
+    assert "lib-y\t\t\t+= string.o\n" in mk and "lib-y\t\t\t+= memset.o\n" in mk
+    assert not re.search(r"mem(cpy|move)\.o", mk)
+    assert plan.files["arch/riscv/lib/memcpy.S"] is None is plan.files["arch/riscv/lib/memmove.S"]
+    assert plan.objects_after == ("arch/riscv/lib/string.o", "arch/riscv/lib/memset.o")
+    assert "__memset(" not in plan.files[sf.STRING_C]
+    memset_s = plan.files[sf.MEMSET_S]
+    assert "EXPORT_SYMBOL" not in memset_s and "#include <linux/export.h>" not in memset_s
+    src = tmp_path / "memset.S"
+    src.write_text(memset_s)
+    toolchain.assemble(src, ROOT / "shim" / "include", tmp_path / "memset.o")
+    syms = dict(line.split()[1:3][::-1] for line in toolchain.run(
+        "nm", [tmp_path / "memset.o"]).stdout.splitlines() if len(line.split()) == 3)
+    assert syms["__memset"] == "T" and syms["memset"] == "W"
+    assert syms["__pi_memset"] == syms["__pi___memset"] == "T"
 
 
 def test_a_string_block_replaces_the_three_assembly_files(tmp_path):

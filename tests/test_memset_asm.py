@@ -1,0 +1,143 @@
+"""memset in assembly (`tail jump`): what the language accepts and refuses,
+the memset.S it emits beside a string.c without memset, the bytes it
+stores at every size and offset (and none outside), the proof for every
+n, and the string patch that keeps memset.o built from the new memset.S.
+
+The run is entered by a computed jump (verify.program.Program.run_targets
+follows it); the head's pieces run into the first word, which the head
+therefore stores too, so that before the run exactly [dst, cursor) is
+stored (the cursor invariant).  A run entered with the wrong mask, and a
+head that leaves out a piece, are refuted."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from copygen.emu.api import Machine
+from copygen.errors import CopygenError
+from copygen.gen import toolchain
+from copygen.gen.build import build_file
+from copygen.gen.validate import load_text
+from copygen.verify.prove import prove_routine
+from tests.conftest import ROOT
+
+LIB = """target u74 { xlen 64; misaligned slow; profile u74 }
+string lib for u74 {
+    memcpy { small below 16; align dst; words unroll 2; shift unroll 1; tail words }
+    memmove { forward memcpy; backward words }
+    memset { small below SMALL; align dst; words unroll RUN; tail jump }
+}
+"""
+
+
+def _text(run: int = 4, small: str = "auto") -> str:
+    return LIB.replace("RUN", str(run)).replace("SMALL", small)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("memset_asm")
+    src = out / "jump.copy"
+    src.write_text(_text())
+    return build_file(src, out)
+
+
+def _file(build, name):
+    return next(f for f in build.files if f.name == name)
+
+
+def test_tail_jump_is_read_with_a_threshold_that_leaves_a_word():
+    st = load_text(_text(), "j.copy")
+    assert st.string.memset_asm and st.string.memset.tail == "jump"
+    assert st.string.memset.threshold == 15 and not st.warnings
+    st = load_text(_text(small="8"), "j.copy")
+    assert st.string.memset.threshold == 15
+    assert [w.loc.line for w in st.warnings] == [5]
+    assert "entered without a test for a whole word" in st.warnings[0].message
+
+
+@pytest.mark.parametrize("old,new,line,words", [
+    ("memcpy { small below 16; align dst; words unroll 2; shift unroll 1; tail words }",
+     "memcpy { small below 16; align dst; words unroll 2; shift unroll 1; tail jump }",
+     3, "generated for memset only"),
+    ("words unroll 4; tail jump", "words unroll 3; tail jump", 5, "run of 2, 4, 8, 16, 32"),
+    ("words unroll 4; tail jump", "words unroll 4; tail jump; expect aligned", 5,
+     "`expect` does not apply to an assembly memset"),
+])
+def test_tail_jump_is_refused_where_it_is_not_generated(old, new, line, words):
+    text = _text()
+    assert old in text
+    with pytest.raises(CopygenError) as info:
+        load_text(text.replace(old, new), "k.copy")
+    assert words in info.value.message
+    assert (info.value.loc.file, info.value.loc.line) == ("k.copy", line)
+
+
+def test_clear_user_has_no_jump_tail():
+    text = ("target t { xlen 64; misaligned slow }\n"
+            "clear_user z for t {\n    small below 16; words unroll 4\n    tail jump; fault exact\n}\n")
+    with pytest.raises(CopygenError) as info:
+        load_text(text, "z.copy")
+    assert "memset only" in info.value.message and info.value.loc.line == 4
+
+
+def test_memset_goes_to_memset_s_and_string_c_keeps_the_others(built):
+    string_c = _file(built, "string.c").read_text()
+    memset_s = _file(built, "memset.S").read_text()
+    assert "__memcpy(" in string_c and "__memmove(" in string_c and "__memset(" not in string_c
+    assert "tail jump; in memset.S" in string_c.replace("\n *", "")
+    assert "SYM_FUNC_START(__memset)" in memset_s
+    assert "SYM_FUNC_ALIAS_WEAK(memset, __memset)" in memset_s
+    # the run is 4-byte stores, entered through an auipc + addi pair
+    run = memset_s.split(".Lmemset_run:")[1].split(".option\tpop")[0]
+    assert re.findall(r"\tsd\ta1, (\d+)\(t0\)", run) == ["0", "8", "16", "24"]
+    entry = memset_s.split("Run entry.")[1].split(".Lmemset_run:")[0]
+    assert ".option\tnorvc" in entry and ".option\tnorelax" in entry and "lla\ta5" in entry
+    syms = {line.split()[2]: line.split()[1] for line in toolchain.run(
+        "nm", [built.elf]).stdout.splitlines() if len(line.split()) == 3}
+    assert syms["__memset"] == "T" and syms["memset"] == "W"
+
+
+def test_every_size_and_offset_stores_the_bytes_and_nothing_else(built):
+    m = Machine.from_elf(built.elf)
+    base = 0x9000_0000
+    m.map(base, 0x2000, user=False)
+    for n in list(range(0, 80)) + [255, 256, 257, 1000]:
+        for off in range(8):
+            m.write(base, bytes([0xEE]) * 0x2000)
+            dst = base + 64 + off
+            r = m.call("memset", dst, 0x1A5, n)     # only the low byte counts
+            assert r.ret == dst
+            got = m.read(base, 0x2000)
+            want = bytes([0xEE]) * (64 + off) + bytes([0xA5]) * n
+            assert got[:len(want)] == want, (n, off)
+            assert set(got[len(want):]) == {0xEE}, (n, off)
+
+
+@pytest.mark.slow
+def test_the_memset_is_proved_for_every_n(built):
+    rep = prove_routine(str(built.elf), "__memset", "memset")
+    assert rep.status and all(s == "proved" for s in rep.status.values()), rep.detail
+
+
+def _edited(built, tmp_path, old: str, new: str):
+    from copygen.gen.build import shim_elf
+    text = _file(built, "memset.S").read_text()
+    assert old in text
+    src = tmp_path / "memset.S"
+    src.write_text(text.replace(old, new, 1))
+    return shim_elf(src, tmp_path / "build")
+
+
+def test_a_run_entered_with_the_wrong_mask_is_refuted(built, tmp_path):
+    """Skipping too few stores of the run stores words past the end."""
+    elf = _edited(built, tmp_path, "andi\ta4, a4, 24", "andi\ta4, a4, 16")
+    rep = prove_routine(str(elf), "__memset", "memset")
+    assert rep.status["B1"] == "violated", rep.detail
+
+
+def test_a_head_without_its_halfword_is_refuted(built, tmp_path):
+    elf = _edited(built, tmp_path, "\tsh\ta1, 0(a4)\n", "")
+    rep = prove_routine(str(elf), "__memset", "memset")
+    assert rep.status["C1"] == "violated", rep.detail
