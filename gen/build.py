@@ -1,4 +1,4 @@
-"""The build pipeline: .copy file -> out/<stem>/{uaccess.S,string.c,memset.S,include/}
+"""The build pipeline: .copy file -> out/<stem>/{uaccess.S,string.c,mem*.S,include/}
 -> objects -> linked ELF, plus a machine-readable summary.
 
 Role: glue between validate, emit and toolchain; writes files only under the
@@ -61,6 +61,7 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
     for name, text in (("uaccess.S", emit.render_uaccess(st, src)),
                        ("uaccess_vector.S", emit.render_vector(st, src)),
                        ("string.c", emit.render_string(st, src)),
+                       ("memcpy.S", emit.render_memcpy(st, src)),
                        ("memset.S", emit.render_memset(st, src))):
         path = outdir / name
         if text is None:
@@ -92,9 +93,9 @@ def content_key(st: Strategy) -> str:
     vector = emit.render_vector(st, src)
     for text in (emit.render_uaccess(st, src), emit.render_string(st, src)):
         h.update(b"\0" if text is None else text.encode())
-    memset = emit.render_memset(st, src)
-    if memset is not None:          # C memsets keep the keys they had
-        h.update(memset.encode())
+    for text in (emit.render_memset(st, src), emit.render_memcpy(st, src)):
+        if text is not None:        # string functions in C keep the keys they had
+            h.update(text.encode())
     if vector is not None:          # scalar strategies keep the keys they had
         h.update(vector.encode() + " ".join(toolchain.ASFLAGS_VECTOR).encode())
     shim = shim_dir()
@@ -114,7 +115,8 @@ def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResu
     if elf.is_file():
         res = BuildResult(str(path), outdir, warnings=list(st.warnings), elf=elf,
                           symbols=st.routines())
-        res.files = [outdir / n for n in ("uaccess.S", "uaccess_vector.S", "string.c", "memset.S")
+        res.files = [outdir / n for n in ("uaccess.S", "uaccess_vector.S", "string.c", "memcpy.S",
+                                          "memset.S")
                      if (outdir / n).exists()]
         res.objects = [f.with_suffix(".o") for f in res.files]
         return res

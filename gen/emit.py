@@ -6,7 +6,7 @@ deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.ir, gen.cir, gen.strategy,
 gen.lower_uaccess, gen.lower_vector, gen.lower_string, gen.lower_memset,
-gen.resources.
+gen.lower_memcpy, gen.resources.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import jinja2
 from copygen import __version__
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
+from copygen.gen.lower_memcpy import memcpy_function
 from copygen.gen.lower_memset import memset_function
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
@@ -148,18 +149,21 @@ def render_vector(st: Strategy, source: str) -> str | None:
         fn=vector_function(cu.vector), banner=_banner(source, lines))
 
 
+def _memcpy_settings(lib: StringLib) -> list[str]:
+    return settings(lib.memcpy) + (["form asm: in memcpy.S"] if lib.memcpy_asm else [])
+
+
 def string_banner(lib: StringLib, source: str) -> dict:
     move = lib.memmove
     memset = settings(lib.memset, fill=True) + (["in memset.S"] if lib.memset_asm else [])
     return _banner(source, [_named(lib.name, lib.target),
-                            *_labelled("memcpy:  ", settings(lib.memcpy)),
+                            *_labelled("memcpy:  ", _memcpy_settings(lib)),
                             f"  memmove: forward {move.forward}; backward {move.backward}",
                             *_labelled("memset:  ", memset)])
 
 
-def memset_banner(lib: StringLib, source: str) -> dict:
-    return _banner(source, [_named(lib.name, lib.target),
-                            *_labelled("memset:  ", settings(lib.memset, fill=True))])
+def _function_banner(lib: StringLib, source: str, name: str, parts: list[str]) -> dict:
+    return _banner(source, [_named(lib.name, lib.target), *_labelled(f"{name}:  ", parts)])
 
 
 def _labelled(label: str, parts: list[str]) -> list[str]:
@@ -205,18 +209,38 @@ def render_string(st: Strategy, source: str, exports: bool = True,
         symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
 
 
+def _render_function(fn: Function, alias: str, banner: dict, exports: bool,
+                     prefixes: tuple[str, ...]) -> str:
+    return env().get_template("string_function.S.j2").render(
+        fn=fn, alias=alias, exports=exports, banner=banner,
+        prefixed=[f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)])
+
+
 def render_memset(st: Strategy, source: str, exports: bool = True,
                   prefixes: tuple[str, ...] = ()) -> str | None:
     """memset.S, when the string block's memset is in assembly (`tail
     jump`): __memset, its weak alias memset, an alias per prefix of both
     names, and (with `exports`) their exports, as string.c would have them."""
-    if st.string is None or not st.string.memset_asm:
+    lib = st.string
+    if lib is None or not lib.memset_asm:
         return None
-    fn = memset_function(st.string.memset)
-    return env().get_template("memset.S.j2").render(
-        fn=fn, alias="memset", exports=exports,
-        prefixed=[f"{pre}{name}" for pre in prefixes for name in ("memset", "__memset")],
-        banner=memset_banner(st.string, source))
+    return _render_function(memset_function(lib.memset), "memset",
+                            _function_banner(lib, source, "memset",
+                                             settings(lib.memset, fill=True)),
+                            exports, prefixes)
+
+
+def render_memcpy(st: Strategy, source: str, exports: bool = True,
+                  prefixes: tuple[str, ...] = ()) -> str | None:
+    """memcpy.S, when the string block's memcpy is in assembly (`form asm`),
+    with the same symbols as render_memset gives memset."""
+    lib = st.string
+    if lib is None or not lib.memcpy_asm:
+        return None
+    return _render_function(memcpy_function(lib), "memcpy",
+                            _function_banner(lib, source, "memcpy",
+                                             settings(lib.memcpy) + ["form asm"]),
+                            exports, prefixes)
 
 
 def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:

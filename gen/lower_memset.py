@@ -137,11 +137,11 @@ def _bytes() -> Phase:
 # the threshold keeps all of them inside it.
 def _head() -> Phase:
     return Phase(f".L{PFX}_head", "Head",
-                 ("The bytes up to the next word boundary: a byte at dst, a halfword and",
-                  "a word at dst rounded up to 2 and to 4, which reach that boundary or",
-                  "run into the word after it, and that word: so exactly [dst, dst) +",
-                  "the head + one word are stored.  The threshold leaves that word; if no",
-                  "whole word is left after it, the run is skipped."),
+                 ("The bytes up to the next word boundary: a byte at dst, then a halfword",
+                  "and a word at dst rounded up to 2 and to 4.  Those may run past the",
+                  "boundary into the next word, so that word is stored too: what is",
+                  "stored is then exactly [dst, boundary + SZREG).  The threshold leaves",
+                  "room for it; when no whole word is left after it, the run is skipped."),
                  ("*(u8 *)dst = c; *(u16 *)round_up(dst, 2) = c;",
                   "*(u32 *)round_up(dst, 4) = c; dst = round_up(dst, SZREG);",
                   "*(unsigned long *)dst = c; dst += SZREG;",

@@ -370,9 +370,11 @@ def memset_function(lib: StringLib) -> CFunction:
 
 def string_unit(lib: StringLib) -> CUnit:
     """string.c: the word types the target needs, then memcpy, memmove and
-    memset, unless memset is emitted in assembly (gen.lower_memset)."""
+    memset, but for those emitted in assembly (gen.lower_memcpy,
+    gen.lower_memset); memmove calls __memcpy wherever it is."""
     # a fast core's word loop reads the source through uword_t; a slow
     # core never makes a misaligned access, so it has no use for one
     types = (WORD_T, UWORD_T) if lib.target.fast_misaligned else (WORD_T,)
-    fns = (memcpy_function(lib), memmove_function(lib))
-    return CUnit(types, fns if lib.memset_asm else (*fns, memset_function(lib)))
+    fns = ((() if lib.memcpy_asm else (memcpy_function(lib),)) + (memmove_function(lib),)
+           + (() if lib.memset_asm else (memset_function(lib),)))
+    return CUnit(types, fns)

@@ -62,6 +62,8 @@ class Phases:
                  the last loop's block, taken as the bits of what is left say.
                  `jump` (memset, in assembly): the words beyond whole blocks
                  by a computed jump into the block's run of stores.
+    form:        "c" | "asm" (memcpy): in string.c, or in memcpy.S through
+                 the lowering of copy_user (whose phases it then takes).
     keep:        registers the code around the routine keeps live across it
                  (read from a kernel tree by copygen patch, never written in
                  the language): the register pools leave them out.
@@ -86,6 +88,7 @@ class Phases:
     inline: str = "none"
     expect: str = "none"
     keep: tuple[str, ...] = ()
+    form: str = "c"
 
     @property
     def word_block(self) -> int:
@@ -184,6 +187,11 @@ class StringLib:
     memmove: MemmoveSpec
     memset: Phases
     loc: Loc
+
+    @property
+    def memcpy_asm(self) -> bool:
+        """memcpy is emitted in assembly (memcpy.S, `form asm`), not in string.c."""
+        return self.memcpy.form == "asm"
 
     @property
     def memset_asm(self) -> bool:

@@ -20,10 +20,20 @@ REQUIRED = {
     "copy_user": ("small", "words", "tail", "fault"),
     "clear_user": ("small", "words", "tail", "fault"),
     "memcpy": ("small", "words", "tail"),
+    "memcpy_asm": ("small", "words", "tail"),
     "memset": ("small", "words", "tail"),
 }
 USER_ROUTINES = ("copy_user", "clear_user")
+# routines lowered by gen.lower_uaccess: size classes, ends and inline apply
+# (`memcpy_asm` is a memcpy with `form asm`)
+UACCESS_LOWERED = USER_ROUTINES + ("memcpy_asm",)
 FILLS = ("clear_user", "memset")
+SHOWN = {"memcpy_asm": "memcpy in assembly (`form asm`)"}
+
+
+def shown(kind: str) -> str:
+    """The routine kind as an error message names it."""
+    return SHOWN.get(kind, kind)
 
 
 def settings_by_key(item: Item) -> dict[str, Setting]:
@@ -61,6 +71,7 @@ def _min_threshold(kind: str, align: str, block: int, fast: bool, tail: str) -> 
 
 def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Phases:
     s = settings_by_key(item)
+    kind = _form(s, kind)
     _check_required(item, s, kind)
     fast = target.fast_misaligned
     align = s["align"].values[0] if "align" in s else "dst"
@@ -114,6 +125,8 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                                            " (a core with fast misaligned access has no "
                                            "shift copy)"), s["expect"].loc,
                 hint="remove the line, or use `align dst`"))
+    if kind == "memcpy_asm":
+        ph = replace(ph, form="asm")
     return ph
 
 
@@ -142,19 +155,31 @@ def _check_jump(s: dict, kind: str, ph: Phases) -> None:
                                                  "of stores and lays itself out")
 
 
+def _form(s: dict, kind: str) -> str:
+    """The kind to validate as: a memcpy with `form asm` is lowered as a
+    copy_user is; `form` itself applies to memcpy only."""
+    if "form" not in s:
+        return kind
+    if kind != "memcpy":
+        hint = ("`tail jump` makes memset an assembly function" if kind == "memset"
+                else "remove the line")
+        raise CopygenError(f"`form` applies to memcpy, not {kind}", s["form"].loc, hint=hint)
+    return "memcpy_asm" if s["form"].values[0] == "asm" else kind
+
+
 def _check_required(item: Item, s: dict, kind: str) -> None:
     """Every phase the routine needs is there, and `fault` only where memory can fault."""
     for key in REQUIRED[kind]:
         if key not in s:
-            what = f"{kind} `{item.name}`" if item.name else kind
+            what = f"{kind} `{item.name}`" if item.name else shown(kind)
             raise CopygenError(f"{what} has no `{key}` phase", item.loc,
-                               hint=f"every {kind} needs: " + ", ".join(REQUIRED[kind]))
+                               hint=f"every {shown(kind)} needs: " + ", ".join(REQUIRED[kind]))
     if "vector" in s and kind != "copy_user":
         raise CopygenError(f"`vector` applies to copy_user, not {kind}", s["vector"].loc,
                            hint="the kernel runs vector code for user copies only; "
                                 "remove the line")
     if "fault" in s and kind not in USER_ROUTINES:
-        raise CopygenError(f"`fault` does not apply to {kind}: kernel memory never faults",
+        raise CopygenError(f"`fault` does not apply to {shown(kind)}: kernel memory never faults",
                            s["fault"].loc, hint="remove the `fault` line")
 
 
@@ -215,8 +240,9 @@ def _check_live_words(s: dict, word_unroll: int, word_schedule: str, shift_unrol
 def _check_align_overlap(setting: Setting, kind: str) -> None:
     """The overlapping head is a C phase of memcpy and memset; the
     user-access routines' heads are the assembly's (bytes or pieces)."""
-    if kind in USER_ROUTINES:
-        raise CopygenError(f"`align overlap` applies to the string functions, not {kind}",
+    if kind in UACCESS_LOWERED:
+        raise CopygenError(f"`align overlap` applies to the string functions in C, not "
+                           f"{shown(kind)}",
                            setting.loc, hint="use `align dst`, or `align none` with "
                                              "`tail overlap` on this core")
 
@@ -224,9 +250,9 @@ def _check_align_overlap(setting: Setting, kind: str) -> None:
 def _check_expect(setting: Setting, kind: str) -> None:
     """Branch hints are for GCC's layout of the string functions; a
     user-access routine's layout is the assembly's own (`inline`)."""
-    if kind in USER_ROUTINES:
-        raise CopygenError(f"`expect` applies to the string functions, not {kind}",
-                           setting.loc, hint="a user-access routine's layout is "
+    if kind in UACCESS_LOWERED:
+        raise CopygenError(f"`expect` applies to the string functions in C, not {shown(kind)}",
+                           setting.loc, hint="an assembly routine's layout is "
                                              "chosen by `inline`; remove the line")
 
 
@@ -234,9 +260,10 @@ def _check_inline(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     """`inline` places first-class loops of the class layout: it needs that
     layout, and the loops it names."""
     value = setting.values[0]
-    if kind not in USER_ROUTINES:
-        raise CopygenError(f"`inline` applies to copy_user and clear_user, not {kind}",
-                           setting.loc, hint="remove the `inline` line")
+    if kind not in UACCESS_LOWERED:
+        raise CopygenError(f"`inline` applies to copy_user, clear_user and memcpy with "
+                           f"`form asm`, not {kind}", setting.loc,
+                           hint="remove the `inline` line")
     if value == "none":
         return
     if not ph.tested:
@@ -254,9 +281,10 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     """`ends pieces` stores a sub-word head and tail from aligned words: it
     needs the class layout, aligned word loads, and loops that leave less
     than a word."""
-    if kind not in USER_ROUTINES:
-        raise CopygenError(f"`ends` applies to copy_user and clear_user, not {kind}",
-                           setting.loc, hint="remove the `ends` line")
+    if kind not in UACCESS_LOWERED:
+        raise CopygenError(f"`ends` applies to copy_user, clear_user and memcpy with "
+                           f"`form asm`, not {kind}", setting.loc,
+                           hint="remove the `ends` line")
     if setting.values[0] != "pieces":
         return
     if not ph.tested:
@@ -300,10 +328,10 @@ def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unro
                   limits: dict[str, int]) -> tuple[int, str, int, str]:
     """The second size class of the word and shift loops (`then words`, `then shift`)."""
     for key in ("then_words", "then_shift"):
-        if key in s and kind not in USER_ROUTINES:
-            raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user and "
-                               f"clear_user, not {kind}", s[key].loc,
-                               hint="string routines test their loops in C already")
+        if key in s and kind not in UACCESS_LOWERED:
+            raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user, "
+                               f"clear_user and memcpy with `form asm`, not {kind}", s[key].loc,
+                               hint="string routines in C test their loops already")
     if "then_shift" in s and s["then_shift"].values[0] != "off":
         if kind in FILLS:
             raise CopygenError(f"{kind} has no source: shift copy does not apply",

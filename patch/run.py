@@ -285,9 +285,10 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, trial, step.objects,
                               workdir / "kbuild-after", tell=tell)
+    asm = tuple(Path(o).stem for o in step.objects if not o.endswith("/string.o"))
     after = evidence.linked("string-after", list(objs.values()), workdir,
-                             "after (patched: string.c" + (", memset.S)" if len(step.objects) > 1
-                                                           else ")"))
+                             "after (patched: " + message.string_layout(asm).replace(
+                                 "string", "string.c", 1) + ")")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
         evidence.prove(after, ("string",), cache, req.jobs, None, tell)
@@ -301,8 +302,8 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
         evidence.prove(before, ("string",), cache, req.jobs, None, tell)
     with clock("bench"):
         rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
-    layout = message.STRING_ASM_MEMSET if len(step.objects) > 1 else "string"
-    step.change = message.Change(("string",), layout, {"string": before.proofs["string"]},
+    step.change = message.Change(("string",), message.string_layout(asm),
+                                 {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
                                  {p.name: p.calibration_error for p in profiles},
                                  draft=req.allow_unproven and any(

@@ -112,7 +112,7 @@ def test_inline_does_not_apply_to_string_routines():
             " memset { small below 16; align dst; words unroll 4; tail words }\n}\n")
     with pytest.raises(CopygenError) as info:
         load_text(text, "s.copy")
-    assert "applies to copy_user and clear_user" in info.value.message
+    assert "applies to copy_user, clear_user and memcpy with `form asm`" in info.value.message
     assert info.value.loc.line == 3
 
 

@@ -141,3 +141,76 @@ def test_a_head_without_its_halfword_is_refuted(built, tmp_path):
     elf = _edited(built, tmp_path, "\tsh\ta1, 0(a4)\n", "")
     rep = prove_routine(str(elf), "__memset", "memset")
     assert rep.status["C1"] == "violated", rep.detail
+
+
+# ---------------------------------------------------------------- memcpy
+
+ASM_MEMCPY = """target u74 { xlen 64; misaligned slow; profile u74 }
+string lib for u74 {
+    memcpy { small below 8; align dst; words unroll 4; then words unroll 1; shift unroll 2
+             then shift unroll 1; tail words; ends pieces; form asm }
+    memmove { forward memcpy; backward words }
+    memset { small below 15; align dst; words unroll 4; tail jump }
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def built_memcpy(tmp_path_factory):
+    out = tmp_path_factory.mktemp("memcpy_asm")
+    src = out / "kcopy.copy"
+    src.write_text(ASM_MEMCPY)
+    return build_file(src, out)
+
+
+def test_form_asm_takes_the_user_copy_phases_and_no_fault():
+    st = load_text(ASM_MEMCPY, "k.copy")
+    assert st.string.memcpy_asm and st.string.memcpy.then_unroll == 1
+    assert st.string.memcpy.ends == "pieces"
+    for old, new, words in (
+            ("form asm }", "form asm; fault exact }", "`fault` does not apply to memcpy in assembly"),
+            ("form asm }", "form asm; expect aligned }", "`expect` applies to the string functions in C"),
+            ("tail jump }", "tail jump; form asm }", "`form` applies to memcpy, not memset")):
+        with pytest.raises(CopygenError) as info:
+            load_text(ASM_MEMCPY.replace(old, new), "k.copy")
+        assert words in info.value.message
+    # a C memcpy still refuses what only the assembly lowering has
+    with pytest.raises(CopygenError, match="memcpy with `form asm`, not memcpy"):
+        load_text(ASM_MEMCPY.replace("; form asm", ""), "k.copy")
+
+
+def test_memcpy_s_is_the_user_copy_without_sum_or_exception_entries(built_memcpy):
+    text = _file(built_memcpy, "memcpy.S").read_text()
+    string_c = _file(built_memcpy, "string.c").read_text()
+    assert "__memcpy(" not in string_c.split("void *__memmove(")[0]
+    assert "return __memcpy(dest, src, count);" in string_c        # memmove calls it
+    body = text.split("SYM_FUNC_START(__memcpy)")[1]
+    assert "fixup" not in body and "CSR_STATUS" not in body and "_asm_extable" not in text
+    assert body.index("mv\ta7, a0") < body.index("add\ta3, a0, a2")
+    rets = [m.start() for m in re.finditer(r"\n\tret\n", body)]
+    assert rets and all(body[:r].rstrip().endswith("mv\ta0, a7") for r in rets)
+    assert "SYM_FUNC_ALIAS_WEAK(memcpy, __memcpy)" in text
+
+
+def test_memcpy_and_memmove_copy_every_size_and_offset(built_memcpy):
+    m = Machine.from_elf(built_memcpy.elf)
+    base = 0x9000_0000
+    m.map(base, 0x4000, user=False)
+    src_bytes = bytes((i * 7 + 3) & 0xFF for i in range(0x2000))
+    for fn in ("memcpy", "memmove"):
+        for n in list(range(0, 70)) + [200, 1000]:
+            for so, do in ((0, 0), (3, 3), (1, 0), (0, 5), (7, 2)):
+                m.write(base, src_bytes + bytes([0xEE]) * 0x2000)
+                src, dst = base + 16 + so, base + 0x2000 + 16 + do
+                r = m.call(fn, dst, src, n)
+                assert r.ret == dst
+                got = m.read(base + 0x2000, 0x2000)
+                want = bytes([0xEE]) * (16 + do) + src_bytes[16 + so:16 + so + n]
+                assert got[:len(want)] == want, (fn, n, so, do)
+                assert set(got[len(want):]) == {0xEE}, (fn, n, so, do)
+
+
+@pytest.mark.slow
+def test_the_assembly_memcpy_is_proved_for_every_n(built_memcpy):
+    rep = prove_routine(str(built_memcpy.elf), "__memcpy", "memcpy")
+    assert rep.status and all(s == "proved" for s in rep.status.values()), rep.detail

@@ -614,6 +614,13 @@ def test_an_assembly_memset_replaces_memset_s_and_keeps_its_object(tmp_path):
     assert not re.search(r"mem(cpy|move)\.o", mk)
     assert plan.files["arch/riscv/lib/memcpy.S"] is None is plan.files["arch/riscv/lib/memmove.S"]
     assert plan.objects_after == ("arch/riscv/lib/string.o", "arch/riscv/lib/memset.o")
+    # and with memcpy in assembly too, both .S files get generated text
+    _, both = _string_plan(tree, text=JUMP_LIB.replace("tail words }", "tail words; form asm }"))
+    assert both.objects_after == ("arch/riscv/lib/string.o", "arch/riscv/lib/memcpy.o",
+                                  "arch/riscv/lib/memset.o")
+    assert "SYM_FUNC_START(__memcpy)" in both.files["arch/riscv/lib/memcpy.S"]
+    assert "lib-y\t\t\t+= memcpy.o\n" in both.files[sf.MAKEFILE]
+    assert both.files["arch/riscv/lib/memmove.S"] is None
     assert "__memset(" not in plan.files[sf.STRING_C]
     memset_s = plan.files[sf.MEMSET_S]
     assert "EXPORT_SYMBOL" not in memset_s and "#include <linux/export.h>" not in memset_s

@@ -153,7 +153,7 @@ def test_show_renders_the_store_without_recomputing(tmp_path, monkeypatch):
     ("sweep s for k.memcpy { words unroll [2] }", "has no functions"),
     ("sweep s for lib.memset { shift unroll [1] }", "no source"),
     ("sweep s for lib.memcpy { fault [exact] }", "`fault` does not apply to memcpy"),
-    ("sweep s for lib.memcpy { ends [pieces] }", "`ends` applies to copy_user and clear_user"),
+    ("sweep s for lib.memcpy { ends [pieces] }", "`ends` applies to copy_user, clear_user and memcpy"),
     ("sweep s for k { expect [aligned] }", "`expect` applies to the string functions"),
 ])
 def test_bad_sweeps_are_located_errors(tmp_path, sweep, message):
