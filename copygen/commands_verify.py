@@ -26,6 +26,7 @@ from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
 from copygen.verify.vcompose import compose_reports
 from copygen.verify.vprove import prove_vectors
+from copygen.verify.world import VECTOR_KINDS
 from copygen.verify.verdict import EXIT, verdict, worst
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
@@ -37,7 +38,7 @@ VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: pro
 
 
 def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
-    if kind == "vector":
+    if kind in VECTOR_KINDS:
         return prove_vectors(str(elf), stage=stage, symbol=sym)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
