@@ -168,14 +168,17 @@ def _compose(reports) -> None:
     """The composed copy (verify.vcompose) after the file that holds the
     vector routine, its scalar copy from the same file or, as a tree keeps
     them (uaccess_vector.S beside uaccess.S), from another file of the run."""
+    scalar_kinds = ("to", "from", "clear")
     for f, reps in reports.items():
-        if not any(r.kind == "vector" for r in reps):
+        if not any(r.kind in VECTOR_KINDS for r in reps):
             continue
-        scalar = [r for r in reps if r.kind in ("to", "from")] or \
-                 [r for g, rs in reports.items() if g != f for r in rs if r.kind in ("to", "from")]
-        composed = compose_reports([r for r in reps if r.kind == "vector"] + scalar)
+        scalar = [r for r in reps if r.kind in scalar_kinds] or \
+                 [r for g, rs in reports.items() if g != f for r in rs if r.kind in scalar_kinds]
+        composed = compose_reports([r for r in reps if r.kind in VECTOR_KINDS] + scalar)
         if composed:
-            _say("the composed copy: dispatch + C glue + vector + scalar")
+            _say("the composed " + " and ".join(r.symbol.lstrip("_").removeprefix("asm_")
+                                               for r in composed)
+                 + ": dispatch + C glue + vector + scalar")
         reps += composed
 
 

@@ -70,3 +70,61 @@ def test_planted_bugs_are_refuted_under_their_clause(tmp_path, name):
     shown = [c for c in failed & clauses if rep.status[c] == "violated"]
     assert shown, f"{name}: no replayed counterexample ({rep.detail})"
     assert "replayed: VLEN 128, clear_user" in rep.detail[shown[0]]
+
+
+# --- composed: dispatch + glue + vector clear + scalar clear -------------------------------
+
+from copygen.verify import vcompose  # noqa: E402
+from copygen.verify.clauses import BY_KIND  # noqa: E402
+from copygen.verify.prove import RoutineReport  # noqa: E402
+from copygen.verify.verdict import verdict  # noqa: E402
+
+
+def test_the_clear_glue_is_proved_for_every_n_without_a_hand_over():
+    """The vector clear's count is exact, so the glue may return it as it
+    is; with the copy's hand-over it is proved too, and with the kernel's
+    int counts it holds below 2^31 only."""
+    assert {o.status for o in vcompose.lemma(False, False, vector_exact=True).values()} == {"proved"}
+    assert {o.status for o in vcompose.lemma(False, True, vector_exact=True).values()} == {"proved"}
+    as_int = vcompose.lemma(True, False, vector_exact=True)
+    assert as_int["C2"].status == vcompose.BELOW_INT and as_int["C5"].status == "proved"
+    # a vector part that counted whole chunks would need the hand-over
+    assert vcompose.lemma(False, False, vector_exact=False)["C5"].status == "violated"
+
+
+def _report(symbol, kind, clauses, **override):
+    rep = RoutineReport(symbol, kind)
+    rep.status = {c: "proved" for c in clauses} | override
+    rep.detail = {c: "" for c in rep.status}
+    return rep
+
+
+def test_the_composed_clear_rests_on_both_parts():
+    vec = _report(CLEAR_SYMBOL, "vector_clear", vector_clear_clauses())
+    clear = _report("__clear_user", "clear", BY_KIND["clear"])
+    (rep,) = vcompose.compose_reports([clear, vec])
+    assert rep.symbol == "__clear_user+vector" and rep.kind == "clear"
+    assert list(rep.status) == BY_KIND["clear"] and set(rep.status.values()) == {"proved"}
+    assert verdict(rep) == "proved"
+    # the vector clear's C5 is one the whole rests on (no hand-over)
+    weak = _report(CLEAR_SYMBOL, "vector_clear", vector_clear_clauses(), C5="unknown")
+    assert vcompose.compose(weak, clear).status["C5"] == "unknown"
+    bad = _report(CLEAR_SYMBOL, "vector_clear", vector_clear_clauses(), C4="violated")
+    assert vcompose.compose(bad, clear).status["C4"] == "violated"
+
+
+@pytest.mark.slow
+def test_copygen_verify_proves_the_clear_its_vector_path_and_their_composition(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from copygen.cli import main
+    src = tmp_path / "c.copy"
+    src.write_text("target x60 {\n    xlen 64\n    misaligned slow\n}\n"
+                   f"clear_user c for x60 {{\n{CLEAR}    vector e8 m8 above 256\n}}\n")
+    r = CliRunner().invoke(main, ["verify", str(src), "--json", "--no-cache", "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    reps = {x["symbol"]: x for x in json.loads(r.stdout)["files"][0]["reports"]}
+    assert {s: x["verdict"] for s, x in reps.items()} == {
+        "__clear_user": "proved", CLEAR_SYMBOL: "proved", "__clear_user+vector": "proved"}
