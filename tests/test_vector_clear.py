@@ -189,3 +189,19 @@ def test_bench_runs_it_at_the_profiles_vlen(elfs):
     for prof, vlen in (("x60", 256), ("x280", 512)):
         s = Bench(elfs["m8"], prof, 4096).run(Case(SYMBOL, 4096, 0, 3))
         assert s.kind == "vector_clear_user" and s.instret == 4 + 5 * (4096 // vlen) + 3
+
+
+def test_the_dispatch_sends_large_clears_to_the_vector_path(elfs):
+    """measure.dispatch for clear_user: from the threshold on, the vector
+    clear plus the section's cycles; below it, the scalar clear."""
+    from copygen.measure.bench import Bench, Case
+    from copygen.measure.dispatch import CLEAR, Dispatched
+    bench = Bench(elfs["m8"], "x60", 4096)
+    d = Dispatched(bench, 256, 12.0, CLEAR)
+    big, small = Case(CLEAR, 1024, 0, 3), Case(CLEAR, 255, 0, 3)
+    vec = bench.run(Case(SYMBOL, 1024, 0, 3)).cycles
+    got = d.run(big)
+    assert got.cycles == vec + 12.0 and got.routine == CLEAR and got.kind == "clear_user"
+    assert d.run(small).cycles == bench.run(small).cycles
+    # a copy case is not the clear's to dispatch
+    assert Dispatched(bench, 256, 12.0, CLEAR).routine == CLEAR
