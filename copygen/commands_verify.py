@@ -165,9 +165,10 @@ def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
 
 
 def _compose(reports) -> None:
-    """The composed copy (verify.vcompose) after the file that holds the
-    vector routine, its scalar copy from the same file or, as a tree keeps
-    them (uaccess_vector.S beside uaccess.S), from another file of the run."""
+    """The composed copy and clear (verify.vcompose) after the file that
+    holds the vector routine, its scalar routine from the same file or, as
+    a tree keeps them (uaccess_vector.S beside uaccess.S), from another
+    file of the run."""
     scalar_kinds = ("to", "from", "clear")
     for f, reps in reports.items():
         if not any(r.kind in VECTOR_KINDS for r in reps):
@@ -220,8 +221,9 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     memmove is proved for every overlap of its buffers, in both directions.
     A vector routine and a scalar copy (in one file, or uaccess_vector.S
     and uaccess.S given together) also get the composed copy: the kernel's
-    dispatch and C glue around both, a column "copy_to_user+vector"
-    (docs/vector.md says what it proves).
+    dispatch and C glue around both, a column "copy_to_user+vector"; a
+    vector clear and a scalar clear likewise, "clear_user+vector"
+    (docs/vector.md says what they prove).
     """
     output_dir(workdir, "--workdir")
     if not no_cache:

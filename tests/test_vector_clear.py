@@ -112,7 +112,7 @@ def test_copy_and_clear_share_one_file():
     st = load_text(text)
     out = emit.render_vector(st, "c.copy")
     assert out.count("SYM_FUNC_START(") == 2 and "vector e8 m8 above 768 loads plain" in out
-    assert st.routines()[-1] == SYMBOL or SYMBOL in st.routines()
+    assert {"__asm_vector_usercopy", SYMBOL} <= set(st.routines())
 
 
 # --- runs in the emulator ---------------------------------------------------------------
@@ -203,5 +203,3 @@ def test_the_dispatch_sends_large_clears_to_the_vector_path(elfs):
     got = d.run(big)
     assert got.cycles == vec + 12.0 and got.routine == CLEAR and got.kind == "clear_user"
     assert d.run(small).cycles == bench.run(small).cycles
-    # a copy case is not the clear's to dispatch
-    assert Dispatched(bench, 256, 12.0, CLEAR).routine == CLEAR
