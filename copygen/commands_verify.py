@@ -26,6 +26,7 @@ from copygen.verify.parallel import default_jobs
 from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
 from copygen.verify.vcompose import compose_reports
 from copygen.verify.vprove import prove_vectors
+from copygen.verify.world import VECTOR_KINDS
 from copygen.verify.verdict import EXIT, verdict, worst
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
@@ -37,7 +38,7 @@ VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: pro
 
 
 def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
-    if kind == "vector":
+    if kind in VECTOR_KINDS:
         return prove_vectors(str(elf), stage=stage, symbol=sym)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
@@ -164,17 +165,21 @@ def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
 
 
 def _compose(reports) -> None:
-    """The composed copy (verify.vcompose) after the file that holds the
-    vector routine, its scalar copy from the same file or, as a tree keeps
-    them (uaccess_vector.S beside uaccess.S), from another file of the run."""
+    """The composed copy and clear (verify.vcompose) after the file that
+    holds the vector routine, its scalar routine from the same file or, as
+    a tree keeps them (uaccess_vector.S beside uaccess.S), from another
+    file of the run."""
+    scalar_kinds = ("to", "from", "clear")
     for f, reps in reports.items():
-        if not any(r.kind == "vector" for r in reps):
+        if not any(r.kind in VECTOR_KINDS for r in reps):
             continue
-        scalar = [r for r in reps if r.kind in ("to", "from")] or \
-                 [r for g, rs in reports.items() if g != f for r in rs if r.kind in ("to", "from")]
-        composed = compose_reports([r for r in reps if r.kind == "vector"] + scalar)
+        scalar = [r for r in reps if r.kind in scalar_kinds] or \
+                 [r for g, rs in reports.items() if g != f for r in rs if r.kind in scalar_kinds]
+        composed = compose_reports([r for r in reps if r.kind in VECTOR_KINDS] + scalar)
         if composed:
-            _say("the composed copy: dispatch + C glue + vector + scalar")
+            _say("the composed " + " and ".join(r.symbol.lstrip("_").removeprefix("asm_")
+                                               for r in composed)
+                 + ": dispatch + C glue + vector + scalar")
         reps += composed
 
 
@@ -216,8 +221,9 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     memmove is proved for every overlap of its buffers, in both directions.
     A vector routine and a scalar copy (in one file, or uaccess_vector.S
     and uaccess.S given together) also get the composed copy: the kernel's
-    dispatch and C glue around both, a column "copy_to_user+vector"
-    (docs/vector.md says what it proves).
+    dispatch and C glue around both, a column "copy_to_user+vector"; a
+    vector clear and a scalar clear likewise, "clear_user+vector"
+    (docs/vector.md says what they prove).
     """
     output_dir(workdir, "--workdir")
     if not no_cache:

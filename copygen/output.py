@@ -50,10 +50,11 @@ ROUTINE_KINDS = {
     "memmove": ("memmove", "__memmove"),
     "memset": ("memset", "__memset"),
     "vector_usercopy": ("__asm_vector_usercopy", "__asm_vector_usercopy_sum_enabled"),
+    "vector_clear_user": ("__asm_vector_clear_user",),
 }
 ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
-                "memmove, memset, vector_usercopy) or a symbol (__asm_copy_to_user, ...); "
-                "repeatable.")
+                "memmove, memset, vector_usercopy, vector_clear_user) or a symbol "
+                "(__asm_copy_to_user, ...); repeatable.")
 
 
 def kind_of(symbol: str) -> str | None:

@@ -176,6 +176,8 @@ def _render_vector(i: Insn) -> str:
         return f"{n} {r[i.rd]}, {avl}, {i.imm:#x}"
     if n == "vsetvl":
         return f"{n} {r[i.rd]}, {r[i.rs1]}, {r[i.rs2]}"
+    if n == "vmv.v.i":
+        return f"{n} v{i.rd}, {i.imm}"
     if n.startswith("vmv"):
         return f"{n} v{i.rd}, v{i.rs2}"
     stride = f", {r[i.rs2]}" if n.startswith(("vlse", "vsse")) else ""

@@ -9,7 +9,7 @@ rows name the base instruction they expand to and where its operands come from.
 Covered: RV64I, M, C (no FP loads/stores), Zicsr, fence/fence.i, ecall,
 ebreak, wfi, and the part of RVV 1.0 copy code uses (`VECTOR`: vset{i}vl{i},
 unit-stride, strided, fault-only-first and whole-register loads and stores,
-whole-register moves).  Anything else decodes as an illegal instruction.
+whole-register moves, and vmv.v.i, the splat a vector fill starts from).  Anything else decodes as an illegal instruction.
 Vector rows name their register operands `vd`/`vs2`/`vs3` (vector registers,
 held in the decoded `rd`/`rs2` slots), `vm` (bit 25: 1 = unmasked) and `uimm`
 (vsetivli's AVL, in the `rs1` slot), so only `rd`/`rs1`/`rs2` ever name a
@@ -50,6 +50,7 @@ IMM_LAYOUTS: dict[str, tuple[bool, tuple[tuple[int, int, int], ...]]] = {
     "CSRI": (False, ((19, 15, 0),)),
     "VTYPE11": (False, ((30, 20, 0),)),  # vsetvli's vtype immediate
     "VTYPE10": (False, ((29, 20, 0),)),  # vsetivli's
+    "SIMM5": (True, ((19, 15, 0),)),     # OPIVI's 5-bit signed immediate (vmv.v.i)
     # compressed (RVC chapter of the unprivileged spec)
     "CIW4SPN": (False, ((12, 11, 4), (10, 7, 6), (6, 6, 2), (5, 5, 3))),
     "CLW": (False, ((12, 10, 3), (6, 6, 2), (5, 5, 6))),
@@ -93,6 +94,7 @@ FORMATS: dict[str, dict[str, str]] = {
     "VLOADR": {"vd": "rd", "rs1": "rs1"},
     "VSTORER": {"vs3": "rd", "rs1": "rs1"},
     "VMVR": {"vd": "rd", "vs2": "rs2"},
+    "VMVI": {"vd": "rd", "imm": "SIMM5"},
 }
 REG_FIELDS["fence_hi"] = (31, 20, 0)
 
@@ -230,6 +232,8 @@ VECTOR: tuple[tuple[str, str, str], ...] = (
     *((f"vs{n}r.v", "VSTORER", f"{f} 0 00 1 01000 ..... 000 ..... 0100111") for n, f in _NF.items()),
     # vmv<n>r.v: OPIVI funct6 100111, vm = 1, simm5 = n - 1
     *((f"vmv{n}r.v", "VMVR", f"100111 1 ..... {n - 1:05b} 011 ..... 1010111") for n in _NF),
+    # vmv.v.i: OPIVI funct6 010111 (vmerge/vmv), vm = 1, vs2 = 0 (a fill: clear_user)
+    ("vmv.v.i", "VMVI", "010111 1 00000 ..... 011 ..... 1010111"),
 )
 BASE = BASE + VECTOR
 

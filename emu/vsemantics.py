@@ -2,7 +2,7 @@
 
 Role: `VECTOR_SEMANTICS[name](insn, ops, st)`, merged into
 `emu.semantics.SEMANTICS`, for vset{i}vl{i}, unit-stride / strided /
-fault-only-first / whole-register loads and stores and vmv<n>r.v.  Written
+fault-only-first / whole-register loads and stores, vmv<n>r.v and vmv.v.i.  Written
 over `emu.values.Ops` like the scalar semantics, with the state protocol
 `VectorState` below, so the verifier can later run them over Z3.
 
@@ -267,3 +267,22 @@ for _r in (1, 2, 4, 8):
     VECTOR_SEMANTICS[f"vmv{_r}r.v"] = _move_whole(f"vmv{_r}r.v")
     for _w in (8, 16, 32, 64):
         VECTOR_SEMANTICS[f"vl{_r}re{_w}.v"] = _whole(f"vl{_r}re{_w}.v")
+
+
+# --- splat ---------------------------------------------------------------------------------
+
+def _splat(i: Any, o: Ops, s: VectorState) -> None:
+    """vmv.v.i: elements vstart..vl-1 of the group at vd take the sign-extended
+    immediate at SEW; tail elements are left undisturbed."""
+    vtype = s.vector_config()
+    sew = sew_of(vtype)
+    _group(s, i.rd, sew, vtype)
+    value = o.const(i.imm & ((1 << sew) - 1))
+    vstart, vl = s.csr_read(VSTART), s.csr_read(VL)
+    for e in s.elements(vstart, vl, vlmax(vtype, s.vlen)):
+        active = _active(o, s, e, vstart, vl, 1)
+        s.write_v(i.rd, e, sew, o.ite(active, value, s.read_v(i.rd, e, sew)))
+    s.vector_done()
+
+
+VECTOR_SEMANTICS["vmv.v.i"] = _splat

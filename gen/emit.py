@@ -21,7 +21,7 @@ from copygen.gen.lower_memcpy import memcpy_function
 from copygen.gen.lower_memset import memset_function
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
-from copygen.gen.lower_vector import vector_function
+from copygen.gen.lower_vector import clear_function, vector_function
 from copygen.gen.strategy import Phases, StringLib, Strategy, Target, Vector
 
 
@@ -135,18 +135,22 @@ def banner(st: Strategy, source: str) -> dict:
 
 def vector_setting(v: Vector) -> str:
     """The vector path as its `.copy` line."""
-    return (f"vector e{v.sew} m{v.lmul} above {v.threshold} loads {v.loads} "
-            f"vlen {v.vlen_min}..{v.vlen_max}")
+    loads = "" if v.loads is None else f" loads {v.loads}"
+    return f"vector e{v.sew} m{v.lmul} above {v.threshold}{loads} vlen {v.vlen_min}..{v.vlen_max}"
 
 
 def render_vector(st: Strategy, source: str) -> str | None:
-    """uaccess_vector.S: __asm_vector_usercopy, when the copy has a vector path."""
-    cu = st.copy_user
-    if cu is None or cu.vector is None:
+    """uaccess_vector.S: __asm_vector_usercopy when the copy has a vector
+    path, __asm_vector_clear_user when the clear has one (None: neither)."""
+    lines, fns = [], []
+    for r, lower in ((st.copy_user, vector_function), (st.clear_user, clear_function)):
+        if r is None or r.vector is None:
+            continue
+        lines += [_named(r.name, r.target), *_wrapped([vector_setting(r.vector)])]
+        fns.append(lower(r.vector))
+    if not fns:
         return None
-    lines = [_named(cu.name, cu.target), *_wrapped([vector_setting(cu.vector)])]
-    return env().get_template("uaccess_vector.S.j2").render(
-        fn=vector_function(cu.vector), banner=_banner(source, lines))
+    return env().get_template("uaccess_vector.S.j2").render(fns=fns, banner=_banner(source, lines))
 
 
 def _memcpy_settings(lib: StringLib) -> list[str]:

@@ -113,6 +113,16 @@ class _ToItems(Transformer):
         return tuple(_value(c, self.file) for c in children)
 
     @v_args(meta=True)
+    def vector(self, meta, children):
+        """(SEW, LMUL, above, loads or None, [vlen range]): each knob keeps its
+        position whether or not `loads` is written (a clear names none)."""
+        s = self._setting("vector", meta, children)
+        loads = [c for c in children if isinstance(c, Token) and c.type == "VLOADS"]
+        if loads:
+            return s
+        return replace(s, values=(*s.values[:3], None, *s.values[3:]))
+
+    @v_args(meta=True)
     def vlen_range(self, meta, children):
         return tuple(_value(c, self.file) for c in children)
 
@@ -140,7 +150,7 @@ _add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift
               "sweep_small", "sweep_words", "sweep_shift")
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",
               "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
-              "inline", "sweep_inline", "expect", "sweep_expect", "vector")
+              "inline", "sweep_inline", "expect", "sweep_expect")
 _add_settings("sweep_vector_above", "sweep_vector_lmul", "sweep_vector_loads", "form")
 _add_blocks("target", "copy_user", "clear_user", "string_block")
 _add_blocks("memcpy", "memmove", "memset", named=False)

@@ -116,21 +116,22 @@ class Phases:
 
 @dataclass(frozen=True)
 class Vector:
-    """The vector path of a copy_user routine (uaccess_vector.S).
+    """The vector path of a copy_user or clear_user routine (uaccess_vector.S).
 
     sew, lmul:  the vsetvli's element width (bits) and register group size.
-    threshold:  copies of fewer bytes run the scalar phases; the others the
+    threshold:  calls of fewer bytes run the scalar phases; the others the
                 vector routine (the kernel's riscv_v_usercopy_threshold).
-    loads:      "plain" (vle: a load fault counts the whole chunk as not
-                copied) | "ff" (vle<sew>ff: a fault past element 0 trims the
-                chunk, so the next chunk's first element takes the fault).
+    loads:      a copy's "plain" (vle: a load fault counts the whole chunk as
+                not copied) | "ff" (vle<sew>ff: a fault past element 0 trims
+                the chunk, so the next chunk's first element takes the
+                fault); None for a clear, which only stores.
     vlen_min, vlen_max: the VLENs the code is for (powers of two).
     """
 
     sew: int
     lmul: int
     threshold: int
-    loads: str = "plain"
+    loads: str | None = "plain"
     vlen_min: int = 128
     vlen_max: int = 1024
     loc: Loc | None = field(default=None, compare=False)
@@ -163,12 +164,14 @@ class CopyUser:
 
 @dataclass(frozen=True)
 class ClearUser:
-    """uaccess.S: __clear_user."""
+    """uaccess.S: __clear_user; with `vector`, uaccess_vector.S too
+    (__asm_vector_clear_user)."""
 
     name: str
     target: Target
     phases: Phases
     loc: Loc
+    vector: Vector | None = None
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,8 @@ class Strategy:
                 out.append("__asm_vector_usercopy")
         if self.clear_user:
             out.append("__clear_user")
+            if self.clear_user.vector:
+                out.append("__asm_vector_clear_user")
         if self.string:
             out += ["memcpy", "memmove", "memset"]
         return out

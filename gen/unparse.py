@@ -32,7 +32,7 @@ def setting_text(s: Setting) -> str:
     if s.key == "small":
         return f"small below {v[0]}"
     if s.key == "vector":
-        text = f"vector {v[0]} {v[1]} above {v[2]} loads {v[3]}"
+        text = f"vector {v[0]} {v[1]} above {v[2]}" + ("" if v[3] is None else f" loads {v[3]}")
         return text + (f" vlen {v[4][0]}..{v[4][1]}" if len(v) > 4 else "")
     if s.key in ("words", "shift", "then_words", "then_shift"):
         word = s.key.replace("_", " ")

@@ -275,11 +275,13 @@ def _sweeps(items: list[Item], routines: dict[str, Item],
     return tuple(seen.values())
 
 
-def _copy_user(it: Item, tgt: Target, warnings: list) -> CopyUser:
+def _user_routine(it: Item, tgt: Target, warnings: list) -> CopyUser | ClearUser:
+    """A copy_user or clear_user routine, with its vector path if it has one."""
     phases = routine_phases(it, it.kind, tgt, warnings)
     vec = settings_by_key(it).get("vector")
-    return CopyUser(it.name, tgt, phases, it.loc,
-                    vector_phase(vec, it.kind, tgt, phases) if vec else None)
+    make = CopyUser if it.kind == "copy_user" else ClearUser
+    return make(it.name, tgt, phases, it.loc,
+                vector_phase(vec, it.kind, tgt, phases) if vec else None)
 
 
 def build_strategy(items: list[Item], file: str,
@@ -312,10 +314,8 @@ def build_strategy(items: list[Item], file: str,
                                hint=f"targets in this file: {known}")
         names[it.name] = it
         tgt = targets[it.ref]
-        if it.kind == "copy_user":
-            made[it.kind] = _copy_user(it, tgt, warnings)
-        elif it.kind == "clear_user":
-            made[it.kind] = ClearUser(it.name, tgt, routine_phases(it, it.kind, tgt, warnings), it.loc)
+        if it.kind in ("copy_user", "clear_user"):
+            made[it.kind] = _user_routine(it, tgt, warnings)
         else:
             made[it.kind] = _string(it, tgt, warnings)
     if not made:

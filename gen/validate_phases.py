@@ -174,9 +174,10 @@ def _check_required(item: Item, s: dict, kind: str) -> None:
             what = f"{kind} `{item.name}`" if item.name else shown(kind)
             raise CopygenError(f"{what} has no `{key}` phase", item.loc,
                                hint=f"every {shown(kind)} needs: " + ", ".join(REQUIRED[kind]))
-    if "vector" in s and kind != "copy_user":
-        raise CopygenError(f"`vector` applies to copy_user, not {kind}", s["vector"].loc,
-                           hint="the kernel runs vector code for user copies only; "
+    if "vector" in s and kind not in ("copy_user", "clear_user"):
+        raise CopygenError(f"`vector` applies to copy_user and clear_user, not {shown(kind)}",
+                           s["vector"].loc,
+                           hint="the kernel runs vector code for user accesses only; "
                                 "remove the line")
     if "fault" in s and kind not in USER_ROUTINES:
         raise CopygenError(f"`fault` does not apply to {shown(kind)}: kernel memory never faults",

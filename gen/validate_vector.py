@@ -1,6 +1,9 @@
-"""Semantic checks of a copy_user routine's `vector` line -> strategy.Vector.
+"""Semantic checks of a copy_user or clear_user routine's `vector` line ->
+strategy.Vector.
 
 What is refused, and why (each at the line, with a hint):
+* in a copy_user, a line without `loads plain|ff` (a copy must say how it
+  loads); in a clear_user, a line with `loads` (a clear only stores);
 * a VLEN that is not a power of two, below 128 (the V extension's minimum,
   Zvl128b) or above 65536 (the spec's maximum); one above 1024, which the
   emulator and the prover do not model;
@@ -12,7 +15,7 @@ What is refused, and why (each at the line, with a hint):
   counts bytes as e8 elements;
 * a threshold below the scalar routine's own (`small below`): the vector
   path opens a kernel vector section (saving 32 registers of VLEN bits) for
-  every call it takes, which never pays for copies the scalar byte loop
+  every call it takes, which never pays for calls the scalar byte loop
   handles; and a threshold of more than 1 MiB, as for `small below`.
 Every integer LMUL (m1..m8) with every SEW up to ELEN = 64 is a legal vtype
 on a V core, and v0's group of up to eight registers is free inside the
@@ -28,7 +31,7 @@ from copygen.gen.strategy import Phases, Target, Vector
 VLEN_SPEC = (128, 65536)     # RVV 1.0: VLEN >= 128 for V (Zvl128b), <= 2**16
 VLEN_MODELLED = (128, 1024)  # what emu.vector and the prover take
 MAX_THRESHOLD = 1 << 20
-USER_KINDS = ("copy_user",)
+USER_KINDS = ("copy_user", "clear_user")
 
 
 def _power_of_two(v: int) -> bool:
@@ -80,13 +83,26 @@ def _threshold(s: Setting, value: int, phases: Phases) -> int:
     return value
 
 
+def _loads(s: Setting, kind: str, loads: str | None) -> str | None:
+    if kind == "clear_user" and loads is not None:
+        raise CopygenError(f"`loads {loads}` does not apply to clear_user: a clear stores "
+                           "zeros and loads nothing", s.loc,
+                           hint=f"write `vector {s.values[0]} {s.values[1]} above {s.values[2]}`")
+    if kind == "copy_user" and loads is None:
+        raise CopygenError("a copy_user's vector line must say how it loads", s.loc,
+                           hint=f"write `vector {s.values[0]} {s.values[1]} above {s.values[2]} "
+                                "loads plain` (or `loads ff`)")
+    return loads
+
+
 def vector_phase(s: Setting, kind: str, target: Target, phases: Phases) -> Vector:
     """The validated vector path of a routine whose scalar phases are `phases`."""
     if kind not in USER_KINDS:
-        raise CopygenError(f"`vector` applies to copy_user, not {kind}", s.loc,
-                           hint="the kernel runs vector code for user copies only; "
+        raise CopygenError(f"`vector` applies to copy_user and clear_user, not {kind}", s.loc,
+                           hint="the kernel runs vector code for user accesses only; "
                                 "remove the line")
     sew_text, lmul_text, value, loads = s.values[:4]
+    loads = _loads(s, kind, loads)
     sew, lmul = int(sew_text[1:]), int(lmul_text[1:])
     lo, hi = _vlen_range(s)
     _element_width(s, sew, target)

@@ -52,6 +52,8 @@ KINDS = {
     "memset": Kind("memset", "set", dst_user=False),
     # either side may be user memory; benched as copy_to_user uses it
     "__asm_vector_usercopy": Kind("vector_usercopy", "copy", dst_user=True, vector=True),
+    # the vector path of clear_user (uaccess_vector.S)
+    "__asm_vector_clear_user": Kind("vector_clear_user", "clear", dst_user=True, vector=True),
 }
 
 

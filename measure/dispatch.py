@@ -18,6 +18,10 @@ the same at every size).  `parse_vector_state` reads it as `copygen tune
 --vector-state` takes it, `vector_state_name` writes it back in the
 canonical spelling stores and reports use (0 and 1 are clean and dirty).
 
+clear_user goes the same way (docs/vector.md: our dispatch at the top of
+__clear_user and a glue like the copy's): a clear_user case of the
+threshold or more runs __asm_vector_clear_user, charged the same section.
+
 Role: composed cycles for the tuner and the bench scripts.  May import emu,
 measure.bench and copygen.errors.
 """
@@ -34,6 +38,9 @@ from copygen.measure.bench import KINDS, Bench, Case, Sample
 SECTIONS = ("clean", "dirty")
 SAVE_AREA = 0x7800_0000     # kernel memory for the dirty section's save area
 COPY, VECTOR = "__asm_copy_to_user", "__asm_vector_usercopy"
+CLEAR, VECTOR_CLEAR = "__clear_user", "__asm_vector_clear_user"
+# the routine the dispatch runs from the threshold on, for each it serves
+VECTOR_PATH = {COPY: VECTOR, CLEAR: VECTOR_CLEAR}
 
 
 def parse_vector_state(text: str) -> float:
@@ -79,20 +86,22 @@ def section_cycles(elf: str | Path, profile: str | Profile) -> dict[str, int]:
 
 class Dispatched:
     """Stands in for a Bench where `run` and `machine` are what is used (the
-    tuner's evaluation): copy_to_user cases of `threshold` bytes or more
-    take the vector path, charged `section` cycles on top (section_cost:
-    a share of dirty calls makes it a fraction, and the case's cycles an
-    expected value)."""
+    tuner's evaluation): cases of `routine` (copy_to_user, or clear_user)
+    of `threshold` bytes or more take its vector path, charged `section`
+    cycles on top (section_cost: a share of dirty calls makes it a
+    fraction, and the case's cycles an expected value)."""
 
-    def __init__(self, bench: Bench, threshold: int, section: float) -> None:
+    def __init__(self, bench: Bench, threshold: int, section: float, routine: str = COPY) -> None:
         self.bench, self.threshold, self.section = bench, threshold, section
+        self.routine = routine
 
     @property
     def machine(self):
         return self.bench.machine
 
     def run(self, case: Case) -> Sample:
-        if case.routine != COPY or case.size < self.threshold:
+        if case.routine != self.routine or case.size < self.threshold:
             return self.bench.run(case)
-        s = self.bench.run(replace(case, routine=VECTOR))
-        return replace(s, routine=COPY, kind=KINDS[COPY].name, cycles=s.cycles + self.section)
+        s = self.bench.run(replace(case, routine=VECTOR_PATH[self.routine]))
+        return replace(s, routine=self.routine, kind=KINDS[self.routine].name,
+                       cycles=s.cycles + self.section)

@@ -65,6 +65,37 @@ def test_vector_emulator_equals_qemu(built, vlen):
         assert seen[key] > 0, f"no case of kind {key} at VLEN {vlen}"
 
 
+@pytest.mark.parametrize("vlen", VLENS)
+def test_vector_fill_and_the_clear_loop_equal_qemu(built, vlen):
+    """vmv.v.i and __asm_vector_clear_user's chunk loop, every case of
+    theirs: faults at element 0, 1 and past it of a chunk included."""
+    bodies = C.bodies()
+    cases = [c for c in C.cases(vlen, 1, fast=True) if bodies[c[0]].group in ("fill", "clear")]
+    outcomes = _compare(built, vlen, cases)
+    clear = [(c, o) for c, o in zip(cases, outcomes) if bodies[c[0]].group == "clear"]
+    assert any(o.fault and o.vstart > 0 for _, o in clear), "no clear faulted inside a chunk"
+    assert any(o.fault and o.vstart == 0 for _, o in clear), "no clear faulted at a chunk's start"
+    assert any(not o.fault and o.a1 == 0 for _, o in clear)
+
+
+def test_the_oracles_clear_loop_is_the_generated_one():
+    from copygen.gen.lower_vector import clear_function
+    from copygen.gen.strategy import Vector
+    for lmul in (1, 8):
+        fn = clear_function(Vector(8, lmul, 256, None))
+        phases = {p.title: p for p in fn.phases}
+        lines = []
+        for p in (phases["Zeros"], phases["Chunk loop"]):
+            for i in p.body:
+                if hasattr(i, "op"):
+                    ops = [o if not o.startswith(".L") else "1b" for o in i.operands]
+                    lines.append(f"{i.op} {', '.join(ops)}")
+                else:
+                    lines.append("1:")
+        want = [ln.format(lmul=f"m{lmul}") for ln in C.CLEAR_LOOP]
+        assert lines == want
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [2, 3])
 @pytest.mark.parametrize("vlen", VLENS)

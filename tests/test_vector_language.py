@@ -61,10 +61,11 @@ def test_what_the_hardware_or_kernel_rules_out_is_refused_at_its_line(line, targ
     assert (err.loc.file, err.loc.line, err.loc.col) == ("v.copy", 10, 5)
 
 
-def test_vector_only_in_copy_user():
-    err = _error(_copy("vector e8 m8 above 768 loads plain", kind="clear_user")
-                 .replace("    fault exact\n", "    fault exact\n", 1))
-    assert "applies to copy_user" in err.message and err.loc.line == 10
+def test_vector_needs_loads_in_copy_user_and_refuses_them_in_clear_user():
+    err = _error(_copy("vector e8 m8 above 768 loads plain", kind="clear_user"))
+    assert "does not apply to clear_user" in err.message and err.loc.line == 10
+    err = _error(_copy("vector e8 m8 above 768"))
+    assert "must say how it loads" in err.message and err.loc.line == 10
 
 
 def test_syntax_errors_name_the_choices():

@@ -84,20 +84,22 @@ def _elf(job: Job, cache: Path) -> tuple[Path, Path]:
 
 
 def _dispatched(job: Job, bench: Bench):
-    """For a copy_user point with a vector phase, the bench with the
-    kernel's dispatch (measure.dispatch): from the point's threshold on, the
-    vector routine and a vector section, clean or dirty in the job's share;
-    else `bench` itself."""
-    if job.kind != "copy_user" or job.assembly:
+    """For a copy_user or clear_user point with a vector phase, the bench
+    with the dispatch (measure.dispatch): from the point's threshold on,
+    the vector routine and a vector section, clean or dirty in the job's
+    share; else `bench` itself."""
+    if job.kind not in ("copy_user", "clear_user") or job.assembly:
         return bench
-    cu = load_text(job.text).copy_user
+    st = load_text(job.text)
+    cu = st.copy_user if job.kind == "copy_user" else st.clear_user
     if cu is None or cu.vector is None:
         return bench
     if bench.machine.profile is None or bench.machine.profile.vector is None:
         raise CopygenError(f"profile {job.profile} has no [vector] section to time the vector path",
                            hint="tune a vector strategy with a vector profile (x60, x280): --profile")
     section = section_cycles(build_vector_section(Path(job.cache) / "vector_section"), job.profile)
-    return Dispatched(bench, cu.vector.threshold, section_cost(section, job.vector_dirty))
+    return Dispatched(bench, cu.vector.threshold, section_cost(section, job.vector_dirty),
+                      SYMBOL[job.kind])
 
 
 def evaluate(job: Job) -> dict:

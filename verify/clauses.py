@@ -53,6 +53,12 @@ def vector_clauses(exact_loads: bool) -> list[str]:
     return ["C1", "C2", "C3", "C4", *tail, "S1", "S2", "A1", "B1", "B2", "B2s", "X1", "T1",
             "V0"]
 
+
+def vector_clear_clauses() -> list[str]:
+    """The vector clear's contract (verify.vprove, the clear world): the
+    scalar clear's clauses (stores only: exact, no load clause) and V0."""
+    return [*BY_KIND["clear"], "V0"]
+
 # Stricter than the contract: reported as a property of the routine, and
 # part of its verdict only when asked for (`copygen verify --require B2s`).
 # Every shift copy reads whole aligned words around the source (never past

@@ -31,6 +31,16 @@ The lemma is proved over the n the components are proved for
 so, with the counterexample, since the kernel's read/write paths cap a
 copy below that (MAX_RW_COUNT).
 
+clear_user composes the same way, with a glue of our own (the kernel has
+no vector clear; docs/vector.md): the dispatch at the top of
+__clear_user, then `enter_vector_clear_user(dst, n)`: without vector use
+here the scalar clear's value, else the vector clear's inside a kernel
+vector section, returned as it is.  The vector clear only stores, so its
+count is exact (its own C5 and C6): no scalar hand-over is needed, and
+the counts are `unsigned long` end to end (no int).  compose_clear()
+proves C1-C6 and B1 of that whole (Composition with vector_exact and no
+hand-over), and the copy-shaped glue with the hand-over too.
+
 Role: composed RoutineReports from component reports.  May import z3,
 verify.budget, verify.clauses, verify.prove, verify.world.
 """
@@ -43,7 +53,7 @@ from dataclasses import dataclass
 import z3
 
 from copygen.verify.budget import budget
-from copygen.verify.clauses import USER
+from copygen.verify.clauses import BY_KIND, USER
 from copygen.verify.prove import RoutineReport
 from copygen.verify.world import MAX_N
 
@@ -69,6 +79,10 @@ DEPENDS = {
 # glue is C with no user access and leaves sstatus alone, the dispatch is
 # three instructions that touch neither
 CARRIED = ("S1", "S2", "A1", "B2", "B2s", "X1", "T1")
+# the clear's: its vector part is exact as the scalar one is, so C5 rests
+# on the vector clear's C5 too; no hand-over, so B1 is each part's own
+DEPENDS_CLEAR = {**DEPENDS, "C5": (("C2", "C3", "C5"), ("C2", "C3", "C5")),
+                 "B1": (("B1",), ("B1",))}
 LEMMA = ("C1", "C2", "C3", "C4", "C5", "C6", "B1")
 
 
@@ -121,14 +135,14 @@ class Composition:
     dispatch's and glue's choices, the components' returns free but for
     their clauses."""
 
-    def __init__(self, glue_int: bool = True, hand_over: bool = True):
+    def __init__(self, glue_int: bool = True, hand_over: bool = True, vector_exact: bool = False):
         self.n, self.fo, self.threshold = _bv("n"), _bv("fault_offset"), _bv("threshold")
         self.no_fault, self.simd = z3.Bool("no_fault"), z3.Bool("may_use_simd")
         conv = _int_return if glue_int else (lambda x: x)
         zero = z3.BitVecVal(0, 64)
         self.direct = _Part("scalar (below the threshold)", zero, self.n, _bv("r_scalar_direct"))
         self.whole = _Part("scalar (no vector here)", zero, self.n, _bv("r_scalar_whole"))
-        self.vector = _Part("vector", zero, self.n, _bv("r_vector"), exact=False)
+        self.vector = _Part("vector", zero, self.n, _bv("r_vector"), exact=vector_exact)
         self.remain = conv(self.vector.r)
         self.rest = _Part("scalar (the rest)", self.n - self.remain, self.remain, _bv("r_scalar_rest"))
         below = z3.ULT(self.n, self.threshold)
@@ -232,11 +246,12 @@ class Composition:
 
 
 @functools.lru_cache(maxsize=None)
-def lemma(glue_int: bool = True, hand_over: bool = True, max_n: int = MAX_N) -> dict[str, Outcome]:
+def lemma(glue_int: bool = True, hand_over: bool = True, max_n: int = MAX_N,
+          vector_exact: bool = False) -> dict[str, Outcome]:
     """Each clause of LEMMA for every n < max_n; a clause that fails only
     for n >= 2^31 is BELOW_INT, its counterexample kept.  The lemma does
     not depend on the parts' code: one proof per process."""
-    comp = Composition(glue_int, hand_over)
+    comp = Composition(glue_int, hand_over, vector_exact)
     out = {}
     for clause in LEMMA:
         full = comp.check(clause, max_n)
@@ -257,15 +272,18 @@ def _describe(ex: dict) -> str:
 
 
 def compose(vector: RoutineReport, scalar: RoutineReport, glue_int: bool = True) -> RoutineReport:
-    """The composed report for scalar's direction ("to" or "from"): a clause
-    is proved when the lemma proves it and the clauses it rests on are
-    proved of both parts."""
+    """The composed report for scalar's direction ("to" or "from"), or for
+    clear_user (scalar.kind "clear": our glue, verify.vcompose's doc): a
+    clause is proved when the lemma proves it and the clauses it rests on
+    are proved of both parts."""
     t0 = time.time()
+    clear = scalar.kind == "clear"
     rep = RoutineReport(f"{scalar.symbol}+vector", scalar.kind)
-    proved = lemma(glue_int)
-    for c in USER:
+    proved = lemma(False, False, vector_exact=True) if clear else lemma(glue_int)
+    depends = DEPENDS_CLEAR if clear else DEPENDS
+    for c in BY_KIND["clear"] if clear else USER:
         if c in proved:
-            v_need, s_need = DEPENDS[c]
+            v_need, s_need = depends[c]
         elif c in CARRIED:
             v_need, s_need = (c,), (c,)
         else:
@@ -300,7 +318,9 @@ def compose_reports(reports: list[RoutineReport], glue_int: bool = True) -> list
     """A composed report for each copy direction of `reports` when one of
     them is a vector routine's."""
     vec = next((r for r in reports if r.kind == "vector"), None)
-    if vec is None:
-        return []
-    return [compose(vec, r, glue_int) for r in reports
-            if r.kind in ("to", "from") and not r.symbol.endswith("_sum_enabled")]
+    out = [] if vec is None else [compose(vec, r, glue_int) for r in reports
+                                  if r.kind in ("to", "from") and not r.symbol.endswith("_sum_enabled")]
+    vclear = next((r for r in reports if r.kind == "vector_clear"), None)
+    if vclear is not None:
+        out += [compose(vclear, r) for r in reports if r.kind == "clear"]
+    return out

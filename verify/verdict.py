@@ -27,7 +27,7 @@ EXIT = {"proved": 0, "bounded": 0, "violated": 3, "unknown": 4, "unanalysable": 
 def verdict(rep, extra: tuple[str, ...] = ()) -> str:
     """The verdict of one RoutineReport (verify.prove)."""
     # a vector routine's clauses depend on its loads (verify.clauses.vector_clauses)
-    need = ([c for c in rep.status if c not in PROPERTIES or c in extra] if rep.kind == "vector"
+    need = ([c for c in rep.status if c not in PROPERTIES or c in extra] if rep.kind in ("vector", "vector_clear")
             else required(rep.kind, extra))
     states = {c: rep.status.get(c, "unknown") for c in need}
     if states and all(st == "unknown" and rep.detail.get(c, "").startswith(UNANALYSABLE)

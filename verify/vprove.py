@@ -1,5 +1,5 @@
-"""The vector routine's own contract (__asm_vector_usercopy), proved for
-every n at one fixed VLEN.
+"""The vector routines' own contracts (__asm_vector_usercopy and
+__asm_vector_clear_user), proved for every n at one fixed VLEN.
 
 The routine is explored symbolically (verify.vstate: emu.vsemantics over Z3)
 from its entry to its loop head and from the loop head once round, in the
@@ -15,6 +15,15 @@ invariant is a hint read off the code's first arrival, and checked:
 it must hold there with K = 0 and again on every path back to the head,
 with K' read off dst's register.  T1: n's register decreases on every path
 back.
+
+The clear (__asm_vector_clear_user, dst and n) is proved the same way in
+the clear world (verify.world, kind "clear"): the invariant has no source
+register and its written bytes hold 0 (World.expected_byte), and the
+register group of zeros its splat leaves before the loop is part of it
+(each vector register byte that holds a constant at the first arrival
+and that no path round the loop changes).  Its clauses are the scalar
+clear's and V0 (verify.clauses.vector_clear_clauses): with stores only,
+C5 and C6 hold for every fault.
 
 Clauses (verify.clauses.VECTOR): C1-C4, S1, S2, A1, B1, B2, B2s, X1, T1 as
 for the scalar copy; V0: vstart is 0 at every return; and on a fault
@@ -38,7 +47,7 @@ import z3
 from copygen.emu.vsemantics import VILL
 from copygen.verify.budget import budget
 from copygen.verify.explore import End, Segment
-from copygen.verify.clauses import holds_sum, vector_clauses
+from copygen.verify.clauses import holds_sum, vector_clauses, vector_clear_clauses
 from copygen.verify.program import Program, ProgramError
 from copygen.verify.prove import RoutineReport
 from copygen.verify.vreplay import confirm
@@ -50,6 +59,7 @@ SYMBOL = "__asm_vector_usercopy"
 # mainline's loop for callers that hold SUM; its __asm_vector_usercopy is
 # then a wrapper that sets SUM around a call of it
 SUM_HELD_SYMBOL = "__asm_vector_usercopy_sum_enabled"
+CLEAR_SYMBOL = "__asm_vector_clear_user"
 # each query's budget, in idle milliseconds' worth of Z3 steps (verify.budget):
 # the same answer on a loaded machine as on an idle one
 QUERY_MS = 120_000
@@ -59,26 +69,30 @@ QUERY_MS = 120_000
 class Roles:
     """What the first arrival at the loop head says each register is."""
     dst: int
-    src: int
+    src: int | None        # None in the clear world
     count: int
     fixed: dict            # register -> its value at every arrival
     sstatus: object
+    vfixed: dict           # vector register byte -> the constant it holds at every arrival
 
 
 def _roles(world: World, end) -> Roles:
     st, found = end.state, {}
+    wanted = (("dst", world.D), ("src", world.S), ("count", world.N)) if world.has_source else \
+        (("dst", world.D), ("count", world.N))
     for r in range(1, 32):
-        for name, sym in (("dst", world.D), ("src", world.S), ("count", world.N)):
+        for name, sym in wanted:
             if z3.eq(st.x[r], sym):
                 found[name] = r
     # a constant or any register's entry value (a wrapper keeps ra in a
     # temporary across its call of the loop)
     fixed = {r: st.x[r] for r in range(1, 32) if r not in found.values()
              and (z3.is_bv_value(st.x[r]) or any(z3.eq(st.x[r], v) for v in world.R0))}
-    missing = {"dst", "src", "count"} - set(found)
+    missing = {name for name, _ in wanted} - set(found)
     if missing:
         raise ProgramError(f"loop head {end.pc:#x}: no register holds {', '.join(sorted(missing))}")
-    return Roles(found["dst"], found["src"], found["count"], fixed, st.sstatus)
+    vfixed = {i: v for i, v in st.vregs.items() if z3.is_bv_value(v)}
+    return Roles(found["dst"], found.get("src"), found["count"], fixed, st.sstatus, vfixed)
 
 
 def _head_state(world: World, pc: int, roles: Roles, vlen: int, k) -> VecSymState:
@@ -86,20 +100,26 @@ def _head_state(world: World, pc: int, roles: Roles, vlen: int, k) -> VecSymStat
     st.x = [bv(0)] + [z3.BitVec(f"H_x{r}", 64) for r in range(1, 32)]
     for r, v in roles.fixed.items():
         st.x[r] = v
-    st.x[roles.dst], st.x[roles.src] = world.D + k, world.S + k
+    st.x[roles.dst] = world.D + k
+    if roles.src is not None:
+        st.x[roles.src] = world.S + k
     st.x[roles.count] = world.N - k
     st.sstatus = roles.sstatus
     st.setup_vector(vlen, VILL, z3.BitVec("H_vl", 64), bv(0), "H_v")
+    st.vregs.update(roles.vfixed)
     st.written = z3.ULT(world.W, k)
-    st.watched = z3.If(st.written, z3.Select(world.SRC, world.S + world.W), world.DST0)
+    st.watched = z3.If(st.written, world.expected_byte(world.W), world.DST0)
     return st
 
 
 def _invariant(world: World, roles: Roles, st, k) -> list[tuple[str, object]]:
     """(clause, formula) that the state `st` satisfies the invariant at K = k."""
-    copied = z3.Select(world.SRC, world.S + world.W)
+    copied = world.expected_byte(world.W)
+    src = [] if roles.src is None else [("C1", st.x[roles.src] == world.S + k)]
+    vregs = z3.simplify(z3.And(True, *[st.vreg_byte(i) == v for i, v in roles.vfixed.items()]))
     inv = [("T1", z3.ULE(k, world.N)),
-           ("C1", st.x[roles.dst] == world.D + k), ("C1", st.x[roles.src] == world.S + k), ("C1", st.x[roles.count] == world.N - k),
+           ("C1", st.x[roles.dst] == world.D + k), *src, ("C1", st.x[roles.count] == world.N - k),
+           ("C1", vregs),
            ("S1", st.sstatus == roles.sstatus), ("V0", st.vstart == 0),
            # the bytes before K were accessed without a fault
            ("V5", z3.Or(world.NF, z3.ULE(k, world.FO))),
@@ -147,7 +167,7 @@ class VectorProof:
                    else "returns with SUM set")
         self.check("V0", cond, st.vstart == 0, "returns with vstart not 0")
         nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
-        good = z3.And(st.written, st.watched == z3.Select(w.SRC, w.S + w.W))
+        good = z3.And(st.written, st.watched == w.expected_byte(w.W))
         self.check("C1", nf, ret == 0, "returns non-zero without a fault")
         self.check("C1", nf + [z3.ULT(w.W, w.N)], good, "a byte not copied without a fault")
         self.check("C2", f, z3.ULE(ret, w.N), "returns more than n")
@@ -174,15 +194,18 @@ def _loop(prog, world, h, roles: Roles, vlen: int, k):
     """The loop once round, from the invariant; a register the first
     arrival holds fixed but the loop changes is dropped from it (and the
     loop explored again), as Houdini would."""
-    for _ in range(len(roles.fixed) + 1):
+    for _ in range(len(roles.fixed) + 2):
         seg = _explore(prog, world, {h}, _head_state(world, h, roles, vlen, k),
                        [z3.ULE(k, world.N), z3.Or(world.NF, z3.ULE(k, world.FO))])
         back = [e for e in seg.ends if e.kind == "cut"]
         moved = {r for r, v in roles.fixed.items()
                  if any(not z3.eq(z3.simplify(e.state.x[r]), v) for e in back)}
-        if not moved:
+        vmoved = {i for i, v in roles.vfixed.items()
+                  if any(i not in e.state.vregs or not z3.eq(e.state.vregs[i], v) for e in back)}
+        if not moved and not vmoved:
             return seg
         roles.fixed = {r: v for r, v in roles.fixed.items() if r not in moved}
+        roles.vfixed = {i: v for i, v in roles.vfixed.items() if i not in vmoved}
     return seg
 
 
@@ -240,18 +263,20 @@ def prove_vector(elf: str, vlen: int, vlmax_bytes: int | None = None,
     if exact_loads is None:
         exact_loads = _uses_ff(prog, entry)
     vlmax = vlmax_bytes or vlen
-    clauses = vector_clauses(exact_loads)
-    rep = RoutineReport(symbol, "vector")
+    clear = symbol == CLEAR_SYMBOL
+    clauses = vector_clear_clauses() if clear else vector_clauses(exact_loads)
+    worlds = ("clear",) if clear else ("to", "from")
+    rep = RoutineReport(symbol, "vector_clear" if clear else "vector")
     try:
         proofs = [prove_world(prog, entry, kind, vlen, vlmax, exact_loads, holds_sum(symbol))
-                  for kind in ("to", "from")]
+                  for kind in worlds]
     except ProgramError as err:
         for c in clauses:
             rep.status[c], rep.detail[c] = "unknown", f"cannot analyse the code: {err}"
         rep.seconds = time.time() - t0
         return rep
     for c in clauses:
-        bad = [f"{kind}: {p.failures[c]}" for kind, p in zip(("to", "from"), proofs)
+        bad = [f"{kind}: {p.failures[c]}" for kind, p in zip(worlds, proofs)
                if c in p.failures]
         rep.status[c] = "unknown" if bad else "proved"
         scope = (" (store faults: a plain load fault is V5's)"
@@ -279,7 +304,7 @@ def prove_vectors(elf: str, vlens: tuple[int, ...] | None = None,
     for vlen in vlens:
         stage(f"VLEN {vlen}")
         reps.append((vlen, prove_vector(elf, vlen, symbol=symbol)))
-    out = RoutineReport(symbol, "vector")
+    out = RoutineReport(symbol, reps[0][1].kind)
     for c in reps[0][1].status:
         bad = [(v, r) for v, r in reps if r.status.get(c) != "proved"]
         worst = sorted(bad, key=lambda vr: vr[1].status.get(c) != "violated")

@@ -1,5 +1,6 @@
-"""Counterexamples of the vector routine's contract (verify.vprove),
-replayed in the emulator at the proof's VLEN.
+"""Counterexamples of the vector routines' contracts (verify.vprove),
+replayed in the emulator at the proof's VLEN.  A clear (world "clear") is
+called with dst and n, and its expected bytes are zeros.
 
 A failed check's query is solved again with n as small as it goes; the
 model gives the call (n, dst's and src's page offsets, the first
@@ -40,7 +41,7 @@ SHOWN_BY_RUN = ("C1", "C2", "C3", "C4", "C5", "C6", "V5", "S1", "A1", "V0")
 @dataclass(frozen=True)
 class VecCall:
     """One concrete call of the vector routine."""
-    kind: str              # "to": dst is user memory; "from": src is
+    kind: str              # "to" or "clear": dst is user memory; "from": src is
     vlen: int
     n: int
     dst: int
@@ -50,7 +51,7 @@ class VecCall:
 
     @property
     def user(self) -> int:
-        return self.dst if self.kind == "to" else self.src
+        return self.src if self.kind == "from" else self.dst
 
 
 @dataclass(frozen=True)
@@ -68,9 +69,9 @@ class VecRun:
 
 
 def _buffers(n: int, dst_off: int, src_off: int, kind: str) -> tuple[int, int]:
-    user, kernel = (USER, KERNEL) if kind == "to" else (KERNEL, USER)
-    return user + dst_off if kind == "to" else kernel + dst_off, \
-        kernel + src_off if kind == "to" else user + src_off
+    if kind == "from":
+        return KERNEL + dst_off, USER + src_off
+    return USER + dst_off, KERNEL + src_off
 
 
 def call_from(world, m, vlen: int) -> VecCall:
@@ -91,7 +92,7 @@ def run(image, symbol: str, call: VecCall, seed: int = 7) -> VecRun:
     area = (call.n // PAGE + 3) * PAGE
     m.map(USER, area, user=True)
     m.map(KERNEL, area, user=False)
-    src_base, dst_base = (KERNEL, USER) if call.kind == "to" else (USER, KERNEL)
+    src_base, dst_base = (USER, KERNEL) if call.kind == "from" else (KERNEL, USER)
     data = random.Random(seed).randbytes(area)
     m.write(src_base, data)
     m.write(dst_base, b"\xee" * area)
@@ -99,8 +100,11 @@ def run(image, symbol: str, call: VecCall, seed: int = 7) -> VecRun:
         page = (call.user + call.fault) & ~(PAGE - 1)
         m.unmap(page, USER + area - page)
     src = bytes(data[call.src - src_base:call.src - src_base + call.n])
+    args = (call.dst, call.n) if call.kind == "clear" else (call.dst, call.src, call.n)
+    if call.kind == "clear":
+        src = bytes(call.n)           # what a clear must leave
     try:
-        r = m.call(symbol, call.dst, call.src, call.n, step_limit=STEPS,
+        r = m.call(symbol, *args, step_limit=STEPS,
                    sum_at_entry=call.sum_held, vector_at_entry=True)
     except emu.EmuError as err:
         return VecRun(error=str(err), src=src)
@@ -146,7 +150,9 @@ def describe(call: VecCall, out: VecRun, clause: str) -> str:
     rebuild the run from."""
     where = ("no fault" if call.fault is None else
              f"user page at {call.user + call.fault:#x} inaccessible (user buffer + {call.fault})")
-    head = (f"VLEN {call.vlen}, copy_{call.kind}_user n={call.n}, dst={call.dst:#x} "
+    head = (f"VLEN {call.vlen}, clear_user n={call.n}, dst={call.dst:#x}, {where}"
+            if call.kind == "clear" else
+            f"VLEN {call.vlen}, copy_{call.kind}_user n={call.n}, dst={call.dst:#x} "
             f"src={call.src:#x}, {where}")
     if out.error is not None:
         return f"{head}: stopped: {out.error}"
@@ -176,8 +182,8 @@ def _small_calls(world, vlen: int):
     chunk = vlen
     for n, fault, off in ((2 * chunk + 5, chunk // 2 + 3, 0), (2 * chunk + 5, 1, 0),
                           (3 * chunk, chunk + 7, 5), (2 * chunk, None, 3)):
-        dst, src = _buffers(n, off if world.kind == "to" else 0, 0 if world.kind == "to" else off,
-                            world.kind)
+        user_dst = world.kind != "from"
+        dst, src = _buffers(n, off if user_dst else 0, 0 if user_dst else off, world.kind)
         yield VecCall(world.kind, vlen, n, dst, src, fault, world.sum_held)
 
 
@@ -187,7 +193,7 @@ def _page_aligned(call: VecCall) -> VecCall:
     if not call.fault:       # none, or the first byte's page: any alignment
         return call
     shift = (-(call.user + call.fault)) % PAGE
-    if call.kind == "to":
+    if call.kind != "from":
         return VecCall(call.kind, call.vlen, call.n, call.dst + shift, call.src, call.fault, call.sum_held)
     return VecCall(call.kind, call.vlen, call.n, call.dst, call.src + shift, call.fault, call.sum_held)
 

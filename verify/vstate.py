@@ -9,7 +9,9 @@ an instruction that needs it before a vsetvli is refused), vl and vstart
 leaves a summary of its group ("elements lo..hi-1 hold SRC[base + e]"),
 and a store of that group then writes dst[W] from the summary at once
 instead of through one if-then-else per element (what the solver gave up
-on at VLMAX 128).  It implements emu.vsemantics.VectorState,
+on at VLMAX 128).  A byte store of a group whose every byte is the same
+constant (a fill's splat: vmv.v.i) writes dst[W] as that constant at once,
+the same way.  It implements emu.vsemantics.VectorState,
 so the vector instructions run through the one semantics (decision 3).
 
 A vector load or store touches up to VLMAX elements.  Its element accesses
@@ -33,7 +35,7 @@ from __future__ import annotations
 import z3
 
 from copygen.emu.semantics import SEMANTICS
-from copygen.emu.vsemantics import VILL, VL, VLENB, VSTART, VTYPE
+from copygen.emu.vsemantics import VILL, VL, VLENB, VSTART, VTYPE, vlmax
 from copygen.verify.explore import End, Explorer, Obligation, Segment
 from copygen.verify.program import ProgramError
 from copygen.verify.symstate import SymState
@@ -99,6 +101,10 @@ class VecSymState(SymState):
 
     def set_vector_config(self, vl, vtype: int) -> None:
         self.vl, self.vtype, self.vstart = z3.simplify(vl), vtype, bv(0)
+
+    def vreg_byte(self, i: int):
+        """Byte i of the register file (a fresh symbol where none was written)."""
+        return self._byte(i)
 
     def _byte(self, i: int):
         if i not in self.vregs:
@@ -196,6 +202,30 @@ def _store_window(st: VecSymState, window: tuple, base, lo, hi) -> None:
     st.aggregate = False
 
 
+def group_fill(st: VecSymState, reg: int):
+    """The byte every byte of the byte-element group at `reg` holds (under
+    the current vtype), when they all hold one constant; else None."""
+    if st.vtype & VILL:
+        return None
+    first = reg * st.vlen // 8
+    values = {st.vregs.get(first + i) for i in range(vlmax(st.vtype, st.vlen))}
+    if len(values) != 1:
+        return None
+    (v,) = values
+    return v if v is not None and z3.is_bv_value(v) else None
+
+
+def _store_fill(st: VecSymState, value, base, lo, hi) -> None:
+    """dst[W] after a byte store of elements lo..hi-1 at base from a group
+    whose bytes all hold `value`."""
+    w = st.world
+    e = z3.simplify(w.D + w.W - base)
+    inside = z3.And(z3.ULE(lo, e), z3.ULT(e, hi))
+    st.watched = z3.If(inside, value, st.watched)
+    st.written = z3.Or(st.written, inside)
+    st.aggregate = False
+
+
 class VecExplorer(Explorer):
     """Explorer whose vector loads and stores are one range access each."""
 
@@ -205,14 +235,17 @@ class VecExplorer(Explorer):
             return super()._step(seg, st, cond, faulted, witness)
         new = st.clone()
         new.begin(insn.length)
-        new.aggregate = insn.name.startswith("vse") and insn.rd in st.windows
+        fill = group_fill(st, insn.rd) if insn.name == "vse8.v" else None
+        new.aggregate = insn.name.startswith("vse") and (insn.rd in st.windows or fill is not None)
         SEMANTICS[insn.name](insn, Z3_OPS, new)
         kind, base, size, lo, hi = _unit_range(st, new.elements_done)
         if kind == "load" and size == 1:
             # a fault-only-first load loaded the elements below the vl it left
             top = z3.If(z3.ULT(new.vl, hi), new.vl, hi) if insn.name.endswith("ff.v") else hi
             new.windows[insn.rd] = (base, lo, z3.simplify(top))
-        if new.aggregate:
+        if new.aggregate and fill is not None:
+            _store_fill(new, fill, base, lo, hi)
+        elif new.aggregate:
             _store_window(new, st.windows[insn.rd], base, lo, hi)
         w = self.world
         nonempty = z3.ULT(lo, hi)
@@ -266,9 +299,12 @@ class VecExplorer(Explorer):
         f = st.clone()
         f.begin(insn.length)
         f.fault_at = k
-        f.aggregate = insn.name.startswith("vse") and insn.rd in st.windows
+        fill = group_fill(st, insn.rd) if insn.name == "vse8.v" else None
+        f.aggregate = insn.name.startswith("vse") and (insn.rd in st.windows or fill is not None)
         SEMANTICS[insn.name](insn, Z3_OPS, f)
-        if f.aggregate:
+        if f.aggregate and fill is not None:
+            _store_fill(f, fill, base, lo, k)
+        elif f.aggregate:
             _store_window(f, st.windows[insn.rd], base, lo, k)
         f.fault_at, f.aggregate = None, False
         f.pc = fixup

@@ -48,7 +48,10 @@ KINDS = {
     "__asm_vector_usercopy": "vector",
     # mainline's loop for callers that hold SUM (its __asm_vector_usercopy wraps it)
     "__asm_vector_usercopy_sum_enabled": "vector",
+    # uaccess_vector.S's strip-mined clear, proved in the clear world (verify.vprove)
+    "__asm_vector_clear_user": "vector_clear",
 }
+VECTOR_KINDS = ("vector", "vector_clear")
 USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
 CALLEE_SAVED = (2, 8, 9, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27)
 

@@ -237,3 +237,29 @@ def test_whole_register_load_store_and_move_ignore_vl(regs):
     assert bytes(m.hart.v.regs[16 * vb:16 * vb + nbytes]) == data[:nbytes]
     assert m.read(DATA + 2 * PAGE, nbytes + 1) == data[:nbytes] + data[2 * PAGE + nbytes:][:1]
     assert bytes(m.hart.v.regs[(8 + regs) * vb:16 * vb]) == vregs[(8 + regs) * vb:16 * vb]
+
+
+# --- vmv.v.i -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("sew,lmul,imm", [(8, "m8", 0), (16, "m2", -3), (64, "m1", 15), (32, "mf2", -16)])
+@pytest.mark.parametrize("vlen", [128, 512])
+def test_vmv_v_i_fills_vl_elements_with_the_sign_extended_immediate(vlen, sew, lmul, imm):
+    avl = vlmax(vlen, sew, lmul) - 1 or 1
+    prog = [("vsetvli", dict(rd=T0, rs1=A2, imm=vtypei(sew, lmul))), ("vmv.v.i", dict(vd=8, imm=imm)),
+            ("vsetvli", dict(rd=T0, rs1=0, imm=vtypei(sew, lmul))), (f"vse{sew}.v", dict(vs3=8, rs1=A0))]
+    m = machine(prog, vlen)
+    m.write(DATA, b"\xaa" * PAGE)
+    m.call(CODE, DATA, 0, avl, vector_at_entry=True)
+    size = sew // 8
+    got = m.read(DATA, vlmax(vlen, sew, lmul) * size)
+    want = (imm % (1 << sew)).to_bytes(size, "little") * avl
+    assert got[:avl * size] == want
+
+
+def test_vmv_v_i_needs_an_aligned_group_and_a_vtype():
+    m = machine([("vsetvli", dict(rd=T0, rs1=A2, imm=vtypei(8, "m8"))), ("vmv.v.i", dict(vd=4, imm=0))])
+    with pytest.raises(emu.IllegalInstruction):
+        m.call(CODE, DATA, 0, 8, vector_at_entry=True)
+    m = machine([("vmv.v.i", dict(vd=0, imm=0))])
+    with pytest.raises(emu.IllegalInstruction):
+        m.call(CODE, vector_at_entry=True)

@@ -5,7 +5,9 @@ Role: `bodies()` lists the case functions (assembly text, assembled by the
 real toolchain with -march=rv64gcv into one cases.S shared by every VLEN);
 `cases(vlen, seed, fast)` lists (body index, a0..a4, fill seed) per VLEN.
 Registers of a body: a0 destination, a1 source, a2 AVL, a3 stride, a4 a
-vtype value for vsetvl.  Data lives in the arena driver.c maps at DATA (two
+vtype value for vsetvl; a `clear` body (the strip-mined loop of
+__asm_vector_clear_user, CLEAR_LOOP, without its SUM and fixup) takes n
+in a1, as the routine does.  Data lives in the arena driver.c maps at DATA (two
 pages, then a PROT_NONE page that the emulator leaves unmapped), so bases
 near DATA + 2 pages exercise precise faults.
 Imports: the standard library.
@@ -24,7 +26,7 @@ EEWS = (8, 16, 32, 64)
 
 @dataclass(frozen=True)
 class Body:
-    group: str        # vset | unit | strided | ff | whole
+    group: str        # vset | unit | strided | ff | whole | fill | clear
     lines: tuple[str, ...]
     eew: int = 8      # element width of its accesses
     span: int = 1     # LMUL-like factor: elements = span * VLEN / eew at most
@@ -74,8 +76,29 @@ def _access_bodies() -> list[Body]:
     return out
 
 
+def _fill_bodies() -> list[Body]:
+    """vmv.v.i at several SEW/LMUL and immediates, stored to see it."""
+    out = []
+    for k, (sew, lmul) in enumerate(((8, "m1"), (8, "m8"), (16, "m2"), (32, "mf2"), (64, "m4"), (64, "m1"))):
+        span = 1 << max(LMULS[lmul], 0)
+        out.append(Body("fill", (f"vsetvli t0, a2, e{sew}, {lmul}, ta, mu", f"vmv.v.i v8, {(7 * k) % 32 - 16}",
+                                 f"vse{sew}.v v8, (a0)"), sew, span))
+    return out
+
+
+# the chunk loop of gen.lower_vector.clear_function (label and fixup aside;
+# tests/test_emu_vector_vs_qemu.py checks that they agree)
+CLEAR_LOOP = ("vsetvli t0, zero, e8, {lmul}, ta, ma", "vmv.v.i v0, 0", "1:",
+              "vsetvli t0, a1, e8, {lmul}, ta, ma", "vse8.v v0, (a0)", "sub a1, a1, t0",
+              "add a0, a0, t0", "bnez a1, 1b")
+
+
+def _clear_bodies() -> list[Body]:
+    return [Body("clear", tuple(ln.format(lmul=f"m{m}") for ln in CLEAR_LOOP), 8, m) for m in (1, 8)]
+
+
 def bodies() -> list[Body]:
-    return _vset_bodies() + _access_bodies()
+    return _vset_bodies() + _access_bodies() + _fill_bodies() + _clear_bodies()
 
 
 def assembly(all_bodies: list[Body]) -> str:
@@ -114,12 +137,31 @@ def _access_args(rng: random.Random, vlen: int, b: Body, fast: bool) -> list[tup
     return out
 
 
+def _clear_args(rng: random.Random, vlen: int, b: Body, fast: bool) -> list[tuple]:
+    """n of up to eight chunks (and the arena): at a random offset without a
+    fault, and with dst placed so that the byte `f` of the buffer is the
+    first in the PROT_NONE page (element 0, 1 or a random one of a chunk)."""
+    top = b.span * vlen // 8
+    out = []
+    for _ in range(3 if fast else 8):
+        n = rng.randrange(0, min(8 * top, ARENA - 64) + 1)
+        out.append((DATA + rng.randrange(ARENA - n + 1), n, 0, 0, 0))
+    for _ in range(3 if fast else 8):
+        n = rng.randrange(2, min(8 * top, ARENA) + 1)
+        f = rng.choice([0, 1, top, top + 1, rng.randrange(n)]) % n
+        out.append((DATA + ARENA - f, n, 0, 0, 0))
+    return out
+
+
 def cases(vlen: int, seed: int, fast: bool) -> list[tuple]:
     """(body index, a0, a1, a2, a3, a4, fill seed) for every case at this VLEN."""
     rng = random.Random(seed * 7919 + vlen)
     out = []
     for k, b in enumerate(bodies()):
-        args = _vset_args(rng, vlen, b) if b.group == "vset" else _access_args(rng, vlen, b, fast)
+        if b.group == "clear":
+            args = _clear_args(rng, vlen, b, fast)
+        else:
+            args = _vset_args(rng, vlen, b) if b.group == "vset" else _access_args(rng, vlen, b, fast)
         if fast and b.group == "vset":
             args = rng.sample(args, min(len(args), 4))
         out += [(k, *a, rng.randrange(1 << 32)) for a in args]
