@@ -147,7 +147,10 @@ def build_form(built, memset: str | None, work: Path, name: str) -> Path:
     obj = outdir / "string.o"
     toolchain.compile_c(src, built.outdir / "include", obj)
     elf = outdir / f"{name}.elf"
-    toolchain.link([obj], built.outdir / "copygen.ld", elf)
+    # the strategy's other string objects (an assembly memcpy, which
+    # memmove calls), but not its memset
+    others = [o for o in built.objects if o.name in ("memcpy.o",)]
+    toolchain.link([obj, *others], built.outdir / "copygen.ld", elf)
     return elf
 
 

@@ -43,14 +43,18 @@ def test_example_links_with_symbols_and_extable(path, built_examples):
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
 def test_string_object_calls_nothing(path, built_examples):
-    """GCC must not turn our byte loops into calls to memcpy/memset."""
+    """GCC must not turn our byte loops into calls to memcpy/memset.  The
+    one call string.c makes itself is memmove's to __memcpy, which is
+    another object when memcpy is in assembly (memcpy.S)."""
     res = built_examples[path.stem]
+    asm_memcpy = any(f.name == "memcpy.S" for f in res.files)
     for obj in res.objects:
         with open(obj, "rb") as f:
             symtab = ELFFile(f).get_section_by_name(".symtab")
             undefined = [s.name for s in symtab.iter_symbols()
                          if s["st_shndx"] == "SHN_UNDEF" and s.name]
-        assert undefined == [], f"{obj.name} needs {undefined}"
+        allowed = ["__memcpy"] if asm_memcpy and obj.name == "string.o" else []
+        assert undefined in ([], allowed), f"{obj.name} needs {undefined}"
 
 
 def _sum_clears_before_every_ret(text: str) -> bool:

@@ -588,9 +588,9 @@ def _string_plan(files, users=lambda path: [], text=None):
     from copygen.gen.validate import load_file, load_text
     from copygen.emu.profile import available
     from copygen.patch import stringfile
-    st = (load_file(str(ROOT / "examples" / "u74tuned.copy"), available()) if text is None
+    st = (load_file(str(ROOT / "examples" / "string2021.copy"), available()) if text is None
           else load_text(text, "jump.copy", available()))
-    return stringfile, stringfile.plan(st, "u74tuned.copy", files.get, users)
+    return stringfile, stringfile.plan(st, "string2021.copy", files.get, users)
 
 
 JUMP_LIB = """target u74 { xlen 64; misaligned slow; profile u74 }

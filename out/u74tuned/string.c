@@ -4,13 +4,14 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74tuned_lib (target u74: xlen 64, misaligned slow):
- *   memcpy:  small below 8; align dst; words unroll 8 schedule loads_first;
- *            shift unroll 2 schedule loads_first; tail words;
- *            expect aligned
+ *   memcpy:  small below 8; align dst; words unroll 16 schedule paired;
+ *            then words unroll 4 schedule paired;
+ *            shift unroll 32 schedule paired;
+ *            then shift unroll 4 schedule paired; tail words; ends pieces;
+ *            form asm: in memcpy.S
  *   memmove: forward memcpy; backward words
- *   memset:  small below 16; align dst;
- *            words unroll 2 schedule loads_first; tail words;
- *            expect aligned
+ *   memset:  small below 15; align dst;
+ *            words unroll 32 schedule loads_first; tail jump; in memset.S
  */
 
 #include <linux/compiler.h>
@@ -23,107 +24,6 @@
 
 /* A machine word that may alias any object, as the copies below need. */
 typedef unsigned long __attribute__((__may_alias__)) word_t;
-
-/*
- * memcpy: bytes below 8; otherwise align dst with single
- * bytes, then copy 8 word(s) per iteration (loads_first),
- * or, when the source is misaligned against dst, build each word from two
- * aligned source words (2 per iteration, loads_first);
- * then the tail (words).
- * The branch hints make aligned pointers the fall-through path.
- */
-void *__memcpy(void *dest, const void *src, size_t count)
-{
-	u8 *d = dest;
-	const u8 *s = src;
-
-	if (count < 8)
-		goto copy_bytes;
-
-	/* Head: single bytes until dst is word-aligned (count covers it). */
-	while (unlikely((uintptr_t)d & WORD_MASK)) {
-		*d++ = *s++;
-		count--;
-	}
-
-	if (likely(!((uintptr_t)s & WORD_MASK))) {
-		/* Co-aligned: whole words. */
-		while (count >= 8 * SZREG) {
-			word_t *dw = (word_t *)d;
-			const word_t *sw = (const word_t *)s;
-
-			word_t w0 = sw[0];
-			word_t w1 = sw[1];
-			word_t w2 = sw[2];
-			word_t w3 = sw[3];
-			word_t w4 = sw[4];
-			word_t w5 = sw[5];
-			word_t w6 = sw[6];
-			word_t w7 = sw[7];
-			dw[0] = w0;
-			dw[1] = w1;
-			dw[2] = w2;
-			dw[3] = w3;
-			dw[4] = w4;
-			dw[5] = w5;
-			dw[6] = w6;
-			dw[7] = w7;
-
-			d += 8 * SZREG;
-			s += 8 * SZREG;
-			count -= 8 * SZREG;
-		}
-		while (count >= SZREG) {
-			*(word_t *)d = *(const word_t *)s;
-			d += SZREG;
-			s += SZREG;
-			count -= SZREG;
-		}
-	} else {
-		/*
-		 * Shift copy: aligned loads only.  Each destination word takes the
-		 * upper bytes of prev and the lower bytes of the next source word.
-		 * Every word loaded holds at least one source byte.
-		 * Whole words the block loop leaves go one at a time.
-		 */
-		unsigned int off = (uintptr_t)s & WORD_MASK;
-		unsigned int shr = 8 * off;
-		unsigned int shl = 8 * SZREG - shr;
-		const word_t *sw = (const word_t *)(s - off);
-		word_t prev = sw[0];
-
-		while (count >= 2 * SZREG) {
-			word_t *dw = (word_t *)d;
-
-			word_t n0 = sw[1];
-			word_t n1 = sw[2];
-			dw[0] = (prev >> shr) | (n0 << shl);
-			dw[1] = (n0 >> shr) | (n1 << shl);
-			prev = n1;
-
-			sw += 2;
-			d += 2 * SZREG;
-			count -= 2 * SZREG;
-		}
-		while (count >= SZREG) {
-			word_t next = sw[1];
-			*(word_t *)d = (prev >> shr) | (next << shl);
-			prev = next;
-			sw++;
-			d += SZREG;
-			count -= SZREG;
-		}
-		s = (const u8 *)sw + off;
-	}
-
-copy_bytes:
-	while (count--)
-		*d++ = *s++;
-	return dest;
-}
-EXPORT_SYMBOL(__memcpy);
-void *memcpy(void *dest, const void *src, size_t count) __weak __alias(__memcpy);
-EXPORT_SYMBOL(memcpy);
 
 /*
  * memmove: when dst does not start inside [src, src + count), copying
@@ -163,44 +63,3 @@ void *__memmove(void *dest, const void *src, size_t count)
 EXPORT_SYMBOL(__memmove);
 void *memmove(void *dest, const void *src, size_t count) __weak __alias(__memmove);
 EXPORT_SYMBOL(memmove);
-
-/*
- * memset: bytes below 16; otherwise align with single bytes, then store
- * 2 word(s) of the replicated byte per iteration; then the tail (words).
- * The branch hint makes an aligned dst the fall-through path.
- */
-void *__memset(void *s, int c, size_t count)
-{
-	u8 *d = s;
-
-	if (count >= 16) {
-		word_t w = (u8)c;
-
-		w |= w << 8;
-		w |= w << 16;
-		w |= w << 32;
-		while (unlikely((uintptr_t)d & WORD_MASK)) {
-			*d++ = c;
-			count--;
-		}
-		while (count >= 2 * SZREG) {
-			word_t *dw = (word_t *)d;
-
-			dw[0] = w;
-			dw[1] = w;
-			d += 2 * SZREG;
-			count -= 2 * SZREG;
-		}
-		while (count >= SZREG) {
-			*(word_t *)d = w;
-			d += SZREG;
-			count -= SZREG;
-		}
-	}
-	while (count--)
-		*d++ = c;
-	return s;
-}
-EXPORT_SYMBOL(__memset);
-void *memset(void *s, int c, size_t count) __weak __alias(__memset);
-EXPORT_SYMBOL(memset);
