@@ -86,7 +86,7 @@ def test_string_routines_refuse_ends():
     err = _error(TARGET + "string s for u74 {\n  memcpy { small below 16; words unroll 2; "
                  "tail bytes; ends pieces }\n  memset { small below 16; words unroll 1;"
                  " tail bytes }\n}\n")
-    assert "copy_user and clear_user" in err.message and err.loc.line == 3
+    assert "copy_user, clear_user and memcpy with `form asm`" in err.message and err.loc.line == 3
 
 
 def test_steps_need_size_classes():
