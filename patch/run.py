@@ -68,10 +68,10 @@ class Step:
     kinds: tuple[str, ...]
     spliced: Spliced | None                 # a uaccess step's splice
     files: dict[str, str | None] = field(default_factory=dict)   # path -> text (None: removed)
-    objects: tuple[str, ...] = ()           # a string step's objects Kbuild builds after it
     change: message.Change | None = None
     message: str = ""
     commit: str = ""
+    objects: tuple[str, ...] = ()           # a string step's objects Kbuild builds after it
 
 
 @dataclass
@@ -257,7 +257,7 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
             plan = stringfile.plan(st, Path(req.source).name,
                                    lambda rel: git.show(tree, "HEAD", rel),
                                    lambda rel: git.users(tree, "HEAD", rel))
-            steps.append(Step(ks, None, plan.files, plan.objects_after))
+            steps.append(Step(ks, None, plan.files, objects=plan.objects_after))
             continue
         layout, sp = _apply(st, states[-1], tree.rel, ks)
         states.append(sp.text)

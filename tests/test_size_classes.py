@@ -52,7 +52,7 @@ def test_string_routines_refuse_classes():
     err = _error(TARGET + "string s for u74 {\n  memcpy { small below 16; words unroll 2; "
                  "then words unroll 1; tail bytes }\n  memset { small below 16; words unroll 1;"
                  " tail bytes }\n}\n")
-    assert "copy_user and clear_user" in err.message and err.loc.line == 3
+    assert "copy_user, clear_user and memcpy with `form asm`" in err.message and err.loc.line == 3
 
 
 def test_classes_lower_the_threshold_to_the_head_only():
