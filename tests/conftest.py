@@ -1,6 +1,7 @@
 """Shared fixtures: the examples, a built copy of each, the qemu harness."""
 from __future__ import annotations
 
+import collections
 import os
 import tempfile
 from pathlib import Path
@@ -32,18 +33,58 @@ def built_examples(tmp_path_factory):
 # test_patch's "before" proofs are test_kernel_layouts' layout fixtures
 SAME_WORKER = {"test_kernel_layouts.py": "kernel_layouts_then_patch",
                "test_patch.py": "kernel_layouts_then_patch"}
+# rough seconds of the longest groups (the sum of their tests' --durations
+# in one whole run, two workers on a loaded machine): the longest go first,
+# so that the two workers end together; a group not named here counts a
+# second per test
+GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
+                 "test_verdict.py": 390, "test_tune.py": 380, "test_vector_kernel.py": 350,
+                 "test_size_classes.py": 290, "test_emu_vs_qemu.py": 200,
+                 "test_ends_pieces.py": 200, "test_vector_proof.py": 180,
+                 "test_patch_vector.py": 130, "test_verify_memmove.py": 130,
+                 "test_inline_layout.py": 130, "test_mutate.py": 100,
+                 "test_align_overlap.py": 80, "test_expect_hints.py": 70,
+                 "test_word_paired.py": 70, "test_install.py": 65, "test_properties.py": 50,
+                 "test_verify_nowrap.py": 40, "test_json_envelope.py": 40,
+                 "test_progress.py": 35, "test_computed_jump.py": 30}
+
+
+def group_of(nodeid: str) -> str:
+    """The xdist group of a test: its file's name, or the group SAME_WORKER
+    names."""
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return SAME_WORKER.get(name, name)
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`--dist loadgroup` with each file one group (SAME_WORKER joins some),
+    the groups handed out in collection order.  The group is told from the
+    node id itself: xdist's own loadgroup reads an `@group` suffix that
+    pytest >= 9.2 no longer lets it add, and then spreads a file's tests
+    over both workers, making its module fixtures twice."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileGroups(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    config.option.loadscopereorder = False
+    return FileGroups(config, log)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """Each file is one xdist group (`--dist loadgroup`: a file's module
-    fixtures are made once), SAME_WORKER joins some files into one.
-    Tests marked `kernel` build and boot a real Linux tree for tens of
-    minutes: they run only when the -m expression names them
+    """The groups longest first (GROUP_SECONDS), each file's tests in their
+    own order.  Tests marked `kernel` build and boot a real Linux tree for
+    tens of minutes: they run only when the -m expression names them
     (`python3 -m pytest -m kernel`), never in the default run."""
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group(SAME_WORKER.get(name, name)))
+    group = {it: group_of(it.nodeid) for it in items}
+    tests = collections.Counter(group.values())
+    first = {g: i for i, g in reversed(list(enumerate(group[it] for it in items)))}
+    items.sort(key=lambda it: (-GROUP_SECONDS.get(group[it], tests[group[it]]), first[group[it]]))
     if "kernel" in (config.option.markexpr or ""):
         return
     keep = [it for it in items if it.get_closest_marker("kernel") is None]
