@@ -135,7 +135,8 @@ JUMP_RUNS = (2, 4, 8, 16, 32)
 
 def _check_jump(s: dict, kind: str, ph: Phases) -> None:
     """`tail jump` is an assembly memset: one run of stores entered by a
-    computed jump, a byte head and a byte loop; nothing else is lowered."""
+    computed jump, a head and a tail of aligned pieces, a byte loop for
+    small sizes; nothing else is lowered."""
     if kind != "memset":
         raise CopygenError(f"`tail jump` is generated for memset only, not {kind}",
                            s["tail"].loc, hint="use `tail words` or `tail steps`")
