@@ -121,7 +121,7 @@ def _done() -> Phase:
 
 
 def _bytes() -> Phase:
-    return Phase(f".L{PFX}_bytes", "Bytes", (f"Small sizes, one byte at a time.",),
+    return Phase(f".L{PFX}_bytes", "Bytes", ("Small sizes, one byte at a time.",),
                  ("while (dst < end) *dst++ = c; return s;",), (),
                  (Insn("bgeu", (CUR, END, f".L{PFX}_return"), note="n == 0"),
                   Label(f".L{PFX}_byte"),
