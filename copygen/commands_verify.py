@@ -37,14 +37,14 @@ VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: pro
                "counterexample is shown); 4 a clause stays unknown; 1 an external tool failed.")
 
 
-def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses):
+def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee=None):
     if kind in VECTOR_KINDS:
         return prove_vectors(str(elf), stage=stage, symbol=sym)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,
                         memmove_bound=0 if bounded else MEMMOVE_BOUND, stage=stage,
-                        all_clauses=all_clauses)
+                        all_clauses=all_clauses, callee=callee)
     if bounded:
         apply_bounded(str(elf), rep, bounded, jobs)
     return rep
@@ -156,9 +156,9 @@ def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
     """One routine's report, through the cache; its outcome said when piped."""
     ran = []
 
-    def prove():
+    def prove(callee):
         ran.append(sym)
-        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses)
+        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee)
     rep = prove_cached(elf, sym, kind, cache, prove, bounded, all_clauses)
     _say(f"{sym}: {verdict(rep)} " + (f"({rep.seconds:.0f} s)" if ran else "(from the proof cache)"))
     return rep

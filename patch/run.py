@@ -193,7 +193,7 @@ def _vector_proofs(state, cache, tell) -> list:
             continue
         tell(f"proving {sym} at VLEN {', '.join(map(str, vprove.VLENS))}, {state.label}")
         rep = prove_cached(state.elf, sym, "vector", cache,
-                           prove=lambda sym=sym: vprove.prove_vectors(str(state.elf), symbol=sym))
+                           prove=lambda callee, sym=sym: vprove.prove_vectors(str(state.elf), symbol=sym))
         out.append(evidence.Proof(sym, vector.KIND, verdict(rep), dict(rep.status),
                                   dict(rep.detail), rep.seconds))
     return out

@@ -14,7 +14,7 @@ def test_the_same_code_is_proved_once(tmp_path):
     elf = build_file(ROOT / "examples" / "pre2021.copy", tmp_path / "out").elf
     cache, calls = ProofCache(tmp_path / "proofs"), []
 
-    def prove():
+    def prove(callee):
         calls.append(1)
         return RoutineReport("__clear_user", "clear", {"C1": "proved"}, {}, 0.5)
     first = prove_cached(elf, "__clear_user", "clear", cache, prove)

@@ -79,7 +79,7 @@ class ProofCache:
             return None
         rep = RoutineReport(d["symbol"], d["kind"], d["status"], d["detail"], d["seconds"],
                             {int(k, 16): v for k, v in d.get("invariants", {}).items()},
-                            d.get("counterexamples", {}))
+                            d.get("counterexamples", {}), d.get("calls", {}))
         return rep
 
     def put(self, key: str, rep: RoutineReport) -> None:
@@ -96,16 +96,20 @@ def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | No
     """The report of `symbol` in `elf`: the cache's when it holds this very
     code (and prover), else a new proof, which goes into the cache.  The one
     way every command proves through the cache (verify, tune, patch);
-    `prove()` runs the proof when the caller has its own (progress, --bounded),
-    else verify.prove.prove_routine does."""
+    `prove(callee)` runs the proof when the caller has its own (progress,
+    --bounded), else verify.prove.prove_routine does.  `callee` proves a
+    routine the proof takes by its own contract (verify.summary) through
+    the same cache."""
     key = code_key(elf, symbol, kind, bounded, all_clauses) if cache else None
     rep = cache.get(key) if cache else None
     if rep is None:
+        def callee(sym: str, world: str) -> RoutineReport:
+            return prove_cached(elf, sym, world, cache, jobs=jobs)
         if prove is None:
             from copygen.verify.prove import prove_routine
-            rep = prove_routine(str(elf), symbol, kind, jobs=jobs)
+            rep = prove_routine(str(elf), symbol, kind, jobs=jobs, callee=callee)
         else:
-            rep = prove()
+            rep = prove(callee)
         if cache:
             cache.put(key, rep)
     return rep

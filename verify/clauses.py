@@ -29,7 +29,7 @@ STRING_C1 = "returns dst and dst[0..n) == expected bytes"
 def clause_text(clause: str, kind: str) -> str:
     """What a clause says for a routine of this kind (memcpy, memset and
     memmove return dst, and memset's expected bytes are its fill byte)."""
-    if clause == "C1" and kind in ("memcpy", "memset", "memmove"):
+    if clause == "C1" and kind in STRING_KINDS:
         return STRING_C1
     return CLAUSES[clause]
 
@@ -40,8 +40,13 @@ BY_KIND = {
     "memcpy": ["C1", "A1", "B1", "B2", "B2s", "T1"],
     "memset": ["C1", "A1", "B1", "B2", "T1"],
     "memmove": ["C1", "A1", "B1", "B2", "T1"],
+    # memmove's contract for the calls where dst does not start inside
+    # [src, src + n): what memcpy must keep when memmove forwards to it
+    "memmove_fwd": ["C1", "A1", "B1", "B2", "T1"],
 }
-STRING_KINDS = ("memcpy", "memset", "memmove")
+STRING_KINDS = ("memcpy", "memset", "memmove", "memmove_fwd")
+# the kinds whose buffers may overlap (verify.world.World.overwritten)
+OVERLAP_KINDS = ("memmove", "memmove_fwd")
 
 
 def vector_clauses(exact_loads: bool) -> list[str]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from copygen.emu.api import RETURN_SENTINEL, Machine
 from copygen.emu.errors import Oops, StepLimit
 from copygen.emu.machine import SR_SUM, SSTATUS
-from copygen.verify.clauses import holds_sum
+from copygen.verify.clauses import OVERLAP_KINDS, holds_sum
 
 PAGE = 4096
 MARGIN = 2 * PAGE
@@ -52,7 +52,7 @@ class Scenario:
     def shared(self) -> bool:
         """memmove's buffers near enough to overlap (or share margins): one
         region holds both, and dst starts as what that region holds."""
-        return self.kind == "memmove" and abs(self.D - self.S) < self.N + 4 * MARGIN
+        return self.kind in OVERLAP_KINDS and abs(self.D - self.S) < self.N + 4 * MARGIN
 
     def source_byte(self, addr: int) -> int:
         """What the byte at addr held at the call, near src: a source byte,
@@ -123,7 +123,7 @@ def setup(image, sc: Scenario) -> Machine:
         return m
     side = USER_SIDE.get(sc.kind)
     _region(m, sc.D, sc.N, side == "dst", sc.dst0, 0xEE)
-    if sc.kind in ("to", "from", "memcpy", "memmove"):
+    if sc.kind in ("to", "from", "memcpy", *OVERLAP_KINDS):
         _region(m, sc.S, sc.N, side == "src", sc.src, 0xDD)
     if sc.F is not None:
         end = (sc.U + sc.N + MARGIN + PAGE - 1) & ~(PAGE - 1)

@@ -6,12 +6,13 @@ memmove, every distance of src from dst that overlaps it (both directions)
 and the nearest disjoint ones.
 
 Role: enumeration only, below both of its users.  May import
-verify.concrete, verify.samples.
+verify.clauses, verify.concrete, verify.samples.
 """
 from __future__ import annotations
 
 import random
 
+from copygen.verify.clauses import OVERLAP_KINDS
 from copygen.verify.concrete import PAGE, Scenario
 from copygen.verify.samples import scenario
 
@@ -24,8 +25,8 @@ def scenarios(kind: str, limit: int, rng: random.Random):
 
 def scenarios_of(kind: str, n: int, rng: random.Random):
     """The scenarios of one n (see the module docstring)."""
-    if kind == "memmove":
-        yield from _overlaps(n, rng)
+    if kind in OVERLAP_KINDS:
+        yield from _overlaps(n, rng, kind)
         return
     user = {"to": "dst", "from": "src", "clear": "dst"}.get(kind)
     for d in range(8):
@@ -47,13 +48,16 @@ def scenarios_of(kind: str, n: int, rng: random.Random):
                 yield Scenario(kind, D, S, n, sc.src, sc.dst0, sc.C, F=U + f)
 
 
-def _overlaps(n: int, rng: random.Random):
+def _overlaps(n: int, rng: random.Random, kind: str):
     """memmove: every dst alignment, and src at every distance from dst
     that overlaps it, in both directions, plus the nearest ones that do not
-    (src - dst from -(n + 8) to n + 8)."""
+    (src - dst from -(n + 8) to n + 8); memmove_fwd: those where dst does
+    not start inside [src, src + n)."""
     for d in range(8):
-        base = scenario("memmove", n, d, 0, rng)
+        base = scenario(kind, n, d, 0, rng)
         for delta in range(-(n + 8), n + 9):
-            sc = Scenario("memmove", base.D, base.D + delta, n, base.src, b"", base.C)
+            if kind == "memmove_fwd" and -n < delta <= 0:
+                continue
+            sc = Scenario(kind, base.D, base.D + delta, n, base.src, b"", base.C)
             sc.dst0 = sc.initial(sc.D, n)
             yield sc

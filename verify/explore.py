@@ -9,8 +9,8 @@ every user access that may fault (the fault path resumes at its fixup with
 the state from before the access, as the trap handler restores it).
 
 Role: produce `Segment` results; the prover decides what to check.
-May import z3, emu.semantics, verify.budget, verify.program, verify.symstate,
-verify.world, verify.z3ops.
+May import z3, emu.semantics, verify.budget, verify.clauses, verify.program,
+verify.symstate, verify.world, verify.z3ops.
 """
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from copygen.emu.semantics import SEMANTICS
 from copygen.verify.budget import budget
 from copygen.verify.program import Program, ProgramError
 from copygen.verify.symstate import SymState
+from copygen.verify.clauses import OVERLAP_KINDS
 from copygen.verify.world import SR_SUM, World
 from copygen.verify.z3ops import Z3_OPS, bv
 
@@ -122,7 +123,7 @@ def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> 
             ok = strict = z3.BoolVal(False)
         out.append(Obligation("B2", pc, cond, ok, "load outside the source's aligned words"))
         out.append(Obligation("B2s", pc, cond, strict, "load outside [src, src+n)"))
-        if world.kind == "memmove":
+        if world.kind in OVERLAP_KINDS:
             out.append(Obligation("C1", pc, cond, z3.Not(world.overwritten(st.written, a, n)),
                                   "a load reads a source byte the routine already overwrote",
                                   tuple(z3.simplify(a + bv(k) - world.D) for k in range(n))))
@@ -168,6 +169,10 @@ class Explorer:
 
     def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool, witness) -> list:
         insn = self.prog.fetch(st.pc)
+        if insn.name in ("jal", "jalr") and self.world.summaries:
+            summary = self.world.summaries.get(self.prog.jump_target(st.pc))
+            if summary is not None:
+                return self._summarised(seg, st, insn, summary, cond, faulted, witness)
         sem = SEMANTICS.get(insn.name)
         if sem is None:
             raise ProgramError(f"no semantics for {insn.name} at {st.pc:#x}")
@@ -217,6 +222,19 @@ class Explorer:
                 out.append((s2, cont_cond if z3.is_true(taken) else cont_cond + [taken],
                             faulted, False, pw))
         return out
+
+    def _summarised(self, seg: Segment, st: SymState, insn, summary, cond: list,
+                    faulted: bool, witness) -> list:
+        """A call (or tail call) of a routine proved on its own: its
+        obligations on this path, then the state its contract leaves
+        (verify.summary), at the return site or returned to ra."""
+        for clause, formula, what in summary.obligations(self.world, st):
+            seg.obligations.append(Obligation(clause, st.pc, cond, formula, what))
+        new = summary.after(self.world, st, st.pc + insn.length if insn.rd else None)
+        if new.returned:
+            seg.ends.append(End("ret", st.pc, new, cond, faulted))
+            return []
+        return [(new, cond, faulted, False, witness)]
 
     def _computed_jump(self, seg: Segment, pc: int, new: SymState, cond: list,
                        faulted: bool, witness) -> list:

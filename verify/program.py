@@ -183,18 +183,23 @@ class Program:
             return [self.image.extable[pc]]
         return []
 
-    def routine(self, entry: int) -> "Routine":
-        return Routine.build(self, entry)
+    def routine(self, entry: int, opaque: frozenset[int] = frozenset()) -> "Routine":
+        """The routine at entry; calls of the entries in `opaque` are one step
+        each (verify.summary), not followed."""
+        return Routine.build(self, entry, opaque=opaque)
 
 
-def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int, tuple[int, ...]]:
+def call_graph_edges(prog: Program, entry: int, limit: int = 20000,
+                     opaque: frozenset[int] = frozenset()) -> dict[int, tuple[int, ...]]:
     """Successors of every instruction a call to `entry` can reach, calls
     followed: a call's successor is its callee's first instruction, and a
     return inside a callee goes back to the instruction after every call of
     that callee (a call from two places joins their paths: sound, if less
     precise).  A return of the routine itself has no successor.  Each
     instruction's successors keep Program.successors' order (the search for
-    back edges, and so the choice of cut points, follows it)."""
+    back edges, and so the choice of cut points, follows it).  A call of an
+    entry in `opaque` goes to the instruction after it, and a jump to one
+    (a tail call) returns, as the summary of the call does (verify.summary)."""
     succ: dict[int, dict[int, None]] = defaultdict(dict)   # an ordered set
     seen: set[tuple[int, int | None]] = set()   # (pc, callee it runs in; None: the routine)
     callers: dict[int, set] = defaultdict(set)  # callee -> {(return site, caller)}
@@ -216,7 +221,14 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000) -> dict[int,
         i = prog.fetch(pc)
         succ.setdefault(pc, {})
         target = prog.jump_target(pc) if i.name in ("jal", "jalr") else None
-        if i.name in ("jal", "jalr") and target is not None and i.rd:
+        if target is not None and target in opaque:
+            if i.rd:
+                go(pc, pc + i.length, fn)
+            elif fn is not None:
+                rets[fn].add(pc)
+                for site, caller in callers[fn]:
+                    go(pc, site, caller)
+        elif i.name in ("jal", "jalr") and target is not None and i.rd:
             callers[target].add((pc + i.length, fn))
             go(pc, target, target)
             for r in rets[target]:
@@ -247,14 +259,16 @@ class Routine:
     pcs: frozenset[int]
     cut_points: frozenset[int]     # targets of back edges (every cycle has one), and join_cuts
     edges: dict = field(default_factory=dict, compare=False)   # pc -> successors, calls followed
+    opaque: frozenset[int] = frozenset()     # callees taken by their summaries
 
     @classmethod
-    def build(cls, prog: Program, entry: int, limit: int = 20000) -> "Routine":
-        edges = call_graph_edges(prog, entry, limit)
+    def build(cls, prog: Program, entry: int, limit: int = 20000,
+              opaque: frozenset[int] = frozenset()) -> "Routine":
+        edges = call_graph_edges(prog, entry, limit, opaque)
         back = back_edges(entry, edges)
         cuts = {dst for _, dst in back}
         cuts |= join_cuts(entry, edges, back, cuts)
-        return cls(entry, frozenset(edges), frozenset(cuts), edges)
+        return cls(entry, frozenset(edges), frozenset(cuts), edges, frozenset(opaque))
 
 
 def back_edges(entry: int, edges: dict) -> set[tuple[int, int]]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from copygen.verify.clauses import BY_KIND, STRING_KINDS, holds_sum
+from copygen.verify.clauses import BY_KIND, OVERLAP_KINDS, STRING_KINDS, holds_sum
 from copygen.verify.coverage import cover_goals, inside_goals
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.budget import Query
@@ -27,6 +27,7 @@ from copygen.verify.gcguard import proving
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
+from copygen.verify.summary import Summary, candidates, names_sp, usable
 from copygen.verify.liveness import prune
 from copygen.verify.nowrap import lemmas
 from copygen.emu.errors import EmuError
@@ -45,12 +46,14 @@ class RoutineReport:
     seconds: float = 0.0
     invariants: dict = field(default_factory=dict)  # loop head -> number kept
     examples: dict = field(default_factory=dict)    # clause -> replayed counterexample
+    calls: dict = field(default_factory=dict)       # callee -> how its calls were taken
 
     def as_dict(self) -> dict:
         return {"symbol": self.symbol, "kind": self.kind, "status": self.status,
                 "detail": self.detail, "counterexamples": self.examples,
                 "seconds": round(self.seconds, 2),
-                "invariants": {hex(k): v for k, v in self.invariants.items()}}
+                "invariants": {hex(k): v for k, v in self.invariants.items()},
+                "calls": self.calls}
 
 
 # how long a C3 coverage goal is tried without the fault point's
@@ -331,7 +334,8 @@ STAGES = ("sample runs", "guessing invariants", "induction (Houdini)", "clause c
 def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
                   jobs: int | None = None, memmove_bound: int = MEMMOVE_BOUND,
                   stage: Callable[[str], None] | None = None,
-                  all_clauses: bool = False) -> RoutineReport:
+                  all_clauses: bool = False,
+                  callee: Callable[[str, str], RoutineReport] | None = None) -> RoutineReport:
     """Every clause for one routine, its queries spread over `jobs` processes
     (default: verify.parallel.default_jobs()).  Code the prover cannot model
     (an instruction or jump it does not handle) leaves every clause unknown,
@@ -343,19 +347,26 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     proof enters it (a progress bar advances on it).  A sample run that
     breaks a required clause ends the proof there (verify.early: the
     verdict is violated, the clauses no concrete run breaks are not
-    checked) unless `all_clauses` asks for every clause's proof."""
+    checked) unless `all_clauses` asks for every clause's proof.  memmove's
+    calls of memcpy are taken by memcpy's own proof in the world
+    memmove_fwd (verify.summary) when that proves every clause, else
+    followed: `callee(symbol, world kind)` gives that proof (default: a
+    new one; verify.cache passes one through the cache)."""
     t0 = time.time()
     jobs = jobs or default_jobs()
+    if callee is None:
+        def callee(sym: str, world: str) -> RoutineReport:
+            return prove_routine(elf, sym, world, replay, jobs, memmove_bound=0)
     with proving():
         try:
             rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
-                         all_clauses)
+                         all_clauses, callee)
         except (ProgramError, EmuError) as err:
             rep = RoutineReport(symbol, kind)
             for clause in BY_KIND[kind]:
                 rep.status[clause] = "unknown"
                 rep.detail[clause] = f"cannot analyse the code: {err}"
-        if kind == "memmove" and memmove_bound > 0 and "unknown" in rep.status.values():
+        if kind in OVERLAP_KINDS and memmove_bound > 0 and "unknown" in rep.status.values():
             apply_bounded(elf, rep, memmove_bound, jobs)
     rep.seconds = time.time() - t0
     return rep
@@ -369,10 +380,36 @@ def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> 
     return prune(prog, routine, dict(zip(heads, guessed)))
 
 
+def summaries(prog: Program, found: dict, callee: Callable[[str, str], RoutineReport],
+              stage: Callable[[str], None]) -> tuple[dict, dict]:
+    """(callee entry -> Summary, callee symbol -> how its calls are taken)
+    for the calls verify.summary.candidates found (`found`) that the
+    callee's own proof lets the routine's proof take as one step."""
+    out, said = {}, {}
+    for addr, (sym, world) in sorted(found.items()):
+        if names_sp(prog, addr):
+            said[sym] = "followed: it uses the stack"
+            continue
+        stage(f"proving {sym} as {world}")
+        rep = callee(sym, world)
+        if usable(rep, world):
+            out[addr] = Summary(sym, addr, world)
+            said[sym] = f"by its own proof as {world} ({rep.seconds:.0f} s)"
+        else:
+            bad = ", ".join(c for c, s in rep.status.items() if s != "proved")
+            said[sym] = f"followed: its proof as {world} leaves {bad}"
+    return out, said
+
+
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
-           stage: Callable[[str], None], all_clauses: bool) -> RoutineReport:
+           stage: Callable[[str], None], all_clauses: bool,
+           callee: Callable[[str, str], RoutineReport]) -> RoutineReport:
     prog = Program.load(elf)
-    routine = prog.routine(prog.image.address_of(symbol))
+    entry = prog.image.address_of(symbol)
+    found = candidates(prog, entry, kind)
+    # sampled as if every call found were summarised: a run that already
+    # breaks a clause then costs no callee proof
+    routine = prog.routine(entry, opaque=frozenset(a for a in found if not names_sp(prog, a)))
     stage(STAGES[0])
     stuck: list = []
     broken: dict = {}
@@ -381,10 +418,14 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
         return does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
     if not all_clauses and decides(kind, broken):
         return violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
+    summed, calls = summaries(prog, found, callee, stage)
+    if frozenset(summed) != routine.opaque:
+        routine = prog.routine(entry, opaque=frozenset(summed))
+        snaps = collect(prog.image, symbol, kind, routine.cut_points)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
     stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
-    proof = Proof(prog, routine, World(kind, holds_sum(symbol)),
+    proof = Proof(prog, routine, World(kind, holds_sum(symbol), summaries=summed),
                   {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
     stage(STAGES[2])
     proof.houdini(guesses, jobs)
@@ -394,7 +435,8 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     ck.returns()
     ck.run(jobs)
     stage(STAGES[4])
-    rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()})
+    rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()},
+                        calls=calls)
     for clause in BY_KIND[kind]:
         if clause == "T1":
             ok, why = ck.termination(jobs)

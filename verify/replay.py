@@ -16,7 +16,7 @@ from dataclasses import replace
 import z3
 
 from copygen.verify.budget import budget
-from copygen.verify.clauses import STRING_KINDS
+from copygen.verify.clauses import OVERLAP_KINDS, STRING_KINDS
 from copygen.verify.concrete import MARGIN, PAGE, Scenario, loads_outside, run, verdicts
 from copygen.verify.exhaustive import scenarios
 from copygen.verify.samples import scenario, with_fault
@@ -77,7 +77,7 @@ def scenario_from(proof, m, seed: int = 7) -> Scenario:
     S = (sc.S & ~(page - 1)) + (_val(m, w.S) & (page - 1))
     delta = (_val(m, w.S) - _val(m, w.D)) & ((1 << 64) - 1)
     delta -= (1 << 64) if delta >> 63 else 0
-    if w.kind == "memmove" and abs(delta) < 1 << 20:     # the overlap is the point
+    if w.kind in OVERLAP_KINDS and abs(delta) < 1 << 20:     # the overlap is the point
         S = D + delta
     F = None
     if not z3.is_true(m.eval(w.NF, model_completion=True)) and w.user:
@@ -95,7 +95,7 @@ def _hex(b: bytes, limit: int = 16) -> str:
 # A counterexample shows the call that rebuilds the run (n, dst, and src, c
 # or the fault point where the routine takes them) and, of the run, only
 # what its clause is about: clear_user has no source, S1 is about SUM alone.
-SOURCE_KINDS = ("to", "from", "memcpy", "memmove")       # a source buffer
+SOURCE_KINDS = ("to", "from", "memcpy", *OVERLAP_KINDS)  # a source buffer
 USER_KINDS = ("to", "from", "clear")                      # a fault point
 RETURN_CLAUSES = ("C1", "C2", "C3", "C4", "C5", "C6")     # about the value returned
 BYTE_CLAUSES = ("C1", "C3", "C4", "C6")                   # about dst's bytes
@@ -336,7 +336,7 @@ class SmallSearch:
     def _scenarios(self):
         rng = random.Random(11)
         yield from scenarios(self.kind, SEARCH_ALL_N, rng)
-        if self.kind == "memmove":
+        if self.kind in OVERLAP_KINDS:
             return
         for n in SEARCH_MORE_N:
             for d in range(8):

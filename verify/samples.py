@@ -11,7 +11,7 @@ import random
 from collections import defaultdict
 from dataclasses import replace
 
-from copygen.verify.clauses import STRING_KINDS
+from copygen.verify.clauses import OVERLAP_KINDS, STRING_KINDS
 from copygen.verify.concrete import PAGE, Scenario, run, verdicts
 
 SIZES = list(range(0, 40)) + [47, 55, 63, 64, 65, 70, 71, 72, 73, 79, 80, 95, 96, 127, 128,
@@ -26,9 +26,12 @@ def scenario(kind: str, n: int, doff: int, soff: int, rng: random.Random,
     dbase = (user if kind in ("to", "clear") else kern)[0] + rng.randrange(1, 1 << 16) * (1 << 20)
     sbase = (user if kind == "from" else kern)[1] + rng.randrange(1, 1 << 16) * (1 << 20)
     D, S = dbase + doff, sbase + soff
-    if kind == "memmove":
-        S = D + rng.randrange(-n - 16, n + 16) if n else D + 64
-    src = _distinct_at(abs(S - D), n, rng) if kind == "memmove" else \
+    if kind in OVERLAP_KINDS:
+        delta = rng.randrange(-n - 16, n + 16) if n else 64
+        if kind == "memmove_fwd" and -n < delta <= 0:
+            delta = 1 - delta       # dst inside src is not a call of this kind
+        S = D + delta
+    src = _distinct_at(abs(S - D), n, rng) if kind in OVERLAP_KINDS else \
         bytes(rng.randrange(128) for _ in range(n))
     dst0 = bytes(rng.randrange(128, 256) for _ in range(n))
     # memset's c: only its low byte counts, the rest must be ignored
@@ -65,16 +68,16 @@ def samples(kind: str, seed: int = 1) -> list[Scenario]:
         out += [scenario(kind, n, d, s, rng) for d, s in pairs]
     if kind in ("to", "from", "clear"):
         out += [faulting(kind, n, rng) for n in FAULT_SIZES for _ in range(3)]
-    if kind == "memmove":
-        out += [far_apart(n, rng) for n in SIZES]
+    if kind in OVERLAP_KINDS:
+        out += [far_apart(n, rng, kind) for n in SIZES]
     return out
 
 
-def far_apart(n: int, rng: random.Random) -> Scenario:
+def far_apart(n: int, rng: random.Random, kind: str = "memmove") -> Scenario:
     """A memmove call whose buffers are far apart (either order): in the
     other runs src is within n + 16 of dst, so a register moving with dst
     is as near S as D, and `bases` could not tell which buffer it follows."""
-    sc = replace(scenario("memcpy", n, rng.randrange(8), rng.randrange(8), rng), kind="memmove")
+    sc = replace(scenario("memcpy", n, rng.randrange(8), rng.randrange(8), rng), kind=kind)
     return replace(sc, D=sc.S, S=sc.D) if rng.randrange(2) else sc
 
 

@@ -15,9 +15,12 @@ Routine kinds
   memmove    memmove: the buffers may overlap; loads read the source as it
              was at the call, and each load must meet no byte already
              overwritten (World.overwritten)
+  memmove_fwd  memmove's world for the calls a forward copy must handle:
+             dst does not start inside [src, src + n) (the calls memmove
+             hands to memcpy; verify.summary)
   memset     memset (a0 = dst, a1 = c, a2 = n)
 
-Role: data and formulas only.  May import z3, verify.z3ops.
+Role: data and formulas only.  May import z3, verify.clauses, verify.z3ops.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 
 import z3
 
+from copygen.verify.clauses import OVERLAP_KINDS
 from copygen.verify.z3ops import bv, mentions
 
 PAGE = 4096
@@ -72,6 +76,8 @@ class World:
     DST0: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("DST0_W", 8))
     # memmove's dst - src, for queries that write D as S + DS (World.relative)
     DS: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("DS", 64))
+    # callee entry -> verify.summary.Summary: calls taken by a proved contract
+    summaries: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self.R0 = [bv(0)] + [z3.BitVec(f"R0_x{i}", 64) for i in range(1, 32)]
@@ -98,7 +104,7 @@ class World:
 
     @property
     def has_source(self) -> bool:
-        return self.kind in ("to", "from", "memcpy", "memmove")
+        return self.kind in ("to", "from", "memcpy", *OVERLAP_KINDS)
 
     @property
     def user(self) -> str | None:
@@ -118,9 +124,11 @@ class World:
                self.RA0 & bv(1) == 0]
         if self.has_source:
             pre += [z3.UGE(S, bv(LOW)), z3.ULE(S, bv(HIGH) - N)]
-            if self.kind != "memmove":
+            if self.kind not in OVERLAP_KINDS:
                 # disjoint and far apart (user and kernel buffers never share a page)
                 pre.append(z3.Or(z3.ULE(D + N + GAP, S), z3.ULE(S + N + GAP, D)))
+            elif self.kind == "memmove_fwd":
+                pre.append(z3.UGE(D - S, N))
         # the stack is elsewhere
         pre.append(z3.Or(z3.ULE(self.SP0 + 4096, D - 8), z3.ULE(D + N + 8, self.SP0 - 8192)))
         if self.has_source:

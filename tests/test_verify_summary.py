@@ -1,0 +1,181 @@
+"""Call summaries (verify.summary): memmove's calls of memcpy are taken by
+memcpy's own proof in the world memmove_fwd (memmove's contract for the
+calls where dst does not start inside [src, src + n)), not explored again
+inside memmove's proof; and only where that proof holds, the call passes
+memmove's own arguments and nothing was written before it."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import z3
+
+from copygen.verify.clauses import BY_KIND
+from copygen.verify.exhaustive import scenarios
+from copygen.verify.program import Program
+from copygen.verify.prove import RoutineReport, prove_routine
+from copygen.verify.samples import samples
+from copygen.verify.summary import candidates, names_sp
+from copygen.verify.world import World
+
+HEAD = "#include <linux/linkage.h>\n#include <asm/asm.h>\n\n"
+
+# memcpy a byte at a time, forwards: right for every call memmove forwards
+FORWARD = """\
+SYM_FUNC_START(__memcpy)
+	mv	t0, a0
+	beqz	a2, 2f
+1:	lb	t1, 0(a1)
+	sb	t1, 0(t0)
+	addi	a1, a1, 1
+	addi	t0, t0, 1
+	addi	a2, a2, -1
+	bnez	a2, 1b
+2:	ret
+SYM_FUNC_END(__memcpy)
+"""
+
+# memcpy from the end down: a right memcpy, wrong where dst < src overlap
+BACKWARD = """\
+SYM_FUNC_START(__memcpy)
+	beqz	a2, 2f
+	add	t0, a0, a2
+	add	t1, a1, a2
+1:	addi	t1, t1, -1
+	addi	t0, t0, -1
+	lb	t2, 0(t1)
+	sb	t2, 0(t0)
+	bne	t0, a0, 1b
+2:	ret
+SYM_FUNC_END(__memcpy)
+"""
+
+# the forward memcpy, keeping t0 in s0 on the stack for no reason
+STACKED = FORWARD.replace("SYM_FUNC_START(__memcpy)\n",
+                          "SYM_FUNC_START(__memcpy)\n\taddi\tsp, sp, -16\n\tsd\ts0, 0(sp)\n"
+                          ).replace("2:\tret", "2:\tld\ts0, 0(sp)\n\taddi\tsp, sp, 16\n\tret")
+
+# memmove: dst inside src copies backwards a byte at a time, any other
+# call goes to __memcpy (FORWARD_CALL: `tail`; the kernel's frame-pointer
+# build: a call from a frame)
+MEMMOVE = """\
+SYM_FUNC_START(memmove)
+	sub	t3, a0, a1
+	bgeu	t3, a2, 3f
+	add	t0, a0, a2
+	add	a1, a1, a2
+1:	addi	a1, a1, -1
+	addi	t0, t0, -1
+	lb	t1, 0(a1)
+	sb	t1, 0(t0)
+	bne	t0, a0, 1b
+	ret
+3:	FORWARD_CALL
+SYM_FUNC_END(memmove)
+"""
+TAIL = "tail\t__memcpy"
+FRAMED = "addi\tsp, sp, -16\n\tsd\tra, 8(sp)\n\tcall\t__memcpy\n\tld\tra, 8(sp)\n" \
+         "\taddi\tsp, sp, 16\n\tret"
+HALF = "srli\ta2, a2, 1\n\ttail\t__memcpy"                  # passes n / 2
+FIRST_ZEROED = "beqz\ta2, 4f\n\tsb\tzero, 0(a0)\n4:\ttail\t__memcpy"   # writes dst[0] first
+
+
+def _elf(tmp: Path, memcpy: str, call: str, name: str) -> str:
+    from copygen.inputs import linked_elf
+    src = tmp / f"{name}.S"
+    src.write_text(HEAD + memcpy + "\n" + MEMMOVE.replace("FORWARD_CALL", call))
+    return str(linked_elf(str(src), tmp / name))
+
+
+def _prove(elf: str, **kw) -> RoutineReport:
+    return prove_routine(elf, "memmove", "memmove", jobs=1, memmove_bound=0, **kw)
+
+
+def test_the_call_is_one_step_of_the_routine(tmp_path):
+    """The routine's graph stops at a summarised call: a tail call returns,
+    a call goes on after it; the callee's loop is no cut point of memmove's."""
+    for call in (TAIL, FRAMED):
+        prog = Program.load(_elf(tmp_path, FORWARD, call, "one"))
+        entry, callee = prog.image.address_of("memmove"), prog.image.address_of("__memcpy")
+        found = candidates(prog, entry, "memmove")
+        assert found == {callee: ("__memcpy", "memmove_fwd")}
+        followed, summed = prog.routine(entry), prog.routine(entry, frozenset(found))
+        assert callee in followed.pcs and callee not in summed.pcs
+        assert len(summed.cut_points) == 1 < len(followed.cut_points)
+    assert candidates(prog, callee, "memcpy") == {}       # only memmove summarises
+
+
+def test_a_callee_that_names_sp_is_followed(tmp_path):
+    prog = Program.load(_elf(tmp_path, STACKED, TAIL, "stacked"))
+    assert names_sp(prog, prog.image.address_of("__memcpy"))
+    prog = Program.load(_elf(tmp_path, FORWARD, TAIL, "plain"))
+    assert not names_sp(prog, prog.image.address_of("__memcpy"))
+
+
+def test_the_forward_world_holds_only_calls_a_forward_copy_must_handle():
+    w = World("memmove_fwd")
+    s = z3.Solver()
+    s.add(*w.preconditions(), z3.ULT(w.D - w.S, w.N))        # dst inside src
+    assert s.check() == z3.unsat
+    every = list(scenarios("memmove_fwd", 12, random.Random(1)))
+    assert all((sc.D - sc.S) % (1 << 64) >= sc.N for sc in samples("memmove_fwd") + every)
+    deltas = {sc.S - sc.D for sc in every if sc.N == 12}
+    assert deltas == set(range(1, 21)) | set(range(-20, -11))   # src at or after dst, or below
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("call", [TAIL, FRAMED], ids=["tail", "framed"])
+def test_memmove_is_proved_by_memcpy_s_own_proof(tmp_path, call):
+    asked = []
+
+    def callee(sym, world):
+        asked.append((sym, world))
+        return prove_routine(elf, sym, world, jobs=1, memmove_bound=0)
+    elf = _elf(tmp_path, FORWARD, call, "fwd")
+    rep = _prove(elf, callee=callee)
+    assert asked == [("__memcpy", "memmove_fwd")]
+    assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
+    assert rep.calls["__memcpy"].startswith("by its own proof as memmove_fwd")
+
+
+@pytest.mark.slow
+def test_a_memcpy_unsafe_forwards_is_not_memmove_fwd_s(tmp_path):
+    """A backward memcpy is a right memcpy but not memmove_fwd's (dst
+    below src, overlapping, replayed in the emulator); memmove calling it
+    is violated by its runs before any callee is proved."""
+    elf = _elf(tmp_path, BACKWARD, TAIL, "bwd")
+    assert set(prove_routine(elf, "__memcpy", "memcpy", jobs=1).status.values()) == {"proved"}
+    fwd = prove_routine(elf, "__memcpy", "memmove_fwd", jobs=1, memmove_bound=0)
+    assert fwd.status["C1"] == "violated", fwd.detail
+    assert "differ from the expected" in fwd.detail["C1"]
+    asked = []
+    rep = _prove(elf, callee=lambda sym, world: asked.append(sym))
+    assert rep.status["C1"] == "violated" and asked == [] and rep.calls == {}
+
+
+@pytest.mark.slow
+def test_other_arguments_are_not_taken_by_the_contract(tmp_path):
+    """n / 2 passed on: the obligation fails (and the runs show it)."""
+    rep = _prove(_elf(tmp_path, FORWARD, HALF, "half"), all_clauses=True)
+    assert rep.calls["__memcpy"].startswith("by its own proof")
+    assert rep.status["C1"] == "violated", rep.detail
+
+
+@pytest.mark.slow
+def test_a_write_before_the_call_leaves_the_contract_unused(tmp_path):
+    """dst[0] zeroed before the call: memcpy's contract is about the memory
+    at memmove's entry, so the proof does not take it (here the routine is
+    right, and C1 stays unknown rather than proved on a false premise)."""
+    rep = _prove(_elf(tmp_path, FORWARD, FIRST_ZEROED, "zeroed"))
+    assert rep.status["C1"] == "unknown"
+    assert "writes dst before it calls __memcpy" in rep.detail["C1"]
+    assert {c: s for c, s in rep.status.items() if c != "C1"} == \
+        dict.fromkeys(["A1", "B1", "B2", "T1"], "proved")
+
+
+@pytest.mark.slow
+def test_a_stacked_callee_is_followed_and_still_proved(tmp_path):
+    rep = _prove(_elf(tmp_path, STACKED, TAIL, "stk"))
+    assert rep.calls == {"__memcpy": "followed: it uses the stack"}
+    assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
