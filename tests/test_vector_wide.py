@@ -167,3 +167,28 @@ def test_clear_bytes_and_exact_return_value(elfs, name, vlen):
             if fault is None:
                 assert m.read(USER + off + n, 64) == b"\xee" * 64, where
             assert not m.hart.csrs[SSTATUS] & SR_SUM and m.hart.v.vstart == 0, where
+
+
+# --- the sweep axis -----------------------------------------------------------------
+
+def test_a_sew_axis_expands_and_round_trips(tmp_path):
+    from copygen.gen.variants import sweep_space
+    text = _file("vector e8 m8 above 768 loads plain") + \
+        "sweep s for w {\n    vector sew [e8, e32, e64]\n    vector lmul [m4, m8]\n}\n"
+    path = tmp_path / "s.copy"
+    path.write_text(text)
+    space = sweep_space(str(path))
+    assert len(space.variants) == 6 and not space.pruned
+    assert {(load_text(v.text).copy_user.vector.sew, load_text(v.text).copy_user.vector.lmul)
+            for v in space.variants} == {(s, m) for s in (8, 32, 64) for m in (4, 8)}
+    assert space.variants[0].label.startswith("vector sew e8")
+    again = parse_text(file_text(parse_text(text)))
+    assert [s.values for s in again[2].settings] == [s.values for s in parse_text(text)[2].settings]
+
+
+def test_a_sew_axis_on_a_slow_target_is_refused_at_the_sweep():
+    text = _file("vector e8 m8 above 768 loads plain", target=SLOW) + \
+        "sweep s for w {\n    vector sew [e16, e64]\n}\n"
+    with pytest.raises(CopygenError) as err:
+        load_text(text, "s.copy")
+    assert "misaligned slow" in err.value.message and err.value.loc.line == 13
