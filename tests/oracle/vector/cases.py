@@ -111,7 +111,8 @@ WIDE_COPY = ("li t2, {b}", "bltu a2, t2, 2f", "1:", "srli t1, a2, {lg}",
              "vsetvli t0, a2, e8, m1, ta, ma", "{bload} v0, (a1)", "{bvl}", "sub a2, a2, t0",
              "vse8.v v0, (a0)", "3:")
 WIDE_CLEAR = ("vsetvli t0, zero, e{sew}, {lmul}, ta, ma", "vmv.v.i v0, 0", "li t2, {b}",
-              "bltu a1, t2, 2f", "1:", "srli t1, a1, {lg}", "vsetvli t1, t1, e{sew}, {lmul}, ta, ma",
+              "bltu a1, t2, 2f", "1:", "srli t1, a1, {lg}",
+              "vsetvli t1, t1, e{sew}, {lmul}, ta, ma",
               "slli t0, t1, {lg}", "vse{sew}.v v0, (a0)", "sub a1, a1, t0", "add a0, a0, t0",
               "bgeu a1, t2, 1b", "2:", "beqz a1, 3f", "vsetvli t0, a1, e8, m1, ta, ma",
               "vse8.v v0, (a0)", "sub a1, a1, t0", "3:")
