@@ -341,7 +341,17 @@ class CostModel:
                 self.stall_cycles += c.touch(line, store)
         if addr & (size - 1):
             self.misaligned += 1
-            self.stall_cycles += self.profile.misaligned_cost
+            self.stall_cycles += self._misaligned_cost()
+
+    def _misaligned_cost(self) -> int:
+        """A vector element's by the profile's [vector] misaligned (its beats
+        already count the extra beat a misaligned range spans), else the
+        scalar [misaligned] cost."""
+        vec = self.profile.vector
+        if vec is not None and vec.misaligned is not None and \
+                getattr(self.hart, "vector_element", False):
+            return vec.misaligned
+        return self.profile.misaligned_cost
 
     def on_fault(self) -> None:
         """A fault resumed at its fixup: trap round trip, pipeline drained."""

@@ -158,22 +158,32 @@ class Hart:
     def elements(self, vstart: int, end: int, count: int) -> range:
         return range(vstart, min(end, count))
 
+    # an element access is in flight (the cost model prices its misalignment
+    # by the profile's [vector] rule, not the scalar one)
+    vector_element = False
+
     def load_element(self, e: int, active: bool, addr: int, size: int) -> int:
         if not active:
             return 0
+        self.vector_element = True
         try:
             return self.load(addr, size)
         except MemFault:
             self.v.vstart = e
             raise
+        finally:
+            self.vector_element = False
 
     def store_element(self, e: int, active: bool, addr: int, size: int, value: int) -> None:
         if active:
+            self.vector_element = True
             try:
                 self.store(addr, size, value)
             except MemFault:
                 self.v.vstart = e
                 raise
+            finally:
+                self.vector_element = False
 
     def accessible(self, active: bool, addr: int, size: int) -> bool:
         if active:

@@ -103,12 +103,17 @@ class Memory:
 
     # --- checks used by the machine ---------------------------------------
     def check(self, addr: int, size: int, kind: str, sum_set: int) -> None:
-        """Raise MemFault unless every byte of [addr, addr+size) is allowed."""
+        """Raise MemFault unless every byte of [addr, addr+size) is allowed.
+        The fault's address is the first byte of the refused part: an
+        access that crosses into a refused page reports that page's start,
+        as the privileged spec has stval for a misaligned access's faulting
+        portion (and QEMU's si_addr)."""
         table = self.write_table[sum_set] if kind == "store" else self.read_table[sum_set]
         first, last = addr >> PAGE_SHIFT, (addr + size - 1) >> PAGE_SHIFT
         for pn in (first, last) if first != last else (first,):
             if pn not in table:
-                raise MemFault(addr, f"{kind}: {self._reason(pn, kind, sum_set)}")
+                raise MemFault(max(addr, pn << PAGE_SHIFT),
+                               f"{kind}: {self._reason(pn, kind, sum_set)}")
 
     def _reason(self, pn: int, kind: str, sum_set: int) -> str:
         page = self.pages.get(pn)

@@ -124,6 +124,9 @@ class VectorConfig:
     load_ff: tuple[int, ...]  # the same for fault-only-first loads
     store: tuple[int, ...]    # occupancy of the store unit
     load_latency: tuple[int, ...]  # cycles until a load's register group can be read
+    # stall cycles per element of a vector access not aligned to its width
+    # (None: the profile's scalar [misaligned] cost)
+    misaligned: int | None = None
 
 
 _VECTOR_TABLES = ("load", "load_ff", "store", "load_latency")
@@ -135,10 +138,10 @@ def _parse_vector(data: dict, where: str, engine: str) -> VectorConfig | None:
         return None
     if engine != "inorder":
         raise ProfileError(f"{where}: [vector] is modelled by the inorder engine only, not {engine!r}")
-    unknown = set(v) - {"vlen", "dlen", "units", "vset_latency", *_VECTOR_TABLES}
+    unknown = set(v) - {"vlen", "dlen", "units", "vset_latency", "misaligned", *_VECTOR_TABLES}
     if unknown:
         raise ProfileError(f"{where}: [vector] has unknown key {sorted(unknown)[0]}")
-    for key in ("vlen", "dlen", "vset_latency"):
+    for key in ("vlen", "dlen", "vset_latency") + (("misaligned",) if "misaligned" in v else ()):
         if type(v.get(key)) is not int or v[key] < 0:
             raise ProfileError(f"{where}: [vector] {key} must be a non-negative int, got {v.get(key)!r}")
     vlen, dlen = v["vlen"], v["dlen"]
@@ -159,7 +162,8 @@ def _parse_vector(data: dict, where: str, engine: str) -> VectorConfig | None:
             raise ProfileError(f"{where}: [vector] {key} must not fall as LMUL grows (more bytes, "
                                f"no fewer cycles)")
         tables[key] = tuple(row)
-    return VectorConfig(vlen=vlen, dlen=dlen, units=v["units"], vset_latency=v["vset_latency"], **tables)
+    return VectorConfig(vlen=vlen, dlen=dlen, units=v["units"], vset_latency=v["vset_latency"],
+                        misaligned=v.get("misaligned"), **tables)
 
 
 # (table, key) -> (OooConfig field, default or None when required)

@@ -151,7 +151,8 @@ _add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",
               "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
               "inline", "sweep_inline", "expect", "sweep_expect")
-_add_settings("sweep_vector_above", "sweep_vector_lmul", "sweep_vector_loads", "form")
+_add_settings("sweep_vector_above", "sweep_vector_lmul", "sweep_vector_loads", "sweep_vector_sew",
+              "form")
 _add_blocks("target", "copy_user", "clear_user", "string_block")
 _add_blocks("memcpy", "memmove", "memset", named=False)
 

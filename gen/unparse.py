@@ -15,7 +15,8 @@ SWEEP_WORDS = {"sweep_small": "small below", "sweep_words": "words unroll",
                "sweep_then_shift": "then shift unroll", "sweep_vector_above": "vector above"}
 SWEEP_NAMES = {"sweep_align": "align", "sweep_tail": "tail", "sweep_fault": "fault",
                "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect",
-               "sweep_vector_lmul": "vector lmul", "sweep_vector_loads": "vector loads"}
+               "sweep_vector_lmul": "vector lmul", "sweep_vector_loads": "vector loads",
+               "sweep_vector_sew": "vector sew"}
 
 
 def _list(values) -> str:

@@ -80,12 +80,13 @@ SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "sh
               "sweep_then_words": "then_words", "sweep_then_shift": "then_shift",
               "sweep_ends": "ends", "sweep_inline": "inline", "sweep_expect": "expect",
               "sweep_vector_above": "vector_above", "sweep_vector_lmul": "vector_lmul",
-              "sweep_vector_loads": "vector_loads"}
+              "sweep_vector_loads": "vector_loads", "sweep_vector_sew": "vector_sew"}
 # axes whose values are the phase setting's one value each
-SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline", "expect", "vector_lmul", "vector_loads")
+SINGLE_VALUED = ("align", "tail", "fault", "ends", "inline", "expect", "vector_lmul", "vector_loads",
+                 "vector_sew")
 # vector axes: the position of their knob in the routine's `vector` setting
 # (e8, m8, above N, loads plain[, vlen range])
-VECTOR_SLOTS = {"vector_lmul": 1, "vector_above": 2, "vector_loads": 3}
+VECTOR_SLOTS = {"vector_sew": 0, "vector_lmul": 1, "vector_above": 2, "vector_loads": 3}
 SWEEP_KINDS = ("copy_user", "clear_user")
 # the functions of a string block a sweep may tune (memmove reuses memcpy's phases)
 STRING_FNS = ("memcpy", "memset")
@@ -117,7 +118,8 @@ def describe_point(point: dict[str, tuple]) -> str:
              "align": "align", "tail": "tail", "fault": "fault",
              "then_words": "then words unroll", "then_shift": "then shift unroll",
              "ends": "ends", "inline": "inline", "expect": "expect",
-             "vector_above": "vector above", "vector_lmul": "vector lmul", "vector_loads": "vector loads"}
+             "vector_above": "vector above", "vector_lmul": "vector lmul", "vector_loads": "vector loads",
+             "vector_sew": "vector sew"}
     parts = []
     for name, values in point.items():
         word = words[name].replace(" unroll", "") if values[0] == "off" else words[name]

@@ -11,8 +11,6 @@ What is refused, and why (each at the line, with a hint):
   source and destination of a user copy have any alignment, and an element
   access that is not aligned to its width may trap on such a core (RVV 1.0
   leaves misaligned element accesses to the implementation);
-* elements wider than a byte on a fast core too, for now: the emitted loop
-  counts bytes as e8 elements;
 * a threshold below the scalar routine's own (`small below`): the vector
   path opens a kernel vector section (saving 32 registers of VLEN bits) for
   every call it takes, which never pays for calls the scalar byte loop
@@ -66,8 +64,6 @@ def _element_width(s: Setting, sew: int, target: Target) -> None:
                            f"on target `{target.name}` (misaligned slow), and a user copy's "
                            "buffers have any alignment", s.loc,
                            hint="use `vector e8 ...`: byte elements are always aligned")
-    raise CopygenError(f"e{sew} vector copies are not generated yet: the loop counts bytes "
-                       "as e8 elements", s.loc, hint="use `vector e8 ...`")
 
 
 def _threshold(s: Setting, value: int, phases: Phases) -> int:

@@ -96,6 +96,61 @@ def test_the_oracles_clear_loop_is_the_generated_one():
         assert lines == want
 
 
+@pytest.mark.parametrize("vlen", VLENS)
+def test_the_wide_loops_and_the_byte_restart_equal_qemu(built, vlen):
+    """The e16..e64 copy and clear loops with their e8 tail, and the wide
+    fault exit's store again from a vstart set by csrw, every case of
+    theirs: elements that straddle the PROT_NONE page included."""
+    bodies = C.bodies()
+    groups = ("wcopy", "wclear", "restart")
+    cases = [c for c in C.cases(vlen, 1, fast=True) if bodies[c[0]].group in groups]
+    outcomes = _compare(built, vlen, cases)
+    seen = Counter()
+    for c, o in zip(cases, outcomes):
+        b = bodies[c[0]]
+        seen[b.group, "fault" if o.fault else "ok"] += 1
+        # an element that starts before the PROT_NONE page and ends in it
+        seen[b.group, "straddle"] += bool(o.fault and (C.DATA + C.ARENA - o.addr) % (b.eew // 8))
+        seen[b.group, "vstart>0"] += o.fault and o.vstart > 0
+    for key in [(g, r) for g in groups for r in ("ok", "fault", "vstart>0")]:
+        assert seen[key] > 0, f"no case of kind {key} at VLEN {vlen}"
+
+
+def test_the_oracles_wide_loops_are_the_generated_ones():
+    from copygen.gen.lower_vector import clear_function, vector_function
+    from copygen.gen.strategy import Vector
+    labels = {".Lvec_loop": "1", ".Lvclr_loop": "1", ".Lvec_tail": "2", ".Lvclr_tail": "2",
+              ".Lvec_done": "3", ".Lvclr_done": "3"}
+
+    def lines(fn, titles):
+        out = []
+        for p in fn.phases:
+            if p.title not in titles:
+                continue
+            for i in p.body:
+                if hasattr(i, "op"):
+                    ops = [labels[o] + ("b" if labels[o] == "1" else "f") if o in labels else o
+                           for o in i.operands]
+                    out.append(f"{i.op} {', '.join(ops)}")
+                else:
+                    out.append(labels[i.name] + ":")
+        return out + ["3:"]
+    for sew in (16, 32, 64):
+        for lmul in (1, 8):
+            for ff in (False, True):
+                fn = vector_function(Vector(sew, lmul, 768, "ff" if ff else "plain"))
+                assert lines(fn, ("Chunk loop", "Tail bytes")) == \
+                    list(C.wide_lines(C.WIDE_COPY, sew, lmul, ff))
+            fn = clear_function(Vector(sew, lmul, 256, None))
+            assert lines(fn, ("Zeros", "Chunk loop", "Tail bytes")) == \
+                list(C.wide_lines(C.WIDE_CLEAR, sew, lmul))
+            exits = {p.title: p for p in vector_function(Vector(sew, lmul, 768, "plain")).fault_exits}
+            restart = [f"{i.op} {', '.join(i.operands)}" for i in exits["Fault exits"].body
+                       if hasattr(i, "op")][2:5]
+            assert restart == [ln.format(lmul=f"m{lmul}").replace("vstart, a3", "CSR_VSTART, t1")
+                               .replace("zero, a2", "zero, t0") for ln in C.RESTART]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("seed", [2, 3])
 @pytest.mark.parametrize("vlen", VLENS)

@@ -192,3 +192,21 @@ def test_an_unproved_loop_is_refused_before_anything_else(tmp_path, cache, monke
     r, out = run_patch(tmp_path, tree, cache, STRATEGY, "--allow-unproven")
     assert r.exit_code == 0, r.output
     assert out["commits"][0]["subject"].startswith("[DRAFT: NOT PROVED]")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture,symbol", [("vector_6_12.S", "__asm_vector_usercopy"),
+                                            ("vector_mainline.S", "__asm_vector_usercopy_sum_enabled")])
+def test_an_e64_loop_patches_both_layouts_proved(tmp_path, cache, fixture, symbol):
+    """A wide strategy (a misaligned-fast target) goes in as the e8 one does,
+    its loop proved after the patch (mainline's with SUM held)."""
+    wide = STRATEGY.replace("misaligned slow", "misaligned fast").replace("vector e8", "vector e64")
+    tree = make_tree(tmp_path / "linux", fixture)
+    r, out = run_patch(tmp_path, tree, cache, wide)
+    assert r.exit_code == 0, r.output
+    (commit,) = out["commits"]
+    new = git(tree, "show", f"{commit['commit']}:{vector.VECTOR}")
+    body = "".join(_kept_identical((HERE / fixture).read_text(), new, symbol))
+    assert "vsetvli\tt1, t1, e64, m8" in body and "vse8.v, v0, (a0), .Lvec_byte_store_fault" in body
+    after = {p["symbol"]: p["verdict"] for p in commit["after"]["vector_usercopy"]}
+    assert set(after.values()) == {"proved"} and set(after) == {"__asm_vector_usercopy"} | {symbol}

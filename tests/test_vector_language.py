@@ -44,7 +44,6 @@ def test_default_vlen_range_is_what_the_emulator_models():
 
 BAD = [
     ("vector e16 m8 above 768 loads plain", SLOW, "misaligned slow", "e8"),
-    ("vector e32 m4 above 768 loads plain", FAST, "not generated yet", "e8"),
     ("vector e8 m8 above 16 loads plain", SLOW, "below the scalar routine's 71", "above 768"),
     ("vector e8 m8 above 2000000 loads plain", SLOW, "larger than 1 MiB", "768"),
     ("vector e8 m8 above 768 loads plain vlen 96..256", SLOW, "not a power of two", "128"),

@@ -254,7 +254,7 @@ def prove_vector(elf: str, vlen: int, vlmax_bytes: int | None = None,
     """The vector routine's contract at VLEN `vlen`, in both worlds, for
     `symbol` (__asm_vector_usercopy, or mainline's _sum_enabled loop, proved
     with SUM held).  `vlmax_bytes` (V5's chunk) defaults to the largest
-    chunk e8/m8 makes; `exact_loads` (a fault-only-first load) is read off
+    chunk in bytes, LMUL 8's VLEN bytes at any element width; `exact_loads` (a fault-only-first load) is read off
     the code by default.  A clause whose check fails is replayed in the
     emulator (verify.vreplay): violated when the run shows it, else unknown."""
     t0 = time.time()

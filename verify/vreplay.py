@@ -178,7 +178,8 @@ def _models(world, query: list):
 
 
 def _small_calls(world, vlen: int):
-    """Calls that fault at, inside and past the first chunk of an e8/m8 loop."""
+    """Calls that fault at, inside and past the first chunk of an LMUL 8
+    loop (VLEN bytes at any element width)."""
     chunk = vlen
     for n, fault, off in ((2 * chunk + 5, chunk // 2 + 3, 0), (2 * chunk + 5, 1, 0),
                           (3 * chunk, chunk + 7, 5), (2 * chunk, None, 3)):

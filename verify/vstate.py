@@ -5,9 +5,11 @@ exploration step of a vector memory instruction.
 vtype (concrete, as emu.vsemantics requires; VILL where it is unknown, so
 an instruction that needs it before a vsetvli is refused), vl and vstart
 (Z3 values) and the register file as one Z3 byte per register byte
-(indices are always concrete).  A byte-element unit-stride load also
-leaves a summary of its group ("elements lo..hi-1 hold SRC[base + e]"),
-and a store of that group then writes dst[W] from the summary at once
+(indices are always concrete).  A unit-stride load also leaves a summary
+of its group in bytes ("group bytes lo..hi-1 hold SRC[base + b]", for
+elements of any width: the group's bytes are memory's bytes in order),
+and a store of that group, at any width, then writes dst[W] from the
+summary at once
 instead of through one if-then-else per element (what the solver gave up
 on at VLMAX 128).  A byte store of a group whose every byte is the same
 constant (a fill's splat: vmv.v.i) writes dst[W] as that constant at once,
@@ -20,11 +22,12 @@ unit-stride (element e at base + e * size; anything else is refused), and
 turns them into one byte range [base + vstart*size, base + min(vl, VLMAX)*size)
 for the S2, B1, B2 and X1 obligations and the fault fork.  A fault in a
 plain access takes the first element at or past the first inaccessible
-byte (FO): the fault path re-runs the semantics with only the elements
-below that index K performed and vstart = K, as the hardware's precise
-trap leaves them.  A fault-only-first load can trap on element 0 only (the
-semantics trims vl at a later faulting element), so its fault index is 0.
-Only byte elements are forked this way (the slice's e8 code).
+byte (FO): the element that holds it, K = (FO - base) / size, or lo when
+that lies below; an element that straddles FO faults whole.  The fault
+path re-runs the semantics with only the elements below K performed and
+vstart = K (in elements), as the hardware's precise trap leaves them.  A
+fault-only-first load can trap on element 0 only (the semantics trims vl at
+a later faulting element), so its fault index is 0.
 
 Role: one vector instruction's effects over Z3.  May import z3,
 emu.semantics, emu.vsemantics, verify.explore, verify.program,
@@ -35,7 +38,7 @@ from __future__ import annotations
 import z3
 
 from copygen.emu.semantics import SEMANTICS
-from copygen.emu.vsemantics import VILL, VL, VLENB, VSTART, VTYPE, vlmax
+from copygen.emu.vsemantics import VILL, VL, VLENB, VSTART, VTYPE, sew_of, vlmax
 from copygen.verify.explore import End, Explorer, Obligation, Segment
 from copygen.verify.program import ProgramError
 from copygen.verify.symstate import SymState
@@ -63,7 +66,7 @@ class VecSymState(SymState):
         self.havoc = havoc          # prefix of the symbols of register bytes not yet written
         self.fault_at = None
         self.elements_done: list = []
-        # register group -> (base, lo, hi): elements lo..hi-1 hold SRC[base + e]
+        # register group -> (base, lo, hi): its bytes lo..hi-1 hold SRC[base + b]
         self.windows: dict[int, tuple] = {}
         self.aggregate = False      # the explorer writes this store's bytes at once
 
@@ -152,8 +155,11 @@ class VecSymState(SymState):
         self.written = z3.Or(self.written, inside)
 
     def accessible(self, active, addr, size: int):
+        """An inactive element never faults (as emu.Machine's): a
+        fault-only-first load with vl below a faulting element keeps vl."""
         if self.world.user == "src":
-            return z3.Not(self.world.user_access_faults(z3.simplify(addr), size))
+            return z3.Or(z3.Not(active),
+                         z3.Not(self.world.user_access_faults(z3.simplify(addr), size)))
         return z3.BoolVal(True)
 
     def vector_done(self) -> None:
@@ -167,6 +173,11 @@ class VecSymState(SymState):
 
     def illegal(self, why: str) -> None:
         raise ProgramError(f"illegal vector instruction at {self.pc:#x}: {why}")
+
+
+def _bytes(elements, size: int):
+    """Elements of `size` bytes as a byte count."""
+    return elements if size == 1 else z3.simplify(elements * size)
 
 
 def _unit_range(st: VecSymState, done: list):
@@ -187,10 +198,11 @@ def _unit_range(st: VecSymState, done: list):
 
 
 def _store_window(st: VecSymState, window: tuple, base, lo, hi) -> None:
-    """dst[W] after a byte store of elements lo..hi-1 at base from a group
-    whose elements wlo..whi-1 hold SRC[wbase + e] (a unit-stride load's
-    summary): the source byte where the window covers the element, else
-    any byte (a fresh symbol: an over-approximation)."""
+    """dst[W] after a store of the group's bytes lo..hi-1 at base (elements
+    scaled to bytes by the caller) from a group whose bytes wlo..whi-1 hold
+    SRC[wbase + b] (a unit-stride load's summary): the source byte where
+    the window covers the byte, else any byte (a fresh symbol: an
+    over-approximation)."""
     w = st.world
     wbase, wlo, whi = window
     e = z3.simplify(w.D + w.W - base)
@@ -203,12 +215,14 @@ def _store_window(st: VecSymState, window: tuple, base, lo, hi) -> None:
 
 
 def group_fill(st: VecSymState, reg: int):
-    """The byte every byte of the byte-element group at `reg` holds (under
-    the current vtype), when they all hold one constant; else None."""
+    """The byte every byte of the group at `reg` holds (under the current
+    vtype: VLMAX elements of SEW bits), when they all hold one constant;
+    else None."""
     if st.vtype & VILL:
         return None
     first = reg * st.vlen // 8
-    values = {st.vregs.get(first + i) for i in range(vlmax(st.vtype, st.vlen))}
+    nbytes = vlmax(st.vtype, st.vlen) * sew_of(st.vtype) // 8
+    values = {st.vregs.get(first + i) for i in range(nbytes)}
     if len(values) != 1:
         return None
     (v,) = values
@@ -216,8 +230,8 @@ def group_fill(st: VecSymState, reg: int):
 
 
 def _store_fill(st: VecSymState, value, base, lo, hi) -> None:
-    """dst[W] after a byte store of elements lo..hi-1 at base from a group
-    whose bytes all hold `value`."""
+    """dst[W] after a store of the group's bytes lo..hi-1 at base from a
+    group whose bytes all hold `value`."""
     w = st.world
     e = z3.simplify(w.D + w.W - base)
     inside = z3.And(z3.ULE(lo, e), z3.ULT(e, hi))
@@ -235,21 +249,21 @@ class VecExplorer(Explorer):
             return super()._step(seg, st, cond, faulted, witness)
         new = st.clone()
         new.begin(insn.length)
-        fill = group_fill(st, insn.rd) if insn.name == "vse8.v" else None
+        fill = group_fill(st, insn.rd) if insn.name.startswith("vse") else None
         new.aggregate = insn.name.startswith("vse") and (insn.rd in st.windows or fill is not None)
         SEMANTICS[insn.name](insn, Z3_OPS, new)
         kind, base, size, lo, hi = _unit_range(st, new.elements_done)
-        if kind == "load" and size == 1:
+        if kind == "load":
             # a fault-only-first load loaded the elements below the vl it left
             top = z3.If(z3.ULT(new.vl, hi), new.vl, hi) if insn.name.endswith("ff.v") else hi
-            new.windows[insn.rd] = (base, lo, z3.simplify(top))
+            new.windows[insn.rd] = (base, _bytes(lo, size), z3.simplify(_bytes(top, size)))
         if new.aggregate and fill is not None:
-            _store_fill(new, fill, base, lo, hi)
+            _store_fill(new, fill, base, _bytes(lo, size), _bytes(hi, size))
         elif new.aggregate:
-            _store_window(new, st.windows[insn.rd], base, lo, hi)
+            _store_window(new, st.windows[insn.rd], base, _bytes(lo, size), _bytes(hi, size))
         w = self.world
         nonempty = z3.ULT(lo, hi)
-        start, length = z3.simplify(base + lo * size), z3.simplify((hi - lo) * size)
+        start, length = z3.simplify(base + _bytes(lo, size)), z3.simplify((hi - lo) * size)
         c = cond + [nonempty]
         user = w.user == ("dst" if kind == "store" else "src")
         if user:
@@ -275,7 +289,7 @@ class VecExplorer(Explorer):
             if fixup is None:
                 pass
             elif self.feasible(cond + [fc])[0]:
-                out.append(self._fault_path(st, insn, base, lo, ff, fixup, cond + [fc]))
+                out.append(self._fault_path(st, insn, base, lo, size, ff, fixup, cond + [fc]))
             cont = cont + [z3.Not(fc)]
             if not self.feasible(cont)[0]:
                 return out
@@ -286,26 +300,28 @@ class VecExplorer(Explorer):
         w = self.world
         if ff:      # element 0 alone can trap
             return z3.And(lo == 0, z3.ULT(bv(0), hi), w.user_access_faults(base, size))
-        return z3.And(z3.ULT(lo, hi), w.user_access_faults(z3.simplify(base + lo * size),
+        return z3.And(z3.ULT(lo, hi), w.user_access_faults(z3.simplify(base + _bytes(lo, size)),
                                                            z3.simplify((hi - lo) * size)))
 
-    def _fault_path(self, st, insn, base, lo, ff: bool, fixup: int, cond: list):
-        """The state a precise trap leaves: elements below K done, vstart = K."""
+    def _fault_path(self, st, insn, base, lo, size: int, ff: bool, fixup: int, cond: list):
+        """The state a precise trap leaves: elements below K done, vstart = K
+        (K: the element that holds the first inaccessible byte)."""
         if ff:
             k = bv(0)
         else:
             off0 = z3.simplify(base - self.world.U)
-            k = z3.simplify(z3.If(z3.ULT(off0 + lo, self.world.FO), self.world.FO - off0, lo))
+            below = z3.LShR(self.world.FO - off0, size.bit_length() - 1)
+            k = z3.simplify(z3.If(z3.ULT(off0 + _bytes(lo, size), self.world.FO), below, lo))
         f = st.clone()
         f.begin(insn.length)
         f.fault_at = k
-        fill = group_fill(st, insn.rd) if insn.name == "vse8.v" else None
+        fill = group_fill(st, insn.rd) if insn.name.startswith("vse") else None
         f.aggregate = insn.name.startswith("vse") and (insn.rd in st.windows or fill is not None)
         SEMANTICS[insn.name](insn, Z3_OPS, f)
         if f.aggregate and fill is not None:
-            _store_fill(f, fill, base, lo, k)
+            _store_fill(f, fill, base, _bytes(lo, size), _bytes(k, size))
         elif f.aggregate:
-            _store_window(f, st.windows[insn.rd], base, lo, k)
+            _store_window(f, st.windows[insn.rd], base, _bytes(lo, size), _bytes(k, size))
         f.fault_at, f.aggregate = None, False
         f.pc = fixup
         return (f, cond, True, False, None)

@@ -123,6 +123,7 @@ def _x60_data() -> dict:
     (lambda v: v.update(store=[2, 2, 2, 3, 4, 8, 0]), r"\[vector\] store must list 7"),
     (lambda v: v.update(load_ff=[4, 4, 4, 5, 7, 11, 10]), r"\[vector\] load_ff must not fall"),
     (lambda v: v.update(lanes=4), r"\[vector\] has unknown key lanes"),
+    (lambda v: v.update(misaligned=-1), r"\[vector\] misaligned must be a non-negative int"),
 ])
 def test_vector_section_errors_name_the_key(edit, match):
     data = _x60_data()
@@ -136,3 +137,21 @@ def test_vector_section_needs_the_inorder_engine():
     data["vector"] = _x60_data()["vector"]
     with pytest.raises(emu.ProfileError, match=r"\[vector\] is modelled by the inorder engine only"):
         parse_profile(data, "x.toml")
+
+
+def test_a_misaligned_vector_element_costs_the_vector_rule():
+    """x60's [vector] misaligned (0: the beats already count a misaligned
+    range's extra beat) prices e16+ elements off their width; without the
+    key (x280) a vector element costs the scalar [misaligned] cost."""
+    assert parse_profile(_x60_data(), "x.toml").vector.misaligned == 0
+    data = tomllib.loads((PROFILE_DIR / "x280.toml").read_text())
+    assert parse_profile(data, "x.toml").vector.misaligned is None
+    x60 = parse_profile(_x60_data(), "x.toml")
+    cm = CostModel(x60)
+    cm.hart = SimpleNamespace(vector_element=True)
+    assert cm._misaligned_cost() == 0
+    cm.hart = SimpleNamespace(vector_element=False)
+    assert cm._misaligned_cost() == x60.misaligned_cost == 1
+    cm = CostModel(parse_profile(data, "x.toml"))
+    cm.hart = SimpleNamespace(vector_element=True)
+    assert cm._misaligned_cost() == 700
