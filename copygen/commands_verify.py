@@ -87,6 +87,10 @@ def _table(title: str, reports, verdicts, require, console) -> None:
                     console.print(f"{r.symbol}: property {c}: {PROPERTY_BROKEN[c]} "
                                   f"({r.detail.get(c, '')}); not part of the contract "
                                   f"(--require {c} makes it one)")
+        for callee, how in getattr(r, "calls", {}).items():
+            console.print(f"{r.symbol}: its call of {callee} is taken {how}"
+                          if how.startswith("by") else f"{r.symbol}: its call of {callee} is "
+                          f"{how}")
         _unproved(r, require, console)
 
 

@@ -5,6 +5,7 @@ inside memmove's proof; and only where that proof holds, the call passes
 memmove's own arguments and nothing was written before it."""
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -179,3 +180,22 @@ def test_a_stacked_callee_is_followed_and_still_proved(tmp_path):
     rep = _prove(_elf(tmp_path, STACKED, TAIL, "stk"))
     assert rep.calls == {"__memcpy": "followed: it uses the stack"}
     assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
+
+
+@pytest.mark.slow
+def test_verify_says_how_the_call_was_taken_and_caches_the_callee(tmp_path):
+    """`copygen verify` names the summarised call; memcpy's memmove_fwd
+    proof lands in the proof cache beside memmove's, and a second run
+    proves nothing."""
+    import subprocess
+    import sys
+    elf = _elf(tmp_path, FORWARD, FRAMED, "cli")
+    cmd = [sys.executable, "-m", "copygen", "verify", elf, "--routine", "memmove", "-j", "1",
+           "--proof-cache", str(tmp_path / "proofs")]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "its call of __memcpy is taken by its own proof as memmove_fwd" in first.stdout
+    kinds = {json.loads(p.read_text())["kind"] for p in (tmp_path / "proofs").rglob("*.json")}
+    assert kinds == {"memmove", "memmove_fwd"}
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0 and "from the proof cache" in again.stdout + again.stderr

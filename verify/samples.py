@@ -70,6 +70,11 @@ def samples(kind: str, seed: int = 1) -> list[Scenario]:
         out += [faulting(kind, n, rng) for n in FAULT_SIZES for _ in range(3)]
     if kind in OVERLAP_KINDS:
         out += [far_apart(n, rng, kind) for n in SIZES]
+    if kind == "memmove_fwd":
+        # a forward copy's loop heads are a memcpy's: memcpy's runs reach
+        # each of them with the buffers apart, where no register is as near
+        # src as dst (`bases` would otherwise write a dst bound off S)
+        out += [replace(sc, kind=kind) for sc in samples("memcpy", seed)]
     return out
 
 
