@@ -300,6 +300,11 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     if not ph.tested:
         raise CopygenError(f"`ends {how}` needs size classes: a `then words` line",
                            setting.loc, hint="add e.g. `then words unroll 1`")
+    if how == "overlap" and ph.align != "dst":
+        raise CopygenError("`ends overlap` needs `align dst`: its last pieces end at end "
+                           "rounded down to 4 and 2, which cover the bytes left only when "
+                           "the loops end on an aligned dst", setting.loc,
+                           hint="use `align dst`, or `ends bytes`")
     if fast and how == "pieces":
         raise CopygenError("`ends pieces` loads the aligned words around the ends; on a "
                            "target with fast misaligned access the word loop's source is not "

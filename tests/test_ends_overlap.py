@@ -51,6 +51,16 @@ def test_bad_overlapping_ends_are_located_errors(edit, line, words):
         assert w in err.message + (err.hint or ""), err
 
 
+def test_overlapping_ends_need_an_aligned_dst():
+    """Without a head the loops end on a misaligned a0, and the last pieces
+    (ending at end rounded down) would leave bytes below them unstored."""
+    text = (OVERLAP.replace("misaligned slow", "misaligned fast")
+            .replace("align dst", "align none").replace("fault exact", "fault block"))
+    err = _error(text)
+    assert "needs `align dst`" in err.message and err.loc.line == 9, err
+    load_text(text.replace("ends overlap", "ends bytes"), "p.copy")
+
+
 def test_the_head_word_raises_a_lower_threshold_to_15():
     """The head's pieces and the aligned word after them end by dst + 15."""
     st = load_text(OVERLAP.replace("small below 16", "small below 8"), "p.copy")
