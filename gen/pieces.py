@@ -175,8 +175,8 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
     dst, a halfword at dst rounded up to 2 and a word at dst rounded up to
     4 cover every byte up to the aligned dst; when dst is already aligned
     to 2 or 4, a piece stores again bytes the one before it stored, and
-    from dst & 7 >= 5 on it runs up to 4 bytes past the aligned dst.  The
-    word at the aligned dst covers those, so that when the head is done
+    for dst & 7 >= 5 the word (at 7 the halfword too) lies past the
+    aligned dst, up to 4 bytes.  The word at the aligned dst covers those, so that when the head is done
     exactly the bytes below a0 are stored; it ends by dst + 15, inside the
     buffer.
 
@@ -200,10 +200,11 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
                  ("dst is misaligned.  Store a zero byte, halfword and word, each",
                   "naturally aligned, at dst rounded up to 1, 2 and 4: together they",
                   "cover every byte up to the aligned dst, a piece that lands on",
-                  "bytes stored already stores zero again, and the word may run up",
-                  "to 4 bytes past the aligned dst.  Then the word at the aligned dst,",
-                  "so that exactly the bytes below the new dst are stored.  No test,",
-                  "so no branch to mispredict; the threshold guarantees n >= 15."),
+                  "bytes stored already stores zero again, and the halfword and word",
+                  "may run up to 4 bytes past the aligned dst.  Then the word at the",
+                  "aligned dst, so that exactly the bytes below the new dst are stored.",
+                  "No test, so no branch to mispredict; the threshold guarantees",
+                  "n >= 15."),
                  ("*(u8 *)dst = 0; dst = round_up(dst, 2);",
                   "*(u16 *)dst = 0; dst = round_up(dst, 4);",
                   "*(u32 *)dst = 0; dst = round_up(dst, 8);",

@@ -1001,10 +1001,11 @@ SYM_FUNC_START(__clear_user)
 	 * dst is misaligned.  Store a zero byte, halfword and word, each
 	 * naturally aligned, at dst rounded up to 1, 2 and 4: together they
 	 * cover every byte up to the aligned dst, a piece that lands on
-	 * bytes stored already stores zero again, and the word may run up
-	 * to 4 bytes past the aligned dst.  Then the word at the aligned dst,
-	 * so that exactly the bytes below the new dst are stored.  No test,
-	 * so no branch to mispredict; the threshold guarantees n >= 15.
+	 * bytes stored already stores zero again, and the halfword and word
+	 * may run up to 4 bytes past the aligned dst.  Then the word at the
+	 * aligned dst, so that exactly the bytes below the new dst are stored.
+	 * No test, so no branch to mispredict; the threshold guarantees
+	 * n >= 15.
 	 *
 	 *	*(u8 *)dst = 0; dst = round_up(dst, 2);
 	 *	*(u16 *)dst = 0; dst = round_up(dst, 4);
