@@ -155,6 +155,21 @@ def test_no_short_clear_is_slower_than_the_2021_one(overlap_build, tmp_path):
             assert _cycles(overlap_build, n, dst) <= _cycles(k2021, n, dst), (n, dst)
 
 
+def test_u74tuned_clear_is_nowhere_slower_than_the_2021_clears(built_examples):
+    """Issue 36's goal 1 for examples/u74tuned.copy's clear_user: every cell
+    of the tuner's grid (8 B-8 KiB, dst+0..7) at or below kernel2021's and
+    pre2021's (u74 model; bench/tune_goals.py --routine __clear_user)."""
+    from copygen.tune.evaluate import GRID_SIZES
+    for n in GRID_SIZES:
+        # arenas sized for the call, as bench/tune_goals.py sizes them
+        benches = {name: Bench(built_examples[name].elf, "u74", n)
+                   for name in ("u74tuned", "kernel2021", "pre2021")}
+        for dst in range(8):
+            got = {name: b.run(Case("__clear_user", n, 0, dst)).cycles
+                   for name, b in benches.items()}
+            assert got["u74tuned"] <= min(got["kernel2021"], got["pre2021"]), (n, dst, got)
+
+
 @pytest.mark.slow
 def test_overlapping_ends_are_proved_for_every_n(overlap_build):
     from copygen.verify.prove import prove_routine
