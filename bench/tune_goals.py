@@ -28,7 +28,15 @@ Goals:
    memory pipes, not the in-order model's exact floor.
 
 Prints each failing cell with its figures and a table per routine; writes
-bench/results/tune_goals_<profile>.json (or --out).
+bench/results/tune_goals_<profile>.json (or --out).  With --routine (a
+symbol; repeatable) only those routines are measured, and their entries
+replace theirs in the JSON already there, the others kept as they were:
+
+    python bench/tune_goals.py examples/u74tuned.copy --profile u74 \
+        --baseline examples/kernel2021.copy --baseline examples/pre2021.copy \
+        --routine __clear_user
+
+Each routine's entry names the command that measured it.
 """
 from __future__ import annotations
 
@@ -152,7 +160,7 @@ def _table(routine: str, ours: dict, bases: dict[str, dict]) -> None:
         print(line)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("tuned", type=Path)
     ap.add_argument("--profile", default="u74")
@@ -162,47 +170,68 @@ def main() -> int:
                     help="a kernel tree whose memcpy.S, memmove.S, memset.S are the string baselines")
     ap.add_argument("--out", type=Path, help="the JSON to write (default: "
                     "bench/results/tune_goals_<profile>.json)")
-    args = ap.parse_args()
+    ap.add_argument("--routine", action="append", default=[], choices=UACCESS + STRING,
+                    help="measure only this routine and update its entry in the JSON; "
+                         "repeatable")
+    args = ap.parse_args(argv)
     B, S = bounds(args.profile)
-    every = UACCESS + STRING
+    every = tuple(args.routine) or UACCESS + STRING
+    command = " ".join(["python", "bench/tune_goals.py"] + (sys.argv[1:] if argv is None else argv))
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         ours = grid(build_cached(args.tuned, cache).elf, args.profile, every)
-        bases = {str(b): grid(build_cached(b, cache).elf, args.profile, UACCESS) for b in args.baseline}
-        if args.kernel_tree:
+        bases = {str(b): grid(build_cached(b, cache).elf, args.profile,
+                              tuple(r for r in every if r in UACCESS)) for b in args.baseline}
+        if args.kernel_tree and any(r in STRING for r in every):
             elf = kernel_string_elf(args.kernel_tree.expanduser(), cache)
-            bases[f"{args.kernel_tree.name}: mem*.S"] = grid(elf, args.profile, STRING)
-    result = {"tuned": str(args.tuned), "profile": args.profile,
-              "command": " ".join(["python", "bench/tune_goals.py"] + sys.argv[1:]),
+            bases[f"{args.kernel_tree.name}: mem*.S"] = grid(
+                elf, args.profile, tuple(r for r in every if r in STRING))
+    out = args.out or ROOT / "bench" / "results" / f"tune_goals_{args.profile}.json"
+    result = {"tuned": str(args.tuned), "profile": args.profile, "command": command,
               "routines": {}}
-    failing = 0
+    if args.routine and out.is_file():
+        result = json.loads(out.read_text())
+        if (result.get("tuned"), result.get("profile")) != (str(args.tuned), args.profile):
+            raise SystemExit(f"{out} measures {result.get('tuned')} under "
+                             f"{result.get('profile')}: give --out a file of its own")
     for r, cells in ours.items():
         mine = {b: g[r] for b, g in bases.items() if r in g}
-        entry = {"cycles": cells, "never_slower": {b: slower_cells(cells, t) for b, t in mine.items()}}
+        entry = {"command": command, "cycles": cells,
+                 "never_slower": {b: slower_cells(cells, t) for b, t in mine.items()}}
         if r in ("__asm_copy_to_user", "__asm_copy_from_user"):
             entry["bound"] = bound_goals(cells, B, S)
         result["routines"][r] = entry
-        _table(r, cells, mine)
-        total = sum(len(row) for row in cells.values())
-        for b, bad in entry["never_slower"].items():
-            failing += len(bad)
-            worst = min(bad, key=lambda c: c["ratio"], default=None)
-            print(f"  never slower than {b}: " + (
-                f"{len(bad)} of {total} cells slower, worst {worst['ratio']}x at "
-                f"{worst['class']} {worst['size']} B ({worst['cycles']} vs {worst['baseline']})"
-                if bad else f"met in all {total} cells"))
-        missed = [g for g in entry.get("bound", []) if not g["met"]]
-        failing += len(missed)
-        if "bound" in entry:
-            print(f"  at the bound: {len(entry['bound']) - len(missed)} of {len(entry['bound'])} "
-                  f"goal cells met" + "".join(f"\n    {g['class']} {g['size']} B: {g['cycles']} > "
-                                              f"{g['says']}" for g in missed))
+        _report(r, entry, mine)
+    failing = sum(failing_cells(e) for e in result["routines"].values())
     result["failing_cells"] = failing
-    print(f"\n{failing} goal cell(s) not met")
-    out = args.out or ROOT / "bench" / "results" / f"tune_goals_{args.profile}.json"
+    print(f"\n{failing} goal cell(s) not met" + (" (every routine in the JSON)" if args.routine
+                                                  else ""))
     out.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {out}")
     return 0
+
+
+def failing_cells(entry: dict) -> int:
+    """The goal cells one routine's entry misses."""
+    return (sum(len(bad) for bad in entry["never_slower"].values())
+            + sum(not g["met"] for g in entry.get("bound", [])))
+
+
+def _report(r: str, entry: dict, mine: dict) -> None:
+    cells = entry["cycles"]
+    _table(r, cells, mine)
+    total = sum(len(row) for row in cells.values())
+    for b, bad in entry["never_slower"].items():
+        worst = min(bad, key=lambda c: c["ratio"], default=None)
+        print(f"  never slower than {b}: " + (
+            f"{len(bad)} of {total} cells slower, worst {worst['ratio']}x at "
+            f"{worst['class']} {worst['size']} B ({worst['cycles']} vs {worst['baseline']})"
+            if bad else f"met in all {total} cells"))
+    missed = [g for g in entry.get("bound", []) if not g["met"]]
+    if "bound" in entry:
+        print(f"  at the bound: {len(entry['bound']) - len(missed)} of {len(entry['bound'])} "
+              f"goal cells met" + "".join(f"\n    {g['class']} {g['size']} B: {g['cycles']} > "
+                                          f"{g['says']}" for g in missed))
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase
-from copygen.gen.pieces import head_pieces, shift_pieces, tail_pieces
+from copygen.gen.pieces import (head_overlap, head_pieces, shift_pieces, tail_overlap,
+                                tail_pieces)
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
 from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
@@ -186,7 +187,7 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
     big = ph.word_block
-    pieces = ph.ends == "pieces"
+    pieces = ph.ends in ("pieces", "overlap")
     phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(Phase(None, "Alignment check",
@@ -223,7 +224,8 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                  sum_held: bool, copy: bool) -> list[Phase]:
     """After the first return: the shift copy, the pieces, the byte loop,
     the head and the first loops that do not lie in line."""
-    pieces = ph.ends == "pieces"
+    pieces = ph.ends in ("pieces", "overlap")
+    overlap = ph.ends == "overlap"
     shift, head_into_shift = _into_shift(ph, fast, copy)
     inline_shift = ph.inline in ("shift", "both")
     phases = []
@@ -233,13 +235,17 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                            inline_done=done if inline_shift else None)
         phases.append(_with_body(body, shift_pieces(pfx, ph, exits)) if pieces
                       else _then_bytes(pfx, body))
-    if pieces:
+    if overlap:
+        phases += tail_overlap(pfx, exits)
+    elif pieces:
         phases += tail_pieces(pfx, ph, exits, copy, sum_held)
     # the byte loop returns on its own: no jump back to the return above
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
     words_below = ph.inline not in ("words", "both")
-    if ph.align != "none":
+    if ph.align != "none" and overlap:
+        phases.append(head_overlap(pfx, exits))
+    elif ph.align != "none":
         phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift,
                                   words_below=ph.word_block if words_below else 0) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))

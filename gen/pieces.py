@@ -19,7 +19,15 @@ reaches a page a byte copy would not touch.
 Registers: t0 the value, t1 a pointer bit or the count left, t2 head
 length, t3 the second word, t4/t5 shift amounts (head).
 
-Role: phase builders for `ends pieces`.  May import gen.ir, gen.fixups,
+`ends overlap` (clear_user) stores the pieces of each end without a test:
+a byte, halfword and word at dst rounded up to 1, 2 and 4 (and the first
+aligned word, over the bytes past it the word may have stored), and a
+word, halfword and byte ending at end rounded down to 4, 2 and 1.  They cover
+the end's bytes whatever its alignment, and a piece that lands on bytes
+already zeroed zeroes them again.  a0 steps onto each piece (or a fault
+exit's offset names it), so a fault returns end minus its address.
+
+Role: phase builders for `ends pieces` and `ends overlap`.  May import gen.ir, gen.fixups,
 gen.strategy, gen.uaccess_phases.
 """
 from __future__ import annotations
@@ -158,6 +166,80 @@ def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
                    "if (r & 1) store 1 byte;"),
                   regs + (("t1", "r"), ("t2", "a bit of r")), tuple(body)),
             done_phase(pfx, sum_held, f".L{pfx}_pieces_done")]
+
+
+def head_overlap(pfx: str, exits: FaultExits) -> Phase:
+    """A clear's alignment head without a test (`ends overlap`), out of
+    line: entered with dst misaligned and n >= 2 * SZREG - 1, returns to
+    `head_done` with dst rounded up to SZREG, plus one word.  A byte at
+    dst, a halfword at dst rounded up to 2 and a word at dst rounded up to
+    4 cover every byte up to the aligned dst; when dst is already aligned
+    to 2 or 4, a piece stores again bytes the one before it stored, and
+    for dst & 7 >= 5 the word (at 7 the halfword too) lies past the
+    aligned dst, up to 4 bytes.  The word at the aligned dst covers those, so that when the head is done
+    exactly the bytes below a0 are stored; it ends by dst + 15, inside the
+    buffer.
+
+    Faults: a0 is each piece's address when it stores, and every byte below
+    it is zeroed.  A piece that overlaps the one before it lies in the same
+    naturally aligned word, so in a page already written: it cannot fault."""
+    body = [Insn("sb", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "1")),
+            Insn("andi", ("a0", "a0", "-2"), note="dst rounded up to 2"),
+            Insn("sh", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "2")),
+            Insn("andi", ("a0", "a0", "-4"), note="dst rounded up to 4"),
+            Insn("sw", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "4")),
+            Insn("andi", ("a0", "a0", "-8"), note="dst rounded up to SZREG"),
+            Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
+                 note="over the word's bytes the pieces may have stored"),
+            Insn("addi", ("a0", "a0", "SZREG")),
+            Insn("j", (f".L{pfx}_head_done",))]
+    return Phase(f".L{pfx}_head", "Alignment head, overlapping pieces",
+                 ("dst is misaligned.  Store a zero byte, halfword and word, each",
+                  "naturally aligned, at dst rounded up to 1, 2 and 4: together they",
+                  "cover every byte up to the aligned dst, a piece that lands on",
+                  "bytes stored already stores zero again, and the halfword and word",
+                  "may run up to 4 bytes past the aligned dst.  Then the word at the",
+                  "aligned dst, so that exactly the bytes below the new dst are stored.",
+                  "No test, so no branch to mispredict; the threshold guarantees",
+                  "n >= 15."),
+                 ("*(u8 *)dst = 0; dst = round_up(dst, 2);",
+                  "*(u16 *)dst = 0; dst = round_up(dst, 4);",
+                  "*(u32 *)dst = 0; dst = round_up(dst, 8);",
+                  "*(u64 *)dst = 0; dst += 8;"),
+                 (), tuple(body))
+
+
+def tail_overlap(pfx: str, exits: FaultExits) -> list[Phase]:
+    """A clear's last r < SZREG bytes without a test (`ends overlap`), out
+    of line, and their own return: a word ending at end rounded down to 4,
+    a halfword ending at end rounded down to 2 and a byte ending at end.
+    Together they cover [end - r, end); each lies in [end - 7, end), so
+    inside the buffer (n >= SZREG), and they store in rising order.
+
+    Faults: a0 plus the exit's offset is each piece's address, and every
+    byte below it is zeroed.  A piece below the first byte left, or over
+    the piece before it, lies in a naturally aligned word already written:
+    it cannot fault."""
+    body = [Insn("andi", ("a0", END, "-4"), note="end rounded down to 4"),
+            Insn("sw", ("zero", "-4(a0)"), exits.label(-4)),
+            Insn("andi", ("a0", END, "-2"), note="end rounded down to 2"),
+            Insn("sh", ("zero", "-2(a0)"), exits.label(-2)),
+            Insn("addi", ("a0", END, "-1")),
+            Insn("sb", ("zero", "0(a0)"), exits.label(0))]
+    return [Phase(f".L{pfx}_tail_pieces", "Last bytes, overlapping pieces",
+                  ("Fewer than SZREG bytes are left and dst is aligned: store a zero",
+                   "word, halfword and byte, each naturally aligned, ending at end",
+                   "rounded down to 4, to 2, and at end.  Together they cover the r",
+                   "bytes left; a piece that lands on bytes stored already stores",
+                   "zero again.  No test, so no branch to mispredict."),
+                  ("*(u32 *)(round_down(end, 4) - 4) = 0;",
+                   "*(u16 *)(round_down(end, 2) - 2) = 0;",
+                   "*(u8 *)(end - 1) = 0;"),
+                  (), tuple(body)),
+            done_phase(pfx, False, f".L{pfx}_pieces_done")]
 
 
 def shift_pieces(pfx: str, ph: Phases, exits: FaultExits) -> list:

@@ -45,10 +45,12 @@ class Phases:
                  one, every loop tests its entry (`tested`), so `threshold`
                  need only cover the alignment head.
     then_shift_unroll: the same for the shift copy (`then shift`).
-    ends:        "bytes" | "pieces": how a size-class routine copies its
-                 sub-word head and last bytes (one byte at a time, or from
-                 the aligned words that hold them, stored in 4-, 2- and
-                 1-byte pieces).
+    ends:        "bytes" | "pieces" | "overlap": how a size-class routine
+                 copies its sub-word head and last bytes (one byte at a time,
+                 or from the aligned words that hold them, stored in 4-, 2-
+                 and 1-byte pieces; `overlap`, clear_user only: one piece of
+                 each size at each end, stored whatever the alignment, some
+                 over bytes zeroed already, so that no test branches).
     inline:      "none" | "words" | "shift" | "both": which first-class loops
                  of a size-class routine lie on the straight path (a call
                  with a whole first block left falls through into them);

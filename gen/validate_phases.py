@@ -99,7 +99,8 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
         _check_live_words(s, word_unroll, word_schedule, shift_unroll, shift_schedule, limits)
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
-                           tested=then[0] > 0)
+                           tested=then[0] > 0, head_word="ends" in s and align == "dst"
+                           and s["ends"].values[0] == "overlap")
     ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
                 shift_schedule, tail, _fault(s),
                 *then)
@@ -282,24 +283,36 @@ def _check_inline(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
 def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     """`ends pieces` stores a sub-word head and tail from aligned words: it
     needs the class layout, aligned word loads, and loops that leave less
-    than a word."""
+    than a word.  `ends overlap` stores zero over bytes it or an earlier
+    store zeroed already, which a copy cannot do with one value; it needs
+    the class layout and loops that leave less than a word too."""
     if kind not in UACCESS_LOWERED:
         raise CopygenError(f"`ends` applies to copy_user, clear_user and memcpy with "
                            f"`form asm`, not {kind}", setting.loc,
                            hint="remove the `ends` line")
-    if setting.values[0] != "pieces":
+    how = setting.values[0]
+    if how == "bytes":
         return
+    if how == "overlap" and kind != "clear_user":
+        raise CopygenError("`ends overlap` stores zero pieces over bytes already stored, "
+                           "which only a clear may do", setting.loc,
+                           hint="use `ends pieces` in a copy")
     if not ph.tested:
-        raise CopygenError("`ends pieces` needs size classes: a `then words` line",
+        raise CopygenError(f"`ends {how}` needs size classes: a `then words` line",
                            setting.loc, hint="add e.g. `then words unroll 1`")
-    if fast:
+    if how == "overlap" and ph.align != "dst":
+        raise CopygenError("`ends overlap` needs `align dst`: its last pieces end at end "
+                           "rounded down to 4 and 2, which cover the bytes left only when "
+                           "the loops end on an aligned dst", setting.loc,
+                           hint="use `align dst`, or `ends bytes`")
+    if fast and how == "pieces":
         raise CopygenError("`ends pieces` loads the aligned words around the ends; on a "
                            "target with fast misaligned access the word loop's source is not "
                            "aligned", setting.loc, hint="use `tail overlap` on this target")
     words_left = ph.word_tail or ph.then_unroll == 1
     shift_left = not ph.shift_unroll or ph.word_tail or ph.last_shift_unroll == 1
     if not (words_left and shift_left):
-        raise CopygenError("`ends pieces` stores less than a word at the end, but the last "
+        raise CopygenError(f"`ends {how}` stores less than a word at the end, but the last "
                            "loop leaves up to a whole block", setting.loc,
                            hint="add `tail words` or `tail steps`, or make the last loops "
                                 "one word each")
@@ -352,7 +365,7 @@ def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unro
 
 
 def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
-               tested: bool = False) -> int:
+               tested: bool = False, head_word: bool = False) -> int:
     block = max(word_unroll, shift_unroll) * SZREG
     need = _min_threshold(kind, align, block, fast, tail)
     if tested:
@@ -360,6 +373,9 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
         # shift copy's first aligned load needs one byte after it), and an
         # overlapping tail word needs a whole word of buffer behind it
         need, block = (SZREG if align != "none" or tail == "overlap" else 1), 0
+    if tested and head_word:
+        # `ends overlap`: the head stores the first aligned word too
+        need = 2 * SZREG - 1
     value = s["small"].values[0]
     if value == "auto":
         return need
@@ -371,6 +387,8 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                "the head" if tail == "jump" else
                f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
                "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
+               f"the overlapping head's pieces and the word after them could run past the end"
+               if head_word and tested else
                f"the alignment head of up to {SZREG - 1} bytes could run past the end"
                if align != "none" else "the overlapping tail word would start before dst")
         warnings.append(Warning_(

@@ -55,7 +55,10 @@ def strategies(draw):
         if classes and not fast and ctail in ("words", "steps") else "bytes"
     lclasses = bool(classes) and cwords > 1
     ltail = draw(hs.sampled_from(tails + ["steps"])) if lclasses else tail
-    lends = draw(hs.sampled_from(["bytes", "pieces"])) if lclasses and not fast else "bytes"
+    # a clear's overlapping ends need its head (align dst)
+    lkinds = ["bytes"] + ([] if fast else ["pieces"]) + (["overlap"] if fault == "exact" or
+                                                         align == "dst" else [])
+    lends = draw(hs.sampled_from(lkinds)) if lclasses else "bytes"
     # which first loops lie in line (size classes only; `shift` needs a shift copy)
     inline = draw(hs.sampled_from(["none", "words"] + (["shift", "both"] if k else []))) \
         if classes else "none"

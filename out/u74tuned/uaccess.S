@@ -9,8 +9,8 @@
  *     then shift unroll 4 schedule paired; tail words; ends pieces;
  *     inline shift; fault exact
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 16 schedule loads_first;
- *     then words unroll 4 schedule loads_first; tail steps; ends pieces;
+ *   small below 15; align dst; words unroll 16 schedule loads_first;
+ *     then words unroll 4 schedule loads_first; tail steps; ends overlap;
  *     fault exact
  */
 
@@ -833,10 +833,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 16 bytes to the byte loop,
+	 * and send copies shorter than 15 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 16) goto bytes;
+	 *	if (n < 15) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -846,7 +846,7 @@ SYM_FUNC_START(__clear_user)
 	li	t6, SR_SUM
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
-	li	t0, 16				/* threshold from the strategy (`small below`) */
+	li	t0, 15				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
 
 	/*
@@ -944,33 +944,23 @@ SYM_FUNC_START(__clear_user)
 	ret
 
 	/*
-	 * Last bytes, in pieces.
-	 * Fewer than SZREG bytes are left and dst is aligned: store zero
-	 * as a word, halfword and byte as the bits of r say, each naturally aligned.
+	 * Last bytes, overlapping pieces.
+	 * Fewer than SZREG bytes are left and dst is aligned: store a zero
+	 * word, halfword and byte, each naturally aligned, ending at end
+	 * rounded down to 4, to 2, and at end.  Together they cover the r
+	 * bytes left; a piece that lands on bytes stored already stores
+	 * zero again.  No test, so no branch to mispredict.
 	 *
-	 *	r = end - dst;
-	 *	if (r & 4) store 4 bytes;
-	 *	if (r & 2) store 2 bytes;
-	 *	if (r & 1) store 1 byte;
-	 *
-	 * Register roles:
-	 *	t1 - r
-	 *	t2 - a bit of r
+	 *	*(u32 *)(round_down(end, 4) - 4) = 0;
+	 *	*(u16 *)(round_down(end, 2) - 2) = 0;
+	 *	*(u8 *)(end - 1) = 0;
 	 */
 .Lclear_tail_pieces:
-	sub	t1, a3, a0			/* r: bytes left, 1..SZREG-1 */
-	andi	t2, t1, 4
-	beqz	t2, .Lclear_tail_4
-	fixup sw, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 4
-.Lclear_tail_4:
-	andi	t2, t1, 2
-	beqz	t2, .Lclear_tail_2
-	fixup sh, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 2
-.Lclear_tail_2:
-	andi	t2, t1, 1
-	beqz	t2, .Lclear_pieces_done
+	andi	a0, a3, -4			/* end rounded down to 4 */
+	fixup sw, zero, -4(a0), .Lclear_fault_minus_4
+	andi	a0, a3, -2			/* end rounded down to 2 */
+	fixup sh, zero, -2(a0), .Lclear_fault_minus_2
+	addi	a0, a3, -1
 	fixup sb, zero, 0(a0), .Lclear_fault
 
 	/*
@@ -1007,33 +997,33 @@ SYM_FUNC_START(__clear_user)
 	ret
 
 	/*
-	 * Alignment head, in pieces.
-	 * dst is misaligned.  Store a zero byte, halfword and word as dst's
-	 * low bits say, each naturally aligned, until dst is aligned.
+	 * Alignment head, overlapping pieces.
+	 * dst is misaligned.  Store a zero byte, halfword and word, each
+	 * naturally aligned, at dst rounded up to 1, 2 and 4: together they
+	 * cover every byte up to the aligned dst, a piece that lands on
+	 * bytes stored already stores zero again, and the halfword and word
+	 * may run up to 4 bytes past the aligned dst.  Then the word at the
+	 * aligned dst, so that exactly the bytes below the new dst are stored.
+	 * No test, so no branch to mispredict; the threshold guarantees
+	 * n >= 15.
 	 *
-	 *	if (dst & 1) store 1 byte;
-	 *	if (dst & 2) store 2 bytes;
-	 *	if (dst & 4) store 4 bytes;
-	 *
-	 * Register roles:
-	 *	t1 - a bit of dst
+	 *	*(u8 *)dst = 0; dst = round_up(dst, 2);
+	 *	*(u16 *)dst = 0; dst = round_up(dst, 4);
+	 *	*(u32 *)dst = 0; dst = round_up(dst, 8);
+	 *	*(u64 *)dst = 0; dst += 8;
 	 */
 .Lclear_head:
-	andi	t1, a0, 1
-	beqz	t1, .Lclear_head_1
 	fixup sb, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 1
-.Lclear_head_1:
-	andi	t1, a0, 2
-	beqz	t1, .Lclear_head_2
+	andi	a0, a0, -2			/* dst rounded up to 2 */
 	fixup sh, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 2
-.Lclear_head_2:
-	andi	t1, a0, 4
-	beqz	t1, .Lclear_head_end
+	andi	a0, a0, -4			/* dst rounded up to 4 */
 	fixup sw, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 4
-.Lclear_head_end:
+	andi	a0, a0, -8			/* dst rounded up to SZREG */
+	fixup REG_S, zero, 0(a0), .Lclear_fault	/* over the word's bytes the pieces may have stored */
+	addi	a0, a0, SZREG
 	j	.Lclear_head_done
 
 	/*
@@ -1080,6 +1070,12 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lclear_fault_minus_4:
+	addi	a0, a0, -4			/* a0 is 4 bytes ahead of the first unstored byte */
+	j	.Lclear_fault
+.Lclear_fault_minus_2:
+	addi	a0, a0, -2			/* a0 is 2 bytes ahead of the first unstored byte */
+	j	.Lclear_fault
 .Lclear_fault_plus_8:
 	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
 	j	.Lclear_fault

@@ -1,0 +1,58 @@
+"""bench/tune_goals.py --routine: one routine measured, its entry of the
+goals JSON replaced, every other routine's entry kept as it was, and the
+count of goal cells not met taken over all of them."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "bench"))
+import tune_goals  # noqa: E402
+
+TUNED = str(ROOT / "examples" / "u74tuned.copy")
+BASE = str(ROOT / "examples" / "kernel2021.copy")
+
+
+@pytest.fixture
+def two_sizes(monkeypatch):
+    monkeypatch.setattr(tune_goals, "GRID_SIZES", (16, 64))
+
+
+def _kept_entry() -> dict:
+    """A copy routine's entry as a full run writes it: 3 cells missed."""
+    return {"command": "python bench/tune_goals.py (full run)",
+            "cycles": {"aligned": {"16": 30.0}},
+            "never_slower": {BASE: [{"class": "aligned", "size": 16}] * 2},
+            "bound": [{"met": True}, {"met": False}]}
+
+
+def test_one_routine_replaces_its_entry_and_keeps_the_others(two_sizes, tmp_path, capsys):
+    out = tmp_path / "goals.json"
+    out.write_text(json.dumps({"tuned": TUNED, "profile": "u74", "command": "full",
+                               "routines": {"__asm_copy_to_user": _kept_entry(),
+                                            "__clear_user": {"stale": True}},
+                               "failing_cells": 99}))
+    argv = [TUNED, "--profile", "u74", "--baseline", BASE, "--routine", "__clear_user",
+            "--out", str(out)]
+    assert tune_goals.main(argv) == 0
+    got = json.loads(out.read_text())
+    assert got["command"] == "full"                               # the full run's, kept
+    assert got["routines"]["__asm_copy_to_user"] == _kept_entry()
+    clear = got["routines"]["__clear_user"]
+    assert "stale" not in clear and clear["command"].endswith("--out " + str(out))
+    assert sorted(clear["cycles"]) == [f"dst+{d}" for d in range(8)]
+    assert sorted(map(int, clear["cycles"]["dst+1"])) == [16, 64]
+    assert list(clear["never_slower"]) == [BASE]
+    assert got["failing_cells"] == 3 + tune_goals.failing_cells(clear)
+    assert "memcpy" not in capsys.readouterr().out                 # nothing else measured
+
+
+def test_a_json_of_another_strategy_is_not_merged_into(two_sizes, tmp_path):
+    out = tmp_path / "goals.json"
+    out.write_text(json.dumps({"tuned": BASE, "profile": "u74", "routines": {}}))
+    with pytest.raises(SystemExit, match="give --out a file of its own"):
+        tune_goals.main([TUNED, "--routine", "__clear_user", "--out", str(out)])
