@@ -13,7 +13,9 @@ call for is left out):
            shift copy    misaligned source from aligned loads (slow cores)
            bytes         the byte loop shared by small sizes and the tail
   memmove  entry; forward (memcpy, or bytes; behind a memcpy with an
-           overlapping head or tail, words then bytes when the buffers overlap);
+           overlapping head or tail, words then bytes when the buffers overlap;
+           behind a memcpy in assembly, bytes to align dst, words when src is
+           co-aligned, then bytes, when they overlap);
            ends (both cursors to the end); backward words; backward bytes
   memset   entry; replicate (the byte into every byte of a word); head (as memcpy's);
            words; word tail; overlap tail; bytes
@@ -252,6 +254,9 @@ def memcpy_function(lib: StringLib) -> CFunction:
 
 def _memmove_doc(lib: StringLib) -> Comment:
     fwd = ", so memcpy\ndoes it" if lib.memmove.forward == "memcpy" else ""
+    if lib.memmove.forward == "memcpy" and lib.memcpy_asm:
+        fwd = (", so memcpy\ndoes it where the buffers are disjoint, and a word copy"
+               " here where\nthey overlap")
     back = (": bytes until the end of dst is\naligned, then whole words when the source end"
             " is aligned too, then bytes" if lib.memmove.backward == "words"
             else ", one byte at a time")
@@ -280,10 +285,27 @@ def _forward_overlap_safe(p: Phases) -> list[Stmt | Comment]:
             *_byte_loop(2, "*d++ = *s++;", "return dest;")]
 
 
+def _forward_disjoint_only() -> list[Stmt | Comment]:
+    """memcpy in assembly for disjoint buffers only; else bytes until dst
+    is aligned, whole words when src is aligned too, then bytes."""
+    why = ("dst starts below src and overlaps it: memcpy's contract is",
+           "disjoint buffers (memcpy.S is proved for those), so copy",
+           "forwards here, each word loaded before it is stored.")
+    return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
+            *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
+            *_stmts(2, "if (count >= SZREG) {"), *_head(3, "*d++ = *s++;"),
+            *_stmts(3, "if (!((uintptr_t)s & WORD_MASK)) {"),
+            *_one_word_loop(4, "*(word_t *)d = *(const word_t *)s;", "d", "s"),
+            *_stmts(3, "}"), *_stmts(2, "}"),
+            *_byte_loop(2, "*d++ = *s++;", "return dest;")]
+
+
 def _memmove_forward(lib: StringLib) -> CPhase:
     """dst does not start inside the source: copying forwards reads each byte first."""
     if lib.memmove.forward == "bytes":
         body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
+    elif lib.memcpy_asm:
+        body = _forward_disjoint_only()
     elif "overlap" in (lib.memcpy.align, lib.memcpy.tail):
         body = _forward_overlap_safe(lib.memcpy)
     else:

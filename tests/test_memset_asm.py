@@ -211,6 +211,29 @@ def test_memcpy_and_memmove_copy_every_size_and_offset(built_memcpy):
                 assert set(got[len(want):]) == {0xEE}, (fn, n, so, do)
 
 
+def test_memmove_hands_the_assembly_memcpy_disjoint_buffers_only(built_memcpy):
+    """memcpy.S is proved for disjoint buffers: memmove calls it for those
+    and copies a forward overlap itself, right for every overlap."""
+    from copygen.verify.bounded import check
+    string_c = _file(built_memcpy, "string.c").read_text()
+    move = string_c.split("void *__memmove(")[1]
+    assert move.index("/* disjoint */") < move.index("return __memcpy(dest, src, count);")
+    assert "memcpy's contract is" in move
+    assert check(str(built_memcpy.elf), "memmove", "memmove", 24) == {}
+
+
+@pytest.mark.slow
+def test_memmove_is_proved_with_memcpy_s_own_proof(tmp_path):
+    """The call of the assembly memcpy is taken by memcpy's proof
+    (verify.summary), not followed into its code."""
+    src = tmp_path / "plain.copy"
+    src.write_text(PLAIN_MEMCPY)
+    elf = build_file(src, tmp_path).elf
+    rep = prove_routine(str(elf), "__memmove", "memmove")
+    assert verdict(rep) == "proved", rep.status
+    assert rep.calls["__memcpy"].startswith("by its own proof"), rep.calls
+
+
 PLAIN_MEMCPY = ASM_MEMCPY.replace(
     "memcpy { small below 8; align dst; words unroll 4; then words unroll 1; shift unroll 2\n"
     "             then shift unroll 1; tail words; ends pieces; form asm }",

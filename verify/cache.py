@@ -103,8 +103,8 @@ def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | No
     key = code_key(elf, symbol, kind, bounded, all_clauses) if cache else None
     rep = cache.get(key) if cache else None
     if rep is None:
-        def callee(sym: str, world: str) -> RoutineReport:
-            return prove_cached(elf, sym, world, cache, jobs=jobs)
+        def callee(sym: str, kind: str) -> RoutineReport:
+            return prove_cached(elf, sym, kind, cache, jobs=jobs)
         if prove is None:
             from copygen.verify.prove import prove_routine
             rep = prove_routine(str(elf), symbol, kind, jobs=jobs, callee=callee)

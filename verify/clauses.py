@@ -40,13 +40,10 @@ BY_KIND = {
     "memcpy": ["C1", "A1", "B1", "B2", "B2s", "T1"],
     "memset": ["C1", "A1", "B1", "B2", "T1"],
     "memmove": ["C1", "A1", "B1", "B2", "T1"],
-    # memmove's contract for the calls where dst does not start inside
-    # [src, src + n): what memcpy must keep when memmove forwards to it
-    "memmove_fwd": ["C1", "A1", "B1", "B2", "T1"],
 }
-STRING_KINDS = ("memcpy", "memset", "memmove", "memmove_fwd")
+STRING_KINDS = ("memcpy", "memset", "memmove")
 # the kinds whose buffers may overlap (verify.world.World.overwritten)
-OVERLAP_KINDS = ("memmove", "memmove_fwd")
+OVERLAP_KINDS = ("memmove",)
 
 
 def vector_clauses(exact_loads: bool) -> list[str]:

@@ -25,7 +25,7 @@ def kind_terms(kind: str) -> list[str]:
     base = ["0", "D", "S", "E", "SE", "N"]
     if kind == "memset":
         return base + ["CB", "CW"]
-    if kind in ("to", "from", "memcpy", "memmove", "memmove_fwd"):
+    if kind in ("to", "from", "memcpy", "memmove"):
         return base + ["SA", "OFF", "SHR", "NSHR", "SHL", "SOFF", "SSHR", "NSSHR"]
     return base
 
@@ -56,7 +56,7 @@ def guess(snaps: list, kind: str, roles: dict[int, str] | None = None) -> list[C
               and (kind == "memmove" or f not in MEMMOVE_FACTS)]
     least = min(sc.N for *_, sc, _ in snaps)
     cands += [Cand("nge", (v,)) for v in _weaker(least, -1) if v > 0]
-    if kind in ("to", "from", "memcpy", "memmove", "memmove_fwd"):
+    if kind in ("to", "from", "memcpy", "memmove"):
         cands += _words(varying, snaps)
     if kind == "memset":
         cands += [Cand("fill", (r,)) for r in varying

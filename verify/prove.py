@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from copygen.verify.clauses import BY_KIND, OVERLAP_KINDS, STRING_KINDS, holds_sum
+from copygen.verify.clauses import BY_KIND, OVERLAP_KINDS, STRING_KINDS, holds_sum, required
 from copygen.verify.coverage import cover_goals, inside_goals
 from copygen.verify.bounded import apply_bounded
 from copygen.verify.budget import Query
@@ -27,7 +27,7 @@ from copygen.verify.gcguard import proving
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
-from copygen.verify.summary import Summary, candidates, names_sp, usable
+from copygen.verify.summary import Summary, candidates, names_sp, overlapping_call, usable
 from copygen.verify.liveness import prune
 from copygen.verify.nowrap import lemmas
 from copygen.emu.errors import EmuError
@@ -348,15 +348,15 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     breaks a required clause ends the proof there (verify.early: the
     verdict is violated, the clauses no concrete run breaks are not
     checked) unless `all_clauses` asks for every clause's proof.  memmove's
-    calls of memcpy are taken by memcpy's own proof in the world
-    memmove_fwd (verify.summary) when that proves every clause, else
-    followed: `callee(symbol, world kind)` gives that proof (default: a
-    new one; verify.cache passes one through the cache)."""
+    calls of memcpy are taken by memcpy's own proof (verify.summary) when
+    that proves every clause and no sample run calls it with overlapping
+    buffers, else followed: `callee(symbol, kind)` gives that proof
+    (default: a new one; verify.cache passes one through the cache)."""
     t0 = time.time()
     jobs = jobs or default_jobs()
     if callee is None:
-        def callee(sym: str, world: str) -> RoutineReport:
-            return prove_routine(elf, sym, world, replay, jobs, memmove_bound=0)
+        def callee(sym: str, kind: str) -> RoutineReport:
+            return prove_routine(elf, sym, kind, replay, jobs)
     with proving():
         try:
             rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
@@ -380,24 +380,30 @@ def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> 
     return prune(prog, routine, dict(zip(heads, guessed)))
 
 
-def summaries(prog: Program, found: dict, callee: Callable[[str, str], RoutineReport],
+def summaries(prog: Program, symbol: str, kind: str, found: dict,
+              callee: Callable[[str, str], RoutineReport],
               stage: Callable[[str], None]) -> tuple[dict, dict]:
     """(callee entry -> Summary, callee symbol -> how its calls are taken)
     for the calls verify.summary.candidates found (`found`) that the
     callee's own proof lets the routine's proof take as one step."""
     out, said = {}, {}
-    for addr, (sym, world) in sorted(found.items()):
+    for addr, (sym, ckind) in sorted(found.items()):
         if names_sp(prog, addr):
             said[sym] = "followed: it uses the stack"
             continue
-        stage(f"proving {sym} as {world}")
-        rep = callee(sym, world)
-        if usable(rep, world):
-            out[addr] = Summary(sym, addr, world)
-            said[sym] = f"by its own proof as {world} ({rep.seconds:.0f} s)"
+        shared = overlapping_call(prog.image, symbol, kind, addr)
+        if shared is not None:
+            said[sym] = (f"followed: called with overlapping buffers (n={shared[0]}, "
+                         f"src - dst = {shared[1]}), outside its contract")
+            continue
+        stage(f"proving {sym}")
+        rep = callee(sym, ckind)
+        if usable(rep, ckind):
+            out[addr] = Summary(sym, addr, ckind)
+            said[sym] = f"by its own proof ({rep.seconds:.0f} s)"
         else:
-            bad = ", ".join(c for c, s in rep.status.items() if s != "proved")
-            said[sym] = f"followed: its proof as {world} leaves {bad}"
+            bad = ", ".join(c for c in required(ckind) if rep.status.get(c) != "proved")
+            said[sym] = f"followed: its own proof leaves {bad}"
     return out, said
 
 
@@ -418,7 +424,7 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
         return does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
     if not all_clauses and decides(kind, broken):
         return violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
-    summed, calls = summaries(prog, found, callee, stage)
+    summed, calls = summaries(prog, symbol, kind, found, callee, stage)
     if frozenset(summed) != routine.opaque:
         routine = prog.routine(entry, opaque=frozenset(summed))
         snaps = collect(prog.image, symbol, kind, routine.cut_points)

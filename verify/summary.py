@@ -1,30 +1,31 @@
 """Call summaries: a call of a routine that is proved on its own, taken in
 the caller's proof as one step whose effect is the callee's contract.
 
-memmove copies forwards by calling memcpy when dst does not start inside
-[src, src + n).  Followed into, memcpy's code is proved again inside every
-memmove proof, in memmove's harder world where the buffers may overlap,
-together with memmove's own loops.  Instead memcpy is proved once, on its
-own, in the world `memmove_fwd` (memmove's contract for exactly the calls a
-forward copy must handle), and memmove's proof takes each call of it as:
+memmove hands memcpy the calls whose buffers are disjoint.  Followed into,
+memcpy's code is proved again inside every memmove proof, in memmove's
+harder world where the buffers may overlap, together with memmove's own
+loops: with a large assembly memcpy that proof did not finish in 50
+minutes.  Instead memmove's proof takes each call of memcpy as:
 
   * the obligations, on the path to the call, that it passes the caller's
     own (dst, src, n), that nothing of dst was written before it, and that
-    dst does not start inside [src, src + n) there (the callee's world);
-  * the effect, by the callee's proved clauses: dst[W] holds src[W] for
-    every W < n, as it was at the call (C1; its loads met no overwritten
-    byte), a0 is dst (C1), sp, s0-s11 are kept and it returns to ra (A1);
-    every other register and sstatus are unknown afterwards.
+    the buffers are disjoint there (memcpy's world);
+  * the effect, by memcpy's proved clauses: dst[W] holds src[W] for every
+    W < n, as it was at the call (C1), a0 is dst (C1), sp, s0-s11 are kept
+    and it returns to ra (A1); every other register and sstatus are
+    unknown afterwards.
 
-Sound when the callee's every required clause is proved in that world and
-it never names sp (checked on its code here): its stores are then all in
-dst (B1), none on the caller's frame, which its own proof could not see
-(stores at a constant offset from sp are the stack to it).  Its B1, B2 and
-T1 are the caller's for the call's part.
+Sound when memcpy's every required clause is proved and it never names sp
+(checked on its code here): its stores are then all in dst (B1), none on
+the caller's frame, which its own proof could not see (stores at a constant
+offset from sp are the stack to it).  Its B1, B2 and T1 are the caller's
+for the call's part.  A memmove that calls memcpy with overlapping buffers
+(a forward copy it trusts to memcpy) cannot use the contract: when a
+sample run shows such a call, the call is followed as before.
 
 Role: find the calls that may be summarised, and the step's obligations
-and state.  May import z3, verify.clauses, verify.program, verify.symstate,
-verify.world.
+and state.  May import z3, verify.clauses, verify.concrete,
+verify.program, verify.samples, verify.symstate, verify.world.
 """
 from __future__ import annotations
 
@@ -33,14 +34,16 @@ from dataclasses import dataclass
 
 import z3
 
-from copygen.verify.clauses import BY_KIND
+from copygen.verify.clauses import required
+from copygen.verify.concrete import run
 from copygen.verify.program import Program
+from copygen.verify.samples import samples
 from copygen.verify.symstate import SymState
 from copygen.verify.world import CALLEE_SAVED, KINDS, World
 
-# what a caller of this kind may summarise: callee kind -> the world it is
-# proved in for that caller
-SUMMARISED = {"memmove": {"memcpy": "memmove_fwd"}}
+# what a caller of this kind may summarise: the callee kinds, each proved
+# in its own world
+SUMMARISED = {"memmove": ("memcpy",)}
 SP = 2
 _fresh = itertools.count()
 
@@ -49,18 +52,16 @@ _fresh = itertools.count()
 class Summary:
     symbol: str
     entry: int
-    world: str          # the kind of world the callee's report is from
+    kind: str           # the callee's kind: its report is from that world
 
     def obligations(self, w: World, st: SymState) -> list[tuple[str, object, str]]:
         """(clause, formula, what) that must hold on the path to the call."""
         x = st.x
-        out = [("C1", z3.And(x[10] == w.D, x[11] == w.S, x[12] == w.N),
-                f"calls {self.symbol} with other arguments than its own dst, src and n"),
-               ("C1", z3.Not(st.written), f"writes dst before it calls {self.symbol}")]
-        if self.world == "memmove_fwd":
-            out.append(("C1", z3.UGE(w.D - w.S, w.N),
-                        f"calls {self.symbol} where dst starts inside [src, src + n)"))
-        return out
+        return [("C1", z3.And(x[10] == w.D, x[11] == w.S, x[12] == w.N),
+                 f"calls {self.symbol} with other arguments than its own dst, src and n"),
+                ("C1", z3.Not(st.written), f"writes dst before it calls {self.symbol}"),
+                ("C1", z3.Or(z3.ULE(w.D + w.N, w.S), z3.ULE(w.S + w.N, w.D)),
+                 f"calls {self.symbol} where the buffers overlap")]
 
     def after(self, w: World, st: SymState, link: int | None) -> SymState:
         """The state after the callee returned: at `link` (a call), or at a
@@ -95,16 +96,16 @@ def names_sp(prog: Program, entry: int) -> bool:
 
 
 def candidates(prog: Program, entry: int, kind: str) -> dict[int, tuple[str, str]]:
-    """Callee entry -> (symbol, world) for every routine that the code of
-    the routine at `entry` calls or jumps to directly and that a caller of
+    """Callee entry -> (symbol, kind) for every routine that the code of the
+    routine at `entry` calls or jumps to directly and that a caller of
     `kind` may summarise (SUMMARISED), by the callee's symbol."""
-    wanted = SUMMARISED.get(kind, {})
+    wanted = SUMMARISED.get(kind, ())
     if not wanted:
         return {}
     by_addr = {}
     for name, addr in sorted(prog.image.symbols.items()):   # __memcpy before memcpy
         if KINDS.get(name) in wanted:
-            by_addr.setdefault(addr, (name, wanted[KINDS[name]]))
+            by_addr.setdefault(addr, (name, KINDS[name]))
     out = {}
     for pc in prog.routine(entry, opaque=frozenset(by_addr)).pcs:
         i = prog.fetch(pc)
@@ -115,7 +116,18 @@ def candidates(prog: Program, entry: int, kind: str) -> dict[int, tuple[str, str
     return out
 
 
-def usable(report, world: str) -> bool:
-    """Whether a callee's report proves every clause its world requires."""
-    return all(report.status.get(c) == "proved" for c in BY_KIND[world])
+def overlapping_call(image, symbol: str, kind: str, callee: int):
+    """A sample run of the routine that enters the callee while its
+    buffers overlap, as (n, src - dst), or None."""
+    for sc in samples(kind):
+        if not sc.N or not (sc.D < sc.S + sc.N and sc.S < sc.D + sc.N):
+            continue
+        out = run(image, symbol, sc, trace_pcs=(callee,), record_loads=False)
+        if any(pc == callee for pc, *_ in out.snapshots):
+            return sc.N, sc.S - sc.D
+    return None
 
+
+def usable(report, kind: str) -> bool:
+    """Whether a callee's report proves every clause its kind requires."""
+    return all(report.status.get(c) == "proved" for c in required(kind))

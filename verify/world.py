@@ -15,9 +15,6 @@ Routine kinds
   memmove    memmove: the buffers may overlap; loads read the source as it
              was at the call, and each load must meet no byte already
              overwritten (World.overwritten)
-  memmove_fwd  memmove's world for the calls a forward copy must handle:
-             dst does not start inside [src, src + n) (the calls memmove
-             hands to memcpy; verify.summary)
   memset     memset (a0 = dst, a1 = c, a2 = n)
 
 Role: data and formulas only.  May import z3, verify.clauses, verify.z3ops.
@@ -125,10 +122,10 @@ class World:
         if self.has_source:
             pre += [z3.UGE(S, bv(LOW)), z3.ULE(S, bv(HIGH) - N)]
             if self.kind not in OVERLAP_KINDS:
-                # disjoint and far apart (user and kernel buffers never share a page)
-                pre.append(z3.Or(z3.ULE(D + N + GAP, S), z3.ULE(S + N + GAP, D)))
-            elif self.kind == "memmove_fwd":
-                pre.append(z3.UGE(D - S, N))
+                # disjoint: user and kernel buffers never share a page (GAP
+                # apart); memcpy's may be adjacent (memmove hands it such calls)
+                gap = bv(0) if self.kind == "memcpy" else bv(GAP)
+                pre.append(z3.Or(z3.ULE(D + N + gap, S), z3.ULE(S + N + gap, D)))
         # the stack is elsewhere
         pre.append(z3.Or(z3.ULE(self.SP0 + 4096, D - 8), z3.ULE(D + N + 8, self.SP0 - 8192)))
         if self.has_source:

@@ -28,7 +28,8 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 /*
  * memmove: when dst does not start inside [src, src + count), copying
  * forwards never overwrites a source byte before it is read, so memcpy
- * does it.  Otherwise copy backwards: bytes until the end of dst is
+ * does it where the buffers are disjoint, and a word copy here where
+ * they overlap.  Otherwise copy backwards: bytes until the end of dst is
  * aligned, then whole words when the source end is aligned too, then bytes.
  */
 void *__memmove(void *dest, const void *src, size_t count)
@@ -37,7 +38,30 @@ void *__memmove(void *dest, const void *src, size_t count)
 	const u8 *s = src;
 
 	if ((uintptr_t)d - (uintptr_t)s >= count) {
-		return __memcpy(dest, src, count);
+		if ((uintptr_t)s - (uintptr_t)d >= count)	/* disjoint */
+			return __memcpy(dest, src, count);
+		/*
+		 * dst starts below src and overlaps it: memcpy's contract is
+		 * disjoint buffers (memcpy.S is proved for those), so copy
+		 * forwards here, each word loaded before it is stored.
+		 */
+		if (count >= SZREG) {
+			while ((uintptr_t)d & WORD_MASK) {
+				*d++ = *s++;
+				count--;
+			}
+			if (!((uintptr_t)s & WORD_MASK)) {
+				while (count >= SZREG) {
+					*(word_t *)d = *(const word_t *)s;
+					d += SZREG;
+					s += SZREG;
+					count -= SZREG;
+				}
+			}
+		}
+		while (count--)
+			*d++ = *s++;
+		return dest;
 	}
 
 	d += count;
