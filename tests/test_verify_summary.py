@@ -15,38 +15,12 @@ from copygen.verify.program import Program
 from copygen.verify.prove import RoutineReport, prove_routine
 from copygen.verify.summary import candidates, names_sp
 from copygen.verify.world import World
+from tests.test_verify_memmove import BACKWARD_ONLY, FORWARD_ONLY
 
-HEAD = "#include <linux/linkage.h>\n#include <asm/asm.h>\n\n"
-
-# memcpy a byte at a time, forwards: right for every call memmove forwards
-FORWARD = """\
-SYM_FUNC_START(__memcpy)
-	mv	t0, a0
-	beqz	a2, 2f
-1:	lb	t1, 0(a1)
-	sb	t1, 0(t0)
-	addi	a1, a1, 1
-	addi	t0, t0, 1
-	addi	a2, a2, -1
-	bnez	a2, 1b
-2:	ret
-SYM_FUNC_END(__memcpy)
-"""
-
-# memcpy from the end down: a right memcpy, wrong for a forward overlap
-BACKWARD = """\
-SYM_FUNC_START(__memcpy)
-	beqz	a2, 2f
-	add	t0, a0, a2
-	add	t1, a1, a2
-1:	addi	t1, t1, -1
-	addi	t0, t0, -1
-	lb	t2, 0(t1)
-	sb	t2, 0(t0)
-	bne	t0, a0, 1b
-2:	ret
-SYM_FUNC_END(__memcpy)
-"""
+# memcpy a byte at a time, forwards: right for every call of it; and
+# from the end down: a right memcpy, wrong for a forward overlap
+FORWARD = FORWARD_ONLY.replace("(memmove)", "(__memcpy)")
+BACKWARD = BACKWARD_ONLY.replace("(memmove)", "(__memcpy)")
 
 # the forward memcpy, keeping t0 in s0 on the stack for no reason
 STACKED = FORWARD.replace("SYM_FUNC_START(__memcpy)\n",
@@ -93,7 +67,7 @@ FIRST_ZEROED = "beqz\ta2, 4f\n\tsb\tzero, 0(a0)\n4:\ttail\t__memcpy"   # writes 
 def _elf(tmp: Path, memcpy: str, call: str, name: str, memmove: str = MEMMOVE) -> str:
     from copygen.inputs import linked_elf
     src = tmp / f"{name}.S"
-    src.write_text(HEAD + memcpy + "\n" + memmove.replace("FORWARD_CALL", call))
+    src.write_text(memcpy + "\n" + memmove.replace("FORWARD_CALL", call))
     return str(linked_elf(str(src), tmp / name))
 
 
