@@ -193,7 +193,7 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
             Insn("addi", ("a0", "a0", "4")),
             Insn("andi", ("a0", "a0", "-8"), note="dst rounded up to SZREG"),
             Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
-                 note="over the word's bytes the pieces may have stored"),
+                 note="again over bytes the pieces stored"),
             Insn("addi", ("a0", "a0", "SZREG")),
             Insn("j", (f".L{pfx}_head_done",))]
     return Phase(f".L{pfx}_head", "Alignment head, overlapping pieces",

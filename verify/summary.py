@@ -4,8 +4,8 @@ the caller's proof as one step whose effect is the callee's contract.
 memmove hands memcpy the calls whose buffers are disjoint.  Followed into,
 memcpy's code is proved again inside every memmove proof, in memmove's
 harder world where the buffers may overlap, together with memmove's own
-loops: with a large assembly memcpy that proof did not finish in 50
-minutes.  Instead memmove's proof takes each call of memcpy as:
+loops (docs/verifier.md has what that cost a large assembly memcpy).
+Instead memmove's proof takes each call of memcpy as:
 
   * the obligations, on the path to the call, that it passes the caller's
     own (dst, src, n), that nothing of dst was written before it, and that

@@ -1022,7 +1022,7 @@ SYM_FUNC_START(__clear_user)
 	fixup sw, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 4
 	andi	a0, a0, -8			/* dst rounded up to SZREG */
-	fixup REG_S, zero, 0(a0), .Lclear_fault	/* over the word's bytes the pieces may have stored */
+	fixup REG_S, zero, 0(a0), .Lclear_fault	/* again over bytes the pieces stored */
 	addi	a0, a0, SZREG
 	j	.Lclear_head_done
 
