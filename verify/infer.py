@@ -112,6 +112,9 @@ def _sums(varying, xs, terms) -> list[Cand]:
 
 
 MASKS = (7, 15, 31, 63, 127, 255)   # a block of 1, 2, 4, 8, 16 or 32 words, less one
+# a cursor and its end may also be whole 32-bit words apart (Linux 6.12's
+# memcpy.S copies its tail by `lw`/`sw` when both buffers allow)
+BLOCK_MASKS = (3,) + MASKS
 FLOORS = (8,)                     # an overlapping head: one word at dst
 
 
@@ -171,7 +174,7 @@ def _block_distances(varying, xs) -> list[Cand]:
         diffs = {(x[a] - x[b]) & M64 for x in xs}
         if len(diffs) < 2:
             continue
-        m = next((m for m in reversed(MASKS) if all(d & m == 0 for d in diffs)), None)
+        m = next((m for m in reversed(BLOCK_MASKS) if all(d & m == 0 for d in diffs)), None)
         both_aligned = all(x[a] & 7 == 0 == x[b] & 7 for x in xs)   # `aligned` says it
         if m is not None and not (m == 7 and both_aligned):
             out.append(Cand("rmod", (a, b, m)))
