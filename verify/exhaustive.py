@@ -26,7 +26,7 @@ def scenarios(kind: str, limit: int, rng: random.Random):
 def scenarios_of(kind: str, n: int, rng: random.Random):
     """The scenarios of one n (see the module docstring)."""
     if kind in OVERLAP_KINDS:
-        yield from _overlaps(n, rng, kind)
+        yield from _overlaps(n, rng)
         return
     user = {"to": "dst", "from": "src", "clear": "dst"}.get(kind)
     for d in range(8):
@@ -48,13 +48,13 @@ def scenarios_of(kind: str, n: int, rng: random.Random):
                 yield Scenario(kind, D, S, n, sc.src, sc.dst0, sc.C, F=U + f)
 
 
-def _overlaps(n: int, rng: random.Random, kind: str):
+def _overlaps(n: int, rng: random.Random):
     """memmove: every dst alignment, and src at every distance from dst
     that overlaps it, in both directions, plus the nearest ones that do not
     (src - dst from -(n + 8) to n + 8)."""
     for d in range(8):
-        base = scenario(kind, n, d, 0, rng)
+        base = scenario("memmove", n, d, 0, rng)
         for delta in range(-(n + 8), n + 9):
-            sc = Scenario(kind, base.D, base.D + delta, n, base.src, b"", base.C)
+            sc = Scenario("memmove", base.D, base.D + delta, n, base.src, b"", base.C)
             sc.dst0 = sc.initial(sc.D, n)
             yield sc
