@@ -17,6 +17,13 @@ Policies
          would otherwise return n although bytes were readable: the 2021
          corner of DOMAIN.md §4).  Byte accesses (head, byte loop) and
          fills return directly: N = end - (a0 + c).
+  restart  (copies) c = -(advance of a0 so far): a faulting word access
+         resumes the byte loop at the first byte of its block, which stores
+         again the bytes the block stored (the same values) and faults
+         exactly where the block did, or later (a load fault: at the first
+         unreadable source byte).  N is as exact as under `exact`; every
+         access of a block whose cursors have not moved shares one exit, so
+         a block costs one or two exits instead of a ladder rung per store.
   block  c = -(advance of a0 so far): stores done inside the faulting block
          are reported as not copied (what the 2021 routine did)
 
@@ -106,7 +113,8 @@ def attach(steps: tuple[Step, ...] | list[Step], exits: FaultExits, policy: str,
             start = advanced + st.offset
             assert start == stored, f"stores out of order at {st}: {start} != {stored}"
         if user and st.kind in ("load", "store"):
-            c = stored - advanced if policy == "exact" else -advanced
+            exact = policy == "exact" or (policy == "restart" and not retry)
+            c = stored - advanced if exact else -advanced
             fix = exits.retry(c, c - ahead, shift) if retry else exits.label(c)
         out.append(Insn(st.op, st.operands, fix))
         if st.kind == "store":

@@ -110,7 +110,7 @@ def _copy_user(ph: Phases, fast: bool, sum_held: bool, prefix: str) -> Function:
     exits = FaultExits(pfx, f".L{pfx}_bytes")
     if ph.tested:
         phases = _class_layout(pfx, ph, fast, exits, sum_held)
-        return _copy_function(tuple(phases), exits, sum_held)
+        return _copy_function(tuple(phases), exits, sum_held, ph.fault == "restart")
     phases = [entry_phase(pfx, ph, "a2", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
         phases.append(head_phase(pfx, exits, True))
@@ -124,10 +124,11 @@ def _copy_user(ph: Phases, fast: bool, sum_held: bool, prefix: str) -> Function:
         phases[-1] = _with_jump(phases[-1], f".L{pfx}_bytes")
         phases.append(shift_phase(pfx, ph, exits))
     phases += [byte_phase(pfx, exits, True), done_phase(pfx, sum_held)]
-    return _copy_function(tuple(phases), exits, sum_held)
+    return _copy_function(tuple(phases), exits, sum_held, ph.fault == "restart")
 
 
-def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool) -> Function:
+def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool,
+                   restart: bool) -> Function:
     summary = ("Copy n bytes between kernel and user memory.  Either side may be user",
                "memory: every load and store carries an exception-table entry.")
     if sum_held:
@@ -136,7 +137,7 @@ def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool)
         "__asm_copy_to_user", ("__asm_copy_from_user",), summary,
         (("a0", "dst"), ("a1", "src"), ("a2", "n")),
         "a0: the number of bytes not copied (0 on success)",
-        phases, (fault_phase(exits, sum_held),),
+        phases, (fault_phase(exits, sum_held, restart),),
         ("__asm_copy_to_user", "__asm_copy_from_user"))
 
 

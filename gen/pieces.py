@@ -41,8 +41,9 @@ STORE = {1: "sb", 2: "sh", 4: "sw"}
 
 
 def _load_exit(exits: FaultExits, ph: Phases) -> str:
-    """A load of an end resumes the byte loop (exact) or returns (block)."""
-    return exits.retry(0, 0) if ph.fault == "exact" else exits.label(0)
+    """A load of an end resumes the byte loop (exact, restart) or returns
+    (block)."""
+    return exits.label(0) if ph.fault == "block" else exits.retry(0, 0)
 
 
 def _stores(exits: FaultExits, value: str, bits: str, scratch: str, sizes: tuple[int, ...],

@@ -71,7 +71,11 @@ class Phases:
                  the language): the register pools leave them out.
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
-                 copied) | "block" (count whole blocks, as the 2021 routine did).
+                 copied) | "restart" (copy_user: exact too, but a word fault
+                 resumes the byte loop at the start of its block, storing
+                 again what the block stored: one exit per block instead of
+                 one per store) | "block" (count whole blocks, as the 2021
+                 routine did).
     """
 
     threshold: int

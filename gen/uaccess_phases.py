@@ -130,8 +130,9 @@ def block_temps(block: S.Block) -> list[str]:
 
 
 def retries(ph: Phases) -> bool:
-    """Copies under the exact policy resume the byte loop after a word fault."""
-    return ph.fault == "exact"
+    """Copies under the exact and restart policies resume the byte loop
+    after a word fault."""
+    return ph.fault in ("exact", "restart")
 
 
 def words_pseudo(unroll: int, size: int, lookahead: int) -> tuple[str, ...]:
@@ -336,9 +337,10 @@ def done_phase(pfx: str, sum_held: bool, label: str | None = None) -> Phase:
                  tuple(sum_off() + [Insn("li", ("a0", "0")), Insn("ret")]))
 
 
-def fault_phase(exits: FaultExits, sum_held: bool) -> Phase:
+def fault_phase(exits: FaultExits, sum_held: bool, restart: bool = False) -> Phase:
     # with sum_held the caller set SUM and clears it after the call: the
-    # exits leave it alone
+    # exits leave it alone; `restart`: a word fault resumes the byte loop
+    # at the start of its block (gen.fixups)
     still_set = ("as it was, so SUM is still set, as the caller wants it." if sum_held else
                  "as it was, so SUM is still set and must be cleared on this path too.")
     why = ("A user access faulted; the trap handler resumed here with sstatus", still_set,
@@ -355,6 +357,17 @@ def fault_phase(exits: FaultExits, sum_held: bool) -> Phase:
                "A byte access that faulted returns end - a0, exactly the bytes",
                "not copied" + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
         pseudo = ("word fault: dst += stored; src += stored; goto bytes;",
+                  "byte fault: return end - dst;")
+    if restart and exits.retries:
+        why = ("A user access faulted; the trap handler resumed here with sstatus",
+               "as it was, so SUM is still set.  A word access that faulted",
+               "restarts its block in the byte loop: a0 and a1 go back to the",
+               "block's first byte, the byte loop stores again what the block",
+               "stored (the same bytes) and faults exactly at the first byte",
+               "that cannot be copied.  A byte access that faulted returns",
+               "end - a0, exactly the bytes not copied"
+               + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
+        pseudo = ("word fault: dst = block start; src = its source; goto bytes;",
                   "byte fault: return end - dst;")
     return Phase(None, "Fault exits", why, pseudo, (("a0", "bytes not copied"),),
                  tuple(exit_code(exits, END, [] if sum_held else sum_off())))

@@ -82,6 +82,11 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     shift_unroll, shift_schedule = _shift_setting(s, kind, fast, warnings)
     tail = s["tail"].values[0]
     _check_misaligned_policy(s, align, tail, fast)
+    if kind in FILLS and _fault(s) == "restart":
+        raise CopygenError(
+            f"`fault restart` applies to copies: {shown(kind)} has no byte loop to resume, "
+            "its fault exits return the exact count already",
+            s["fault"].loc, hint="use `fault exact`")
     if kind == "clear_user" and align == "none" and _fault(s) == "exact":
         raise CopygenError(
             "`align none` in clear_user cannot return the exact count: a misaligned word "

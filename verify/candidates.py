@@ -13,6 +13,10 @@ Families (each checked by induction later; a guess is never trusted):
              with a floor k, [D, max(x[r] + c, D + k)): an overlapping head's
              word, stored before the loop's cursor has passed it
   rcursor    ... exactly the bytes [x[r] + c, D + n): a backward copy (memmove)
+  pcursor    the bytes [D, x[r] + c) copied, and any byte written past them
+             copied too and before the fault point: a copy whose faulting
+             block restarts in the byte loop (`fault restart`) has stored
+             again some of what lies past its cursor
   fill       x[r] & 0xff == memset's byte (a byte loop that stores the
              argument as it came, or the word made of it, whichever path led in)
   status     sstatus == SS0 | SUM  (or == SS0)
@@ -125,7 +129,7 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset(a[0]) | frozenset(a[2])
     if k in ("ge", "le", "aligned"):
         return frozenset(a[0])
-    if k in ("unchanged", "cursor", "rcursor", "fill"):
+    if k in ("unchanged", "cursor", "rcursor", "pcursor", "fill"):
         return frozenset((a[0],))
     if k in ("rge", "rle", "rmod", "mask", "word"):
         return frozenset(a[:2])
@@ -188,24 +192,41 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
     raise AssertionError(k)
 
 
-CURSORS = ("cursor", "rcursor")
+CURSORS = ("cursor", "rcursor", "pcursor")
 
 
 def cursor_interval(c: Cand, xs, w: World) -> tuple:
-    """(lo, hi): the indices of dst a cursor says are written, [lo, hi)."""
+    """(lo, hi): the indices of dst a cursor says are written, [lo, hi)
+    (for a pcursor: those it says are written at least)."""
     limit = z3.simplify(xs[c.args[0]] + bv(c.args[1]) - w.D)
     if c.kind == "cursor" and len(c.args) > 2:
         floor = bv(c.args[2])
         return bv(0), z3.If(z3.ULT(limit, floor), floor, limit)
-    return (bv(0), limit) if c.kind == "cursor" else (limit, w.N)
+    return (limit, w.N) if c.kind == "rcursor" else (bv(0), limit)
+
+
+def cursor_reach(c: Cand, xs, w: World) -> tuple:
+    """(lo, hi): the indices of dst a cursor says may be written.  A
+    pcursor's reach ends at its bound or, on a path that met the fault,
+    at the fault point if that lies further (dst[W] is copied from the
+    source's byte W, so the fault offset bounds both sides alike)."""
+    lo, hi = cursor_interval(c, xs, w)
+    if c.kind != "pcursor":
+        return lo, hi
+    return lo, z3.If(z3.And(z3.Not(w.NF), z3.ULT(hi, w.FO)), w.FO, hi)
 
 
 def cursor_extent(c: Cand, xs, written, w: World):
     """The register part of a cursor: dst[W] was written iff W is in its
-    interval, and the interval within [0, n)."""
+    interval (a pcursor: at least its interval, at most its reach), and
+    the interval within [0, n)."""
     lo, hi = cursor_interval(c, xs, w)
     if c.kind == "cursor":
         return z3.And(written == z3.ULT(w.W, hi), z3.ULE(hi, w.N))
+    if c.kind == "pcursor":
+        _, reach = cursor_reach(c, xs, w)
+        return z3.And(z3.Implies(z3.ULT(w.W, hi), written),
+                      z3.Implies(written, z3.ULT(w.W, reach)), z3.ULE(hi, w.N))
     return z3.And(written == z3.UGE(w.W, lo), z3.ULE(lo, w.N))
 
 

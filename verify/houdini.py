@@ -26,7 +26,7 @@ from copygen.verify.z3ops import bv
 # on is tried alone.
 TIMEOUT_MS = 3000
 SP = 2
-MEMORY_KINDS = ("cursor", "rcursor", "word")
+MEMORY_KINDS = ("cursor", "rcursor", "pcursor", "word")
 
 
 def fresh_state(world: World, pc: int, base: dict[int, str] | None = None,

@@ -342,8 +342,20 @@ def _cursor(varying, snaps) -> list[Cand]:
             if len(cs) == 1:
                 out.append(Cand(kind, (r, _s(cs.pop()))))
             elif not rev:
-                out += _floored_cursor(r, snaps, lims)
+                out += _floored_cursor(r, snaps, lims) or _partial_cursor(r, snaps, lims)
     return out
+
+
+def _partial_cursor(r, snaps, lims) -> list[Cand]:
+    """dst changed below x[r] + c, and in the runs that met a fault
+    perhaps further, but not up to the fault point: a block restarted in
+    the byte loop from its first byte (`fault restart`)."""
+    cs = [_s((sc.D + L - x[r]) & M64) for (x, _, _, sc, _), L in zip(snaps, lims)]
+    c = min(cs)
+    if all(v == c or (sc.F is not None and L <= sc.F - sc.U)
+           for v, (_, _, _, sc, _), L in zip(cs, snaps, lims)):
+        return [Cand("pcursor", (r, c))]
+    return []
 
 
 def _floored_cursor(r, snaps, lims) -> list[Cand]:

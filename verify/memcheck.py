@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import z3
 
-from copygen.verify.candidates import CURSORS, Cand, bv_formula, cursor_extent, cursor_interval, strongest
+from copygen.verify.candidates import (CURSORS, Cand, bv_formula, cursor_extent, cursor_interval,
+                                      cursor_reach, strongest)
 from copygen.verify.coverage import cover_goals, inside_goals
 from copygen.verify.dataproof import (ByteProver, instantiate, shift_amounts, split_alignments,
                                       split_offsets)
@@ -156,31 +157,34 @@ class MemoryChecks:
         r, b, off = cand.args
         return self.word_ok(start, end.cond, st.x[r], st.x[b] + bv(off))
 
-    def head_cursor(self, start) -> tuple:
+    def head_cursor(self, start, reach: bool = False) -> tuple:
         """(written flag, interval) of the start state: the interval [lo, hi)
         of dst its cursor invariant says is written (forward: [0, bound),
-        backward: [bound, n)), or None where there is none."""
+        backward: [bound, n)), or None where there is none.  With `reach`,
+        the interval it says may be written (a pcursor's is wider)."""
         if start is None:
             return None, None
         head = self.p.heads[start]
         cur = next((c for c in self.p.inv[start] if c.kind in CURSORS), None)
         if cur is None:
             return head.written, None
-        return head.written, cursor_interval(cur, head.x, self.w)
+        return head.written, (cursor_reach if reach else cursor_interval)(cur, head.x, self.w)
 
     def extent_ok(self, start, cond, st, cand: Cand) -> bool:
         """The register part of a cursor at a path's end: written exactly
-        in its interval, and the interval within n.  Through
-        verify.coverage's W-free goals when the path's stores allow, else
-        one query over W."""
+        in its interval (a pcursor: all of it, and nothing past its
+        reach), and the interval within n.  Through verify.coverage's
+        W-free goals when the path's stores allow, else one query over W."""
         pr = self.prover(start, cond)
         lo, hi = cursor_interval(cand, st.x, self.w)
+        _, reach = cursor_reach(cand, st.x, self.w)
         hw, hiv = self.head_cursor(start)
+        _, hreach = self.head_cursor(start, reach=True)
         cover = cover_goals(self.w.W, st.written, hi, hw, hiv, lo)
-        inside = inside_goals(self.w.W, st.written, hi, hw, hiv, lo)
+        inside = inside_goals(self.w.W, st.written, reach, hw, hreach, lo)
         if cover is None or inside is None:
             return pr.valid([], cursor_extent(cand, st.x, st.written, self.w)) == z3.unsat
-        bounds = [z3.ULE(hi, self.w.N)] if cand.kind == "cursor" else [z3.ULE(lo, self.w.N)]
+        bounds = [z3.ULE(lo, self.w.N)] if cand.kind == "rcursor" else [z3.ULE(hi, self.w.N)]
         return pr.all_valid(bounds + cover + inside)
 
     def written_bytes_ok(self, start, cond, st, assume) -> bool:

@@ -252,7 +252,7 @@ class ClauseChecker:
         chk = Check("C4", start, pc, [*cond, z3.Not(done)], z3.Not(st.written),
                     "a byte counted as not copied was modified")
         if not z3.is_bv_value(z3.simplify(ret)):
-            head_written, head_iv = self.p.data.head_cursor(start)
+            head_written, head_iv = self.p.data.head_cursor(start, reach=True)
             goals = inside_goals(w.W, st.written, w.N - ret, head_written, head_iv)
             if goals is not None:
                 chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond))
