@@ -200,15 +200,20 @@ def _retry_code(exits: FaultExits) -> list:
 
 
 def exit_code(exits: FaultExits, end_reg: str, disable: list[Insn]) -> list:
-    """The fault exits: retries first, then adjust a0 by c, N = end - a0, SUM off, return."""
+    """The fault exits: retries first, then adjust a0 by c, N = end - a0, SUM off, return.
+
+    The adjusting exits form one ladder, largest c first: each adds the
+    difference to the exit below and falls into it, the last adds its own
+    c and falls into the return."""
     body: list = _retry_code(exits)
     main = f".L{exits.prefix}_fault"
-    others = sorted(exits.offsets - {0})
+    others = sorted(exits.offsets - {0}, reverse=True)
     for k, c in enumerate(others):
-        body += [Label(exits.label(c)), Insn("addi", ("a0", "a0", str(c)),
-                 note=f"a0 is {abs(c)} bytes {'behind' if c > 0 else 'ahead of'} the first unstored byte")]
-        if k != len(others) - 1:
-            body.append(Insn("j", (main,)))
+        below = others[k + 1] if k + 1 < len(others) else 0
+        note = (f"{abs(c - below)} bytes {'more' if c > below else 'less'} than the exit below"
+                if k + 1 < len(others) else
+                f"a0 is {abs(c)} bytes {'behind' if c > 0 else 'ahead of'} the first unstored byte")
+        body += [Label(exits.label(c)), Insn("addi", ("a0", "a0", str(c - below)), note=note)]
     exits.offsets.add(0)
     body += [Label(main), Insn("sub", ("a0", end_reg, "a0"), note="bytes not copied")]
     body += disable
