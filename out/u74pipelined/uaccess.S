@@ -538,26 +538,20 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lclear_fault_plus_56:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_48:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_40:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_32:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_24:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_16:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
 .Lclear_fault_plus_8:
 	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_16:
-	addi	a0, a0, 16			/* a0 is 16 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_24:
-	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_32:
-	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_40:
-	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_48:
-	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_56:
-	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM

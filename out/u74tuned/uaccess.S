@@ -1070,56 +1070,40 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lclear_fault_plus_120:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_112:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_104:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_96:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_88:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_80:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_72:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_64:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_56:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_48:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_40:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_32:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_24:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_16:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_8:
+	addi	a0, a0, 10			/* 10 bytes more than the exit below */
+.Lclear_fault_minus_2:
+	addi	a0, a0, 2			/* 2 bytes more than the exit below */
 .Lclear_fault_minus_4:
 	addi	a0, a0, -4			/* a0 is 4 bytes ahead of the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_minus_2:
-	addi	a0, a0, -2			/* a0 is 2 bytes ahead of the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_16:
-	addi	a0, a0, 16			/* a0 is 16 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_24:
-	addi	a0, a0, 24			/* a0 is 24 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_32:
-	addi	a0, a0, 32			/* a0 is 32 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_40:
-	addi	a0, a0, 40			/* a0 is 40 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_48:
-	addi	a0, a0, 48			/* a0 is 48 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_56:
-	addi	a0, a0, 56			/* a0 is 56 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_64:
-	addi	a0, a0, 64			/* a0 is 64 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_72:
-	addi	a0, a0, 72			/* a0 is 72 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_80:
-	addi	a0, a0, 80			/* a0 is 80 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_88:
-	addi	a0, a0, 88			/* a0 is 88 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_96:
-	addi	a0, a0, 96			/* a0 is 96 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_104:
-	addi	a0, a0, 104			/* a0 is 104 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_112:
-	addi	a0, a0, 112			/* a0 is 112 bytes behind the first unstored byte */
-	j	.Lclear_fault
-.Lclear_fault_plus_120:
-	addi	a0, a0, 120			/* a0 is 120 bytes behind the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
