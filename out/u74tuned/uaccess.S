@@ -4,10 +4,10 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74_tune_copy (target u74: xlen 64, misaligned slow):
- *   small below 16; align dst; words unroll 16 schedule paired;
- *     then words unroll 4 schedule paired; shift unroll 32 schedule paired;
+ *   small below 16; align dst; words unroll 8 schedule paired;
+ *     then words unroll 4 schedule paired; shift unroll 16 schedule paired;
  *     then shift unroll 4 schedule paired; tail words; ends pieces;
- *     inline shift; fault exact
+ *     inline both; fault restart
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
  *   small below 15; align dst; words unroll 16 schedule loads_first;
  *     then words unroll 4 schedule loads_first; tail steps; ends overlap;
@@ -89,19 +89,65 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 */
 	andi	t0, a1, SZREG-1
 	bnez	t0, .Lcopy_shift
+.Lcopy_src_aligned:
 
 	/*
 	 * Size class.
-	 * Calls with a whole 128-byte block left take the first word loop,
-	 * out of line; shorter ones go straight to the second class.
+	 * Calls with a whole 64-byte block left go on into the first word
+	 * loop; shorter ones branch to the second class.
 	 *
-	 *	if (end - dst >= 128) goto words;
+	 *	if (end - dst < 64) goto words_then;
 	 *
 	 * Register roles:
-	 *	a2 - end - 128
+	 *	a2 - end - 64
 	 */
-	addi	a2, a3, -16*SZREG
-	bleu	a0, a2, .Lcopy_words
+	addi	a2, a3, -8*SZREG
+	bgtu	a0, a2, .Lcopy_words_then	/* less than a whole block: the second class */
+
+	/*
+	 * Word copy.
+	 * Copy 8 word(s) per iteration, schedule paired.
+	 * dst moves on after the first load, src after the last, so that both
+	 * increments issue beside loads; the stores address back from the new dst.
+	 * Both pointers are SZREG-aligned here.
+	 *
+	 *	while (end - dst >= 64) {
+	 *		copy 8 words; dst += 64; src += 64;
+	 *	}
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 64
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 *	a6 - word in flight
+	 *	a7 - word in flight
+	 *	t0 - word in flight
+	 *	t1 - word in flight
+	 *	t2 - word in flight
+	 *	t3 - word in flight
+	 */
+.Lcopy_words:
+1:
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	addi	a0, a0, 8*SZREG
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_dst_minus_64
+	addi	a1, a1, 8*SZREG
+	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_minus_64
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lcopy_done		/* nothing left (forward: predicted not taken) */
 
 	/*
 	 * Word copy, second class.
@@ -133,9 +179,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_32
 	addi	a1, a1, 4*SZREG
 	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_24
-	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_16
-	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_8
+	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_32
 	bleu	a0, a2, 1b
 .Lcopy_words_then_skip:
 
@@ -184,7 +230,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  32 word(s) per iteration, schedule paired.
+	 * a byte copy would not.  16 word(s) per iteration, schedule paired.
 	 * That loop lies in line: a call with less than a whole block
 	 * branches past it.
 	 * Then 4 word(s) per iteration, schedule paired,
@@ -192,8 +238,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Then single words.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
-	 *	while (end - dst >= 256) {
-	 *		for (i = 0; i < 32; i++) {
+	 *	while (end - dst >= 128) {
+	 *		for (i = 0; i < 16; i++) {
 	 *			next = *(u64 *)((src & ~7) + 8);
 	 *			*(u64 *)dst = (prev >> shr) | (next << shl);
 	 *			prev = next; dst += 8; src += 8;
@@ -201,7 +247,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *	}
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 256
+	 *	a2 - loop limit: end - 128
 	 *	a4 - shr = 8 * (src & 7)
 	 *	a5 - shl = 64 - shr
 	 *	a6 - prev: the aligned source word being consumed
@@ -217,7 +263,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	neg	a5, a4				/* shl = 64 - shr (sll uses the low 6 bits) */
 	andi	a1, a1, -SZREG			/* src rounded down: aligned loads only */
 	fixup REG_L, a6, 0(a1), .Lcopy_retry_shift
-	addi	a2, a3, -32*SZREG
+	addi	a2, a3, -16*SZREG
 	bgtu	a0, a2, .Lcopy_shift_then	/* less than a whole block: the second class */
 1:
 	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift
@@ -229,159 +275,79 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sll	t2, a6, a5
 	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
+	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
+	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
+	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
+	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
+	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
+	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
+	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
+	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
+	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
+	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
+	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
+	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
+	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
+	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
+	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
+	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
+	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
+	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
+	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
+	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
+	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 17*SZREG(a1), .Lcopy_retry_shift_plus_120
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
-	or	t0, t0, t2
-	fixup REG_L, a6, 18*SZREG(a1), .Lcopy_retry_shift_plus_128
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 16*SZREG(a0), .Lcopy_retry_shift_plus_128
-	or	t1, t1, t2
-	fixup REG_L, a7, 19*SZREG(a1), .Lcopy_retry_shift_plus_136
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 17*SZREG(a0), .Lcopy_retry_shift_plus_136
-	or	t0, t0, t2
-	fixup REG_L, a6, 20*SZREG(a1), .Lcopy_retry_shift_plus_144
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 18*SZREG(a0), .Lcopy_retry_shift_plus_144
-	or	t1, t1, t2
-	fixup REG_L, a7, 21*SZREG(a1), .Lcopy_retry_shift_plus_152
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 19*SZREG(a0), .Lcopy_retry_shift_plus_152
-	or	t0, t0, t2
-	fixup REG_L, a6, 22*SZREG(a1), .Lcopy_retry_shift_plus_160
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 20*SZREG(a0), .Lcopy_retry_shift_plus_160
-	or	t1, t1, t2
-	fixup REG_L, a7, 23*SZREG(a1), .Lcopy_retry_shift_plus_168
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 21*SZREG(a0), .Lcopy_retry_shift_plus_168
-	or	t0, t0, t2
-	fixup REG_L, a6, 24*SZREG(a1), .Lcopy_retry_shift_plus_176
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 22*SZREG(a0), .Lcopy_retry_shift_plus_176
-	or	t1, t1, t2
-	fixup REG_L, a7, 25*SZREG(a1), .Lcopy_retry_shift_plus_184
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 23*SZREG(a0), .Lcopy_retry_shift_plus_184
-	or	t0, t0, t2
-	fixup REG_L, a6, 26*SZREG(a1), .Lcopy_retry_shift_plus_192
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 24*SZREG(a0), .Lcopy_retry_shift_plus_192
-	or	t1, t1, t2
-	fixup REG_L, a7, 27*SZREG(a1), .Lcopy_retry_shift_plus_200
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 25*SZREG(a0), .Lcopy_retry_shift_plus_200
-	or	t0, t0, t2
-	fixup REG_L, a6, 28*SZREG(a1), .Lcopy_retry_shift_plus_208
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 26*SZREG(a0), .Lcopy_retry_shift_plus_208
-	or	t1, t1, t2
-	fixup REG_L, a7, 29*SZREG(a1), .Lcopy_retry_shift_plus_216
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 27*SZREG(a0), .Lcopy_retry_shift_plus_216
-	or	t0, t0, t2
-	fixup REG_L, a6, 30*SZREG(a1), .Lcopy_retry_shift_plus_224
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 28*SZREG(a0), .Lcopy_retry_shift_plus_224
-	or	t1, t1, t2
-	fixup REG_L, a7, 31*SZREG(a1), .Lcopy_retry_shift_plus_232
-	srl	t0, a6, a4
-	sll	t2, a7, a5
-	fixup REG_S, t1, 29*SZREG(a0), .Lcopy_retry_shift_plus_232
-	or	t0, t0, t2
-	fixup REG_L, a6, 32*SZREG(a1), .Lcopy_retry_shift_plus_240
-	srl	t1, a7, a4
-	sll	t2, a6, a5
-	fixup REG_S, t0, 30*SZREG(a0), .Lcopy_retry_shift_plus_240
-	or	t1, t1, t2
-	fixup REG_S, t1, 31*SZREG(a0), .Lcopy_retry_shift_plus_248
-	addi	a0, a0, 32*SZREG
-	addi	a1, a1, 32*SZREG
+	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift
+	addi	a0, a0, 16*SZREG
+	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lcopy_pieces_done	/* nothing left (forward: predicted not taken) */
 .Lcopy_shift_then:
@@ -397,17 +363,17 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sll	t2, a6, a5
 	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift
 	or	t0, t0, t2
-	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift
 	addi	a0, a0, 4*SZREG
 	addi	a1, a1, 4*SZREG
 	bleu	a0, a2, 1b
@@ -517,8 +483,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * store it as a byte, halfword and word as dst's low bits say, each
 	 * naturally aligned, until dst is aligned.
 	 * A source still misaligned goes straight to the shift copy.
-	 * An aligned one with a whole 128-byte block left falls into
-	 * the first word loop below.
 	 *
 	 *	m = -dst & 7; v = src[0..m), from the aligned words holding it;
 	 *	if (dst & 1) store 1 byte;
@@ -569,239 +533,40 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_head_end:
 	andi	t0, a1, SZREG-1
 	bnez	t0, .Lcopy_shift		/* src still misaligned (backward: taken) */
-	addi	a2, a3, -16*SZREG
-	bgtu	a0, a2, .Lcopy_words_then	/* less than a whole block (backward: taken) */
-
-	/*
-	 * Word copy.
-	 * Copy 16 word(s) per iteration, schedule paired.
-	 * dst moves on after the first load, src after the last, so that both
-	 * increments issue beside loads; the stores address back from the new dst.
-	 * Both pointers are SZREG-aligned here.
-	 *
-	 *	while (end - dst >= 128) {
-	 *		copy 16 words; dst += 128; src += 128;
-	 *	}
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 128
-	 *	a4 - word in flight
-	 *	a5 - word in flight
-	 *	a6 - word in flight
-	 *	a7 - word in flight
-	 *	t0 - word in flight
-	 *	t1 - word in flight
-	 *	t2 - word in flight
-	 *	t3 - word in flight
-	 *	t4 - word in flight
-	 *	t5 - word in flight
-	 *	t6 - word in flight
-	 */
-.Lcopy_words:
-1:
-	fixup REG_L, a4, 0(a1), .Lcopy_bytes
-	addi	a0, a0, 16*SZREG
-	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t4, 8*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_retry_dst_minus_128
-	fixup REG_S, a4, -16*SZREG(a0), .Lcopy_retry_dst_minus_128
-	fixup REG_S, a5, -15*SZREG(a0), .Lcopy_retry_dst_minus_120_src_plus_8
-	fixup REG_S, a6, -14*SZREG(a0), .Lcopy_retry_dst_minus_112_src_plus_16
-	fixup REG_S, a7, -13*SZREG(a0), .Lcopy_retry_dst_minus_104_src_plus_24
-	fixup REG_S, t0, -12*SZREG(a0), .Lcopy_retry_dst_minus_96_src_plus_32
-	fixup REG_S, t1, -11*SZREG(a0), .Lcopy_retry_dst_minus_88_src_plus_40
-	fixup REG_S, t2, -10*SZREG(a0), .Lcopy_retry_dst_minus_80_src_plus_48
-	fixup REG_S, t3, -9*SZREG(a0), .Lcopy_retry_dst_minus_72_src_plus_56
-	fixup REG_S, t4, -8*SZREG(a0), .Lcopy_retry_dst_minus_64_src_plus_64
-	fixup REG_S, t5, -7*SZREG(a0), .Lcopy_retry_dst_minus_56_src_plus_72
-	fixup REG_S, t6, -6*SZREG(a0), .Lcopy_retry_dst_minus_48_src_plus_80
-	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
-	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
-	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
-	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
-	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_dst_minus_40_src_plus_88
-	addi	a1, a1, 16*SZREG
-	fixup REG_S, a4, -5*SZREG(a0), .Lcopy_retry_minus_40
-	fixup REG_S, a5, -4*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_S, a6, -3*SZREG(a0), .Lcopy_retry_minus_24
-	fixup REG_S, a7, -2*SZREG(a0), .Lcopy_retry_minus_16
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8
-	bleu	a0, a2, 1b
-	beq	a0, a3, .Lcopy_done		/* nothing left */
-	j	.Lcopy_words_then		/* what is left: the second class */
+	j	.Lcopy_src_aligned		/* src aligned too: the word copy */
 
 	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
-	 * as it was, so SUM is still set.  A word access that faulted may
-	 * have bytes before the fault that are still reachable: move a0
-	 * and a1 to the first byte not stored and let the byte loop copy
-	 * up to the exact fault.  The exits of one unrolled block form a
-	 * ladder: each steps a0 and a1 one word and falls into the next.
-	 * A byte access that faulted returns end - a0, exactly the bytes
-	 * not copied, and clears SUM.
+	 * as it was, so SUM is still set.  A word access that faulted
+	 * restarts its block in the byte loop: a0 and a1 go back to the
+	 * block's first byte, the byte loop stores again what the block
+	 * stored (the same bytes) and faults exactly at the first byte
+	 * that cannot be copied.  A byte access that faulted returns
+	 * end - a0, exactly the bytes not copied, and clears SUM.
 	 *
-	 *	word fault: dst += stored; src += stored; goto bytes;
+	 *	word fault: dst = block start; src = its source; goto bytes;
 	 *	byte fault: return end - dst;
 	 *
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_dst_minus_40_src_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_48_src_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_56_src_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_64_src_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_72_src_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_80_src_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_88_src_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_96_src_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_104_src_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_112_src_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_120_src_plus_8:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_minus_128:
-	addi	a0, a0, -128			/* the first byte not stored is 128 before a0 */
+.Lcopy_retry_dst_minus_64:
+	addi	a0, a0, -64			/* the first byte not stored is 64 before a0 */
 	j	.Lcopy_bytes
 .Lcopy_retry_dst_minus_32:
 	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
 	j	.Lcopy_bytes
-.Lcopy_retry_minus_40:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
+.Lcopy_retry_minus_64:
+	addi	a0, a0, -32			/* 32 bytes more than the exit below */
+	addi	a1, a1, -32			/* a1 alike */
 .Lcopy_retry_minus_32:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_24:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_16:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
+	addi	a0, a0, -24			/* 24 bytes more than the exit below */
+	addi	a1, a1, -24			/* a1 alike */
 .Lcopy_retry_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_shift_plus_248:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_240:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_232:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_224:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_216:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_208:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_200:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_192:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_184:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_176:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_168:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_160:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_152:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_144:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_136:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_128:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_120:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_112:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_104:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_96:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_8:
-	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
-	addi	a1, a1, 8			/* and its source byte */
 .Lcopy_retry_shift:
 	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
 	add	a1, a1, t0			/* a1 was rounded down: add off back */
