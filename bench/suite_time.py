@@ -1,0 +1,78 @@
+"""Where the test suite's time goes: per file and per test, from pytest's
+own durations.
+
+    python bench/suite_time.py [--out bench/results/suite_time.json] [-- PYTEST ARGS]
+    python bench/suite_time.py --from-log LOG [--wall SECONDS]
+
+Without --from-log: runs `python3 -m pytest --durations=0 -q` (the README's
+test command with every duration reported; PYTEST ARGS are added) and
+reads its output.  With --from-log: reads the output of such a run (a
+clean-clone run, say).  Writes the wall time, the tests passed, the
+worker-seconds (the sum of every setup, call and teardown: on two xdist
+workers about twice the wall time), the seconds per test file, and the 40
+slowest steps.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STEP = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(\S+)")
+SUMMARY = re.compile(r"(\d+) passed.* in ([\d.]+)s")
+
+
+def parse(text: str) -> dict:
+    steps = []
+    for line in text.splitlines():
+        m = STEP.match(line)
+        if m:
+            steps.append((float(m.group(1)), m.group(2), m.group(3)))
+    per_file: collections.Counter = collections.Counter()
+    for sec, _, node in steps:
+        per_file[node.split("::", 1)[0]] += sec
+    summary = SUMMARY.findall(text)
+    passed, wall = (int(summary[-1][0]), float(summary[-1][1])) if summary else (None, None)
+    steps.sort(reverse=True)
+    return {"passed": passed, "wall_seconds": wall,
+            "worker_seconds": round(sum(s for s, _, _ in steps), 2),
+            "per_file": {f: round(s, 2) for f, s in per_file.most_common()},
+            "slowest": [{"seconds": s, "step": k, "test": n} for s, k, n in steps[:40]]}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--from-log", type=Path, help="read a finished run's output instead")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "suite_time.json")
+    ap.add_argument("--note", default="", help="what else ran on the machine, for the record")
+    ap.add_argument("pytest_args", nargs="*")
+    args = ap.parse_args(argv)
+    if args.from_log:
+        text = args.from_log.read_text()
+        command = f"python3 -m pytest --durations=0 (log {args.from_log.name})"
+    else:
+        cmd = [sys.executable, "-m", "pytest", "--durations=0", "-q", *args.pytest_args]
+        t0 = time.time()
+        text = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout
+        print(f"{time.time() - t0:.0f} s")
+        command = " ".join(["python3", "-m", "pytest", "--durations=0", "-q", *args.pytest_args])
+    out = {"command": command, "date": time.strftime("%Y-%m-%d"), "note": args.note, **parse(text)}
+    if out["passed"] is None:
+        print("no pytest summary line found", file=sys.stderr)
+        return 2
+    args.out.write_text(json.dumps(out, indent=1) + "\n")
+    print(f"{out['passed']} passed in {out['wall_seconds']:.0f} s wall, "
+          f"{out['worker_seconds']:.0f} worker-seconds; wrote {args.out}")
+    for f, s in list(out["per_file"].items())[:10]:
+        print(f"  {s:7.1f} s  {f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
