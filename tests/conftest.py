@@ -48,7 +48,8 @@ GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
                  "test_word_paired.py": 70, "test_install.py": 65, "test_properties.py": 50,
                  "test_verify_nowrap.py": 40, "test_json_envelope.py": 40,
                  "test_progress.py": 35, "test_computed_jump.py": 30, "test_memset_asm.py": 200,
-                 "test_ends_overlap.py": 110, "test_vector_wide_proof.py": 130}
+                 "test_ends_overlap.py": 110, "test_vector_wide_proof.py": 130,
+                 "test_fault_restart.py": 60}
 
 
 def group_of(nodeid: str) -> str:
