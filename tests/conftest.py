@@ -39,7 +39,7 @@ SAME_WORKER = {"test_kernel_layouts.py": "kernel_layouts_then_patch",
 # second per test
 GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
                  "test_verdict.py": 390, "test_tune.py": 380, "test_vector_kernel.py": 350,
-                 "test_size_classes.py": 290, "test_emu_vs_qemu.py": 200,
+                 "test_size_classes.py": 240, "test_emu_vs_qemu.py": 200,
                  "test_ends_pieces.py": 200, "test_vector_proof.py": 180,
                  "test_patch_vector.py": 130, "test_verify_memmove.py": 130,
                  "test_verify_summary.py": 150,
