@@ -12,7 +12,7 @@ from copygen.gen import toolchain
 from copygen.gen.build import build_file
 from copygen.gen.resources import shim_dir
 from copygen.verify.clauses import vector_clauses, vector_clear_clauses
-from copygen.verify.vprove import CLEAR_SYMBOL, prove_vector, prove_vectors
+from copygen.verify.vprove import CLEAR_SYMBOL, VLENS, prove_vector, prove_vectors
 
 FAST = "target x60f {\n    xlen 64\n    misaligned fast\n    profile x60\n}\n"
 COPY = "    small below 71\n    words unroll 8\n    tail bytes\n    fault exact\n"
@@ -68,10 +68,13 @@ def test_other_widths_and_ff_loads_prove_every_clause_at_vlen_128(tmp_path, line
 
 
 @pytest.mark.slow
-def test_e64_copy_and_clear_prove_every_clause_at_every_vlen(tmp_path):
+def test_e64_copy_and_clear_prove_every_clause_at_the_wider_vlens(tmp_path):
+    """VLEN 256, 512 and 1024; the two tests above prove VLEN 128."""
+    wider = tuple(v for v in VLENS if v != 128)
+    assert wider == (256, 512, 1024)
     elf = _elf(tmp_path, "vector e64 m8 above 768 loads plain")
-    _all_proved(prove_vectors(elf))
-    _all_proved(prove_vectors(elf, symbol=CLEAR_SYMBOL))
+    _all_proved(prove_vectors(elf, wider))
+    _all_proved(prove_vectors(elf, wider, symbol=CLEAR_SYMBOL))
 
 
 def _unscaled(text: str) -> str:
