@@ -41,13 +41,10 @@ def test_generated_routine_proves_every_clause(tmp_path, vlen):
     assert "V5" in rep.status and "store faults" in rep.detail["C6"]
 
 
-@pytest.mark.slow
 def test_fault_only_first_loads_prove_the_exact_clauses(tmp_path):
-    """At LMUL 1 a fault-only-first load may trim vl to one of 16 lengths
-    at VLEN 128, at LMUL 8 to one of 128: the same code paths with far
-    fewer solver cases, so the test proves LMUL 1 and bench/vector_proof.py
-    --line proves the LMUL 8 form (its figures in docs/vector.md)."""
-    rep = prove_vector(str(_elf(tmp_path, "vector e8 m1 above 768 loads ff")), 128)
+    """LMUL 8, the kernel's: the load may trim vl to any of 128 lengths at
+    VLEN 128, which the prover takes in closed form (tests/test_vector_ff_vl.py)."""
+    rep = prove_vector(str(_elf(tmp_path, "vector e8 m8 above 768 loads ff")), 128)
     assert "C6" in rep.status and "C5" in rep.status and "V5" not in rep.status
     assert all(s == "proved" for s in rep.status.values()), rep.detail
 

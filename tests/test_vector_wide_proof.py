@@ -57,11 +57,9 @@ def test_the_e64_clear_proves_every_clause_at_vlen_128(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("line", ["vector e16 m2 above 768 loads plain",
                                   "vector e32 m8 above 768 loads plain",
-                                  "vector e64 m1 above 768 loads ff",
-                                  "vector e16 m1 above 768 loads ff"])
+                                  "vector e64 m8 above 768 loads ff",
+                                  "vector e16 m4 above 768 loads ff"])
 def test_other_widths_and_ff_loads_prove_every_clause_at_vlen_128(tmp_path, line):
-    """ff loads: LMUL 1 (as tests/test_vector_proof.py, the solver's cases
-    grow with the lengths an ff load may trim vl to)."""
     rep = prove_vector(_elf(tmp_path, line, line.split(" loads")[0].replace(" 768", " 256")), 128)
     assert ("V5" in rep.status) == line.endswith("plain")
     _all_proved(rep)

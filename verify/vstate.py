@@ -27,7 +27,13 @@ that lies below; an element that straddles FO faults whole.  The fault
 path re-runs the semantics with only the elements below K performed and
 vstart = K (in elements), as the hardware's precise trap leaves them.  A
 fault-only-first load can trap on element 0 only (the semantics trims vl at
-a later faulting element), so its fault index is 0.
+a later faulting element), so its fault index is 0.  The vl such a load
+leaves is, from the semantics, an if-then-else over every element (1024
+of them at e8, m8, VLEN 1024), each guarded by all the elements before
+it; unmasked and from vstart 0 it is put in closed form (`trimmed_vl`):
+the elements are accessible up to the one that holds FO, so vl becomes
+(FO - base) / size where that lies below vl (tests/test_vector_ff_vl.py
+proves the two equal wherever element 0 did not fault).
 
 Role: one vector instruction's effects over Z3.  May import z3,
 emu.semantics, emu.vsemantics, verify.explore, verify.program,
@@ -180,6 +186,18 @@ def _bytes(elements, size: int):
     return elements if size == 1 else z3.simplify(elements * size)
 
 
+def trimmed_vl(world, base, size: int, vl):
+    """The vl an unmasked fault-only-first load from vstart 0 leaves, where
+    its element 0 did not fault: the index of the first element that
+    reaches the first inaccessible byte, (FO - (base - U)) / size, where
+    that is below vl; else vl.  Elements are accessible up to that one
+    (World.user_access_faults: one boundary, FO bytes past U)."""
+    if world.user != "src":
+        return vl
+    first = z3.LShR(world.FO - z3.simplify(base - world.U), size.bit_length() - 1)
+    return z3.simplify(z3.If(z3.And(z3.Not(world.NF), z3.ULT(first, vl)), first, vl))
+
+
 def _unit_range(st: VecSymState, done: list):
     """(kind, base, size, lo, hi) of a unit-stride access: elements lo..hi-1
     (Z3 values) at base + e * size; a ProgramError for anything else."""
@@ -253,6 +271,8 @@ class VecExplorer(Explorer):
         new.aggregate = insn.name.startswith("vse") and (insn.rd in st.windows or fill is not None)
         SEMANTICS[insn.name](insn, Z3_OPS, new)
         kind, base, size, lo, hi = _unit_range(st, new.elements_done)
+        if insn.name.endswith("ff.v") and insn.vm and z3.is_true(z3.simplify(lo == 0)):
+            new.vl = trimmed_vl(self.world, base, size, st.vl)
         if kind == "load":
             # a fault-only-first load loaded the elements below the vl it left
             top = z3.If(z3.ULT(new.vl, hi), new.vl, hi) if insn.name.endswith("ff.v") else hi
