@@ -13,10 +13,13 @@ from pathlib import Path
 import click
 
 from copygen.emu.profile import Profile, available, load_profile
-from copygen.gen.build import build_cached
+from copygen.gen.build import build_cached, build_vector_section
 from copygen.errors import CopygenError
 from copygen.gen.validate import load_file
 from copygen.measure.bench import KINDS, Bench, Case, Sample
+from copygen.measure.dispatch import (CLEAR, COPY, COPY_FROM, VECTOR_PATH, Dispatched,
+                                      parse_vector_state, section_cost, section_cycles,
+                                      vector_state_name)
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
 from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table, size_table
 from copygen.measure.size import routine_sizes
@@ -60,6 +63,57 @@ def _warn_misaligned(path: str, targets, prof: Profile) -> None:
                    "cycles each): its figures there measure a misuse", err=True)
 
 
+VECTOR_STATE_HELP = ("For a file whose copy_user or clear_user has a vector phase, on a profile "
+                     "with vector timing: calls from the phase's threshold on run the vector "
+                     "routine inside a kernel vector section, as the kernel dispatches them: "
+                     "clean (the unit switched on and off), dirty (the user's vector state saved "
+                     "and restored too), or the share of calls that find it dirty (0.25); "
+                     "off: the scalar routine at every size.")
+
+
+def _vector_dispatch(path: str, bench: Bench, chosen: list[str], prof: Profile, state: str,
+                     cache: Path):
+    """(what times the calls, {routine: its dispatch} for the output): the
+    bench with the kernel's vector dispatch (measure.dispatch) for those of
+    the `chosen` routines whose copy_user or clear_user has a vector
+    phase, unless `state` is off or the profile has no vector timing (then
+    said)."""
+    if state.strip().lower() == "off":
+        return bench, {}
+    try:
+        share = parse_vector_state(state)
+    except CopygenError:
+        raise CopygenError(f"--vector-state {state!r}: give clean, dirty, off, or the share of "
+                           "vector calls that find the user's vector state dirty, from 0 to 1 "
+                           "(e.g. 0.25)") from None
+    st = load_file(path, available())
+    owners = {COPY: st.copy_user, COPY_FROM: st.copy_user, CLEAR: st.clear_user}
+    thresholds = {r: o.vector.threshold for r, o in owners.items()
+                  if o is not None and o.vector is not None and r in chosen}
+    if not thresholds:
+        return bench, {}
+    if prof.vector is None:
+        click.echo(f"{path}: profile {prof.name} has no vector timing: its vector phases are "
+                   "not dispatched (the scalar routine at every size)", err=True)
+        return bench, {}
+    section = section_cost(section_cycles(build_vector_section(cache / "vector_section"), prof),
+                           share)
+    out = bench
+    for routine, threshold in thresholds.items():
+        out = Dispatched(out, threshold, section, routine)
+    said = {KINDS[r].name: {"from_bytes": t, "vector_routine": VECTOR_PATH[r],
+                            "section_cycles": round(section, 2),
+                            "vector_state": vector_state_name(share)}
+            for r, t in thresholds.items()}
+    return out, said
+
+
+def _dispatch_lines(said: dict) -> list[str]:
+    return [f"{name}: from {d['from_bytes']} B through {d['vector_routine']} in a "
+            f"{d['vector_state']} vector section (+{d['section_cycles']:g} cycles a call)"
+            for name, d in said.items()]
+
+
 @click.command(epilog=EXIT_HELP)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--profile", default=None, help="Cost profile (default: the file's target profile).")
@@ -72,10 +126,13 @@ def _warn_misaligned(path: str, targets, prof: Profile) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the samples as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the samples as CSV.")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Write a PNG: bytes/cycle against size.")
+@click.option("--vector-state", default="clean", show_default=True, metavar="clean|dirty|SHARE|off",
+              help=VECTOR_STATE_HELP)
 @click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
               help=CACHE_HELP)
 @command("bench")
-def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, build_cache) -> int:
+def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, vector_state,
+          build_cache) -> int:
     """Cycles and bytes/cycle of each routine in FILE per (size, src, dst alignment).
 
     Builds FILE, runs every routine it defines (copy_to/from_user, clear_user,
@@ -96,13 +153,14 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
     _warn_misaligned(file, targets, prof)
     b = Bench(elf, prof, max(size_list), warm=not cold)
     chosen = select_routines(b.routines(), routines, file)
+    timed, dispatch = _vector_dispatch(file, b, chosen, prof, vector_state, Path(build_cache))
     sizes = list(routine_sizes(b.machine.image, chosen).values())
     cases = _bench_cases(chosen, size_list, pairs)
     samples: list[Sample] = []
     with progress() as bar:
         task = bar.add_task(f"bench {Path(file).name}", total=len(cases))
         for case in cases:
-            samples.append(b.run(case))
+            samples.append(timed.run(case))
             bar.advance(task)
     if plot:
         limit = 4.0 * prof.mem_pipes if prof.mem_pipes else None
@@ -110,12 +168,15 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, b
         click.echo(f"wrote {plot}", err=True)
     if as_json:
         envelope("bench", True, file=file, elf=str(elf), profile=prof.name, warm=not cold,
-                 sizes=[z.as_dict() for z in sizes], samples=[s.as_dict() for s in samples])
+                 vector_dispatch=dispatch, sizes=[z.as_dict() for z in sizes],
+                 samples=[s.as_dict() for s in samples])
     elif as_csv:
         click.echo(bench_csv(samples), nl=False)
     else:
         print_tables(*bench_tables(samples, prof.name, plain=plain_tables()),
                      size_table(sizes, plain=plain_tables()))
+        for line in _dispatch_lines(dispatch):
+            click.echo(line)
     return 0
 
 
@@ -141,10 +202,13 @@ WORKLOAD_HELP = (f"Size distribution: {', '.join(SIZE_WORKLOADS)}, uniform:A-B, 
               help=ROUTINE_HELP + " Default: all but copy_from_user (the same code as copy_to_user).")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
+@click.option("--vector-state", default="clean", show_default=True, metavar="clean|dirty|SHARE|off",
+              help=VECTOR_STATE_HELP)
 @click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
               help=CACHE_HELP)
 @command("rank")
-def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_cache) -> int:
+def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_state,
+         build_cache) -> int:
     """Order the routines of FILES by expected cycles per call under a workload.
 
     Routines of the same kind (copy_to_user, clear_user, memcpy, ...) are ranked
@@ -160,12 +224,14 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
     built = [(f, *_built(f, Path(build_cache))) for f in files]
     prof = _profile(profile, [t for _, ts, _ in built for t in ts])
     max_size = max(s for s, _ in wl.sizes)
-    jobs = []
+    jobs, dispatch = [], {}
     for f, targets, elf in built:
         _warn_misaligned(f, targets, prof)
         b = Bench(elf, prof, max_size)
         present = b.routines() if routines else [s for s in b.routines() if KINDS[s].name != "copy_from_user"]
-        jobs += [(f, b, sym) for sym in select_routines(present, routines, f, strict=False)]
+        chosen = select_routines(present, routines, f, strict=False)
+        timed, dispatch[f] = _vector_dispatch(f, b, chosen, prof, vector_state, Path(build_cache))
+        jobs += [(f, timed, sym) for sym in chosen]
     if not jobs:
         raise CopygenError(f"none of the files defines {', '.join(routines)}",
                            hint=f"routine kinds: {', '.join(k.name for k in KINDS.values())}")
@@ -177,6 +243,7 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
     ranked = rank_routines(results)
     if as_json:
         envelope("rank", True, profile=prof.name, workload=wl.as_dict(),
+                 vector_dispatch={f: d for f, d in dispatch.items() if d},
                  ranking={k: [{"rank": i, **r.as_dict(), "relative": round(rel, 4)}
                               for i, (r, rel) in enumerate(v, 1)] for k, v in ranked.items()})
     elif as_csv:
@@ -184,5 +251,8 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, build_c
     else:
         print_tables(rank_table(ranked, wl.name, prof.name, plain=plain_tables()))
         click.echo(wl.description)
+        for f, d in dispatch.items():
+            for line in _dispatch_lines(d):
+                click.echo(f"{f}: {line}")
     return 0
 

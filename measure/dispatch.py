@@ -38,9 +38,11 @@ from copygen.measure.bench import KINDS, Bench, Case, Sample
 SECTIONS = ("clean", "dirty")
 SAVE_AREA = 0x7800_0000     # kernel memory for the dirty section's save area
 COPY, VECTOR = "__asm_copy_to_user", "__asm_vector_usercopy"
+COPY_FROM = "__asm_copy_from_user"
 CLEAR, VECTOR_CLEAR = "__clear_user", "__asm_vector_clear_user"
 # the routine the dispatch runs from the threshold on, for each it serves
-VECTOR_PATH = {COPY: VECTOR, CLEAR: VECTOR_CLEAR}
+# (the kernel's glue dispatches both directions of the copy)
+VECTOR_PATH = {COPY: VECTOR, COPY_FROM: VECTOR, CLEAR: VECTOR_CLEAR}
 
 
 def parse_vector_state(text: str) -> float:

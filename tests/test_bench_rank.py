@@ -273,3 +273,49 @@ def test_an_out_of_order_cell_does_not_depend_on_the_cells_before_it(built_examp
     in_order = [shared.run(c).cycles for c in cases]
     alone = [Bench(elf, profile, 1024).run(c).cycles for c in cases]
     assert in_order == alone
+
+
+X60V = str(ROOT / "examples/x60vector.copy")
+
+
+def _cycles(out: dict) -> dict:
+    return {(s["routine"], s["size"]): s["cycles"] for s in out["samples"]}
+
+
+def test_bench_times_the_kernels_vector_dispatch_in_each_vector_state(cli):
+    """From the vector phase's threshold (768 B) copy_to_user is the vector
+    routine plus the section around it, dearer when the user's vector
+    state is dirty; below it, and with `off`, the scalar routine."""
+    args = ["bench", X60V, "--sizes", "256,1024", "--align", "0:0", "--routine", "copy_to_user",
+            "--routine", "vector_usercopy", "--json"]
+    off, clean, dirty, quarter = (json.loads(cli(*args, "--vector-state", s).stdout)
+                                  for s in ("off", "clean", "dirty", "0.25"))
+    assert off["vector_dispatch"] == {}
+    d = clean["vector_dispatch"]["copy_to_user"]
+    assert d["from_bytes"] == 768 and d["vector_routine"] == "__asm_vector_usercopy"
+    dd = dirty["vector_dispatch"]["copy_to_user"]["section_cycles"]
+    assert dd > d["section_cycles"] > 0
+    vec = _cycles(clean)[("__asm_vector_usercopy", 1024)]
+    assert _cycles(clean)[("__asm_copy_to_user", 1024)] == vec + d["section_cycles"]
+    assert _cycles(dirty)[("__asm_copy_to_user", 1024)] == vec + dd
+    assert _cycles(quarter)[("__asm_copy_to_user", 1024)] == \
+        pytest.approx(vec + d["section_cycles"] + 0.25 * (dd - d["section_cycles"]))
+    assert _cycles(off)[("__asm_copy_to_user", 1024)] != _cycles(clean)[("__asm_copy_to_user", 1024)]
+    for out in (off, clean, dirty):
+        assert _cycles(out)[("__asm_copy_to_user", 256)] == _cycles(off)[("__asm_copy_to_user", 256)]
+    table = cli("bench", X60V, "--sizes", "1024", "--align", "0:0", "--routine", "copy_to_user",
+                "--vector-state", "dirty").stdout
+    assert "copy_to_user: from 768 B through __asm_vector_usercopy in a dirty vector section" in table
+    assert "copy_from_user" not in table
+
+
+def test_rank_charges_the_vector_section_and_refuses_an_unknown_state(cli):
+    args = ["rank", X60V, "--workload", "uniform:760-776", "--align-mix", "aligned",
+            "--routine", "copy_to_user", "--json"]
+    clean, dirty = (json.loads(cli(*args, "--vector-state", s).stdout) for s in ("clean", "dirty"))
+    (c,), (d,) = clean["ranking"]["copy_to_user"], dirty["ranking"]["copy_to_user"]
+    assert d["expected_cycles"] > c["expected_cycles"]
+    assert clean["vector_dispatch"][X60V]["copy_to_user"]["vector_state"] == "clean"
+    res = cli("rank", X60V, "--vector-state", "warm", code=2)
+    assert "--vector-state 'warm': give clean, dirty, off" in res.output
+    assert "Traceback" not in res.output
