@@ -2,8 +2,11 @@
 variants built and benched per hour on this 2-core machine, plus the top 5
 proved).
 
-Usage: python bench/tune_speed.py [--jobs 2] [--sweep FILE.copy] [--workload W]
-Runs `copygen tune` on the sweep (default: bench/tune_speed.copy) with an
+Usage: python bench/tune_speed.py [--jobs 2] [--sweep FILE.copy] [--name SWEEP]
+                                  [--workload W] [--align-mix M] [--max-text B]
+                                  [--out F.json]
+Runs `copygen tune` on the sweep (default: bench/tune_speed.copy; --name
+picks one of a file's several sweeps, as `copygen tune --sweep` does) with an
 empty store, build cache and proof cache in a temporary directory, and
 times the evaluation (build + bench of every distinct routine) and the
 proofs of the top 5 apart.  Writes bench/results/tune_speed.json.
@@ -38,13 +41,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--sweep", default=str(ROOT / "bench" / "tune_speed.copy"))
+    ap.add_argument("--name", default=None, help="which sweep of the file (copygen tune --sweep)")
     ap.add_argument("--workload", default="network")
+    ap.add_argument("--align-mix", default=None, help="copygen tune --align-mix")
+    ap.add_argument("--max-text", default=None, help="copygen tune --max-text")
     ap.add_argument("--out", default=str(ROOT / "bench" / "results" / "tune_speed.json"))
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="copygen-tune-speed-") as d:
         common = [args.sweep, "--db", f"{d}/t.db", "--build-cache", f"{d}/cache",
                   "--proof-cache", f"{d}/proofs", "--workload", args.workload, "-j", str(args.jobs),
                   "--json"]
+        common += ["--sweep", args.name] if args.name else []
+        common += ["--align-mix", args.align_mix] if args.align_mix else []
+        common += ["--max-text", args.max_text] if args.max_text else []
         evaluate_s, r = _tune(common + ["--top", "0"], ROOT)
         counts = re.search(r"(\d+) points \(\d+ pruned\), (\d+) distinct", r.stderr)
         points, distinct = int(counts.group(1)), int(counts.group(2))
@@ -52,7 +61,8 @@ def main() -> None:
         rows = json.loads(r.stdout)["rows"]
     result = {
         "command": "python bench/tune_speed.py " + " ".join(sys.argv[1:]),
-        "sweep": os.path.relpath(args.sweep, ROOT), "workload": args.workload, "jobs": args.jobs,
+        "sweep": os.path.relpath(args.sweep, ROOT), "name": args.name, "workload": args.workload,
+        "align_mix": args.align_mix or "spec", "max_text": args.max_text, "jobs": args.jobs,
         "points": points, "distinct_routines": distinct,
         "evaluate_seconds": round(evaluate_s, 1),
         "variants_per_hour": round(3600 * distinct / evaluate_s),
