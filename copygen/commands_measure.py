@@ -38,9 +38,9 @@ CACHE_HELP = ("Build cache: ELFs are kept under a hash of the emitted code, the 
 
 
 def _built(path: str, cache: Path):
-    """(the file's targets, linked ELF)."""
+    """(the file's strategy, linked ELF)."""
     res = build_cached(path, cache, available())
-    return load_file(path, available()).targets, res.elf
+    return load_file(path, available()), res.elf
 
 
 def _profile(given: str | None, targets) -> Profile:
@@ -71,12 +71,12 @@ VECTOR_STATE_HELP = ("For a file whose copy_user or clear_user has a vector phas
                      "off: the scalar routine at every size.")
 
 
-def _vector_dispatch(path: str, bench: Bench, chosen: list[str], prof: Profile, state: str,
+def _vector_dispatch(path: str, st, bench: Bench, chosen: list[str], prof: Profile, state: str,
                      cache: Path):
     """(what times the calls, {routine: its dispatch} for the output): the
     bench with the kernel's vector dispatch (measure.dispatch) for those of
-    the `chosen` routines whose copy_user or clear_user has a vector
-    phase, unless `state` is off or the profile has no vector timing (then
+    the `chosen` routines whose copy_user or clear_user in `st` (the
+    file's strategy) has a vector phase, unless `state` is off or the profile has no vector timing (then
     said)."""
     if state.strip().lower() == "off":
         return bench, {}
@@ -86,7 +86,6 @@ def _vector_dispatch(path: str, bench: Bench, chosen: list[str], prof: Profile, 
         raise CopygenError(f"--vector-state {state!r}: give clean, dirty, off, or the share of "
                            "vector calls that find the user's vector state dirty, from 0 to 1 "
                            "(e.g. 0.25)") from None
-    st = load_file(path, available())
     owners = {COPY: st.copy_user, COPY_FROM: st.copy_user, CLEAR: st.clear_user}
     thresholds = {r: o.vector.threshold for r, o in owners.items()
                   if o is not None and o.vector is not None and r in chosen}
@@ -148,12 +147,13 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
     if plot:
         output_file(plot, "--plot")
     size_list, pairs = parse_sizes(sizes), parse_aligns(aligns)
-    targets, elf = _built(file, Path(build_cache))
+    st, elf = _built(file, Path(build_cache))
+    targets = st.targets
     prof = _profile(profile, targets)
     _warn_misaligned(file, targets, prof)
     b = Bench(elf, prof, max(size_list), warm=not cold)
     chosen = select_routines(b.routines(), routines, file)
-    timed, dispatch = _vector_dispatch(file, b, chosen, prof, vector_state, Path(build_cache))
+    timed, dispatch = _vector_dispatch(file, st, b, chosen, prof, vector_state, Path(build_cache))
     sizes = list(routine_sizes(b.machine.image, chosen).values())
     cases = _bench_cases(chosen, size_list, pairs)
     samples: list[Sample] = []
@@ -222,15 +222,16 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
     named_files(profile=profile, workload=workload)
     wl = make_workload(workload, align_mix)
     built = [(f, *_built(f, Path(build_cache))) for f in files]
-    prof = _profile(profile, [t for _, ts, _ in built for t in ts])
+    prof = _profile(profile, [t for _, st, _ in built for t in st.targets])
     max_size = max(s for s, _ in wl.sizes)
     jobs, dispatch = [], {}
-    for f, targets, elf in built:
-        _warn_misaligned(f, targets, prof)
+    for f, st, elf in built:
+        _warn_misaligned(f, st.targets, prof)
         b = Bench(elf, prof, max_size)
         present = b.routines() if routines else [s for s in b.routines() if KINDS[s].name != "copy_from_user"]
         chosen = select_routines(present, routines, f, strict=False)
-        timed, dispatch[f] = _vector_dispatch(f, b, chosen, prof, vector_state, Path(build_cache))
+        timed, dispatch[f] = _vector_dispatch(f, st, b, chosen, prof, vector_state,
+                                              Path(build_cache))
         jobs += [(f, timed, sym) for sym in chosen]
     if not jobs:
         raise CopygenError(f"none of the files defines {', '.join(routines)}",
