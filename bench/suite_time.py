@@ -1,13 +1,14 @@
 """Where the test suite's time goes: per file and per test, from pytest's
 own durations.
 
-    python bench/suite_time.py [--out bench/results/suite_time.json] [-- PYTEST ARGS]
-    python bench/suite_time.py --from-log LOG [--wall SECONDS]
+    python bench/suite_time.py [--out bench/results/suite_time.json] [--note TEXT] [-- PYTEST ARGS]
+    python bench/suite_time.py --from-log LOG [--note TEXT]
 
 Without --from-log: runs `python3 -m pytest --durations=0 -q` (the README's
 test command with every duration reported; PYTEST ARGS are added) and
 reads its output.  With --from-log: reads the output of such a run (a
-clean-clone run, say).  Writes the wall time, the tests passed, the
+clean-clone run, say); --note records what else ran on the machine.
+Writes the wall time, the tests passed, the
 worker-seconds (the sum of every setup, call and teardown: on two xdist
 workers about twice the wall time), the seconds per test file, and the 40
 slowest steps.
