@@ -1,12 +1,13 @@
 """Where a copy routine's cycles go above issue 36's bounds, phase by phase.
 
     python bench/bound_gap.py examples/u74tuned.copy --profile u74 \
-        [--case SIZE:SRC:DST ...] [--trace] [--out FILE]
+        [--routine memcpy] [--case SIZE:SRC:DST ...] [--trace] [--out FILE]
 
-Runs `__asm_copy_to_user` of the strategy for each case (size, src and
-dst offsets mod 64) warm, as `copygen bench` does, with an observer beside
-the cost model that charges every cycle to the instruction that took it,
-and splits each instruction's cycles by cause:
+Runs `__asm_copy_to_user` of the strategy (or --routine: a kind the bench
+calls, e.g. memcpy) for each case (size, src and dst offsets mod 64) warm,
+as `copygen bench` does, with an observer beside the cost model that
+charges every cycle to the instruction that took it, and splits each
+instruction's cycles by cause:
 
 * issue: the cycle it opened (0 when it paired with the one before);
 * stall: cycles it waited for an operand, by producer: load_to_use (a
@@ -193,9 +194,9 @@ def summarise(rows: list[dict], key: str) -> dict:
 
 
 def run_case(bench: Bench, tracer: Tracer, case: tuple[int, int, int], labels, loops,
-             B, S) -> dict:
+             B, S, routine: str = ROUTINE) -> dict:
     n, src, dst = case
-    sample = bench.run(Case(ROUTINE, n, src, dst))
+    sample = bench.run(Case(routine, n, src, dst))
     rows = tracer.rows
     assert sum(r["cycles"] for r in rows) + 1 == sample.cycles, (case, sample.cycles)
     attribute(rows, labels, loops)
@@ -239,6 +240,8 @@ def main() -> int:
     ap.add_argument("--profile", default="u74")
     ap.add_argument("--case", type=parse_case, action="append",
                     help="SIZE:SRC:DST (offsets 0..63); repeatable; default: a set of goal cells")
+    ap.add_argument("--routine", default=ROUTINE,
+                    help=f"the routine to run (default {ROUTINE}); e.g. memcpy")
     ap.add_argument("--trace", action="store_true", help="print every instruction of each case")
     ap.add_argument("--out", type=Path, help="the JSON to write (default: "
                     "bench/results/bound_gap_<profile>.json)")
@@ -248,11 +251,11 @@ def main() -> int:
     load_profile(args.profile)
     with tempfile.TemporaryDirectory() as tmp:
         elf = labelled_elf(args.strategy, Path(tmp))
-        labels, loops = code_labels(elf, ROUTINE)
+        labels, loops = code_labels(elf, args.routine)
         bench = Bench(elf, args.profile, max(n for n, _, _ in cases))
-        tracer = Tracer(bench.machine, bench.machine.symbol(ROUTINE))
+        tracer = Tracer(bench.machine, bench.machine.symbol(args.routine))
         bench.machine.attach(tracer)
-        results = [run_case(bench, tracer, c, labels, loops, B, S) for c in cases]
+        results = [run_case(bench, tracer, c, labels, loops, B, S, args.routine) for c in cases]
     for r in results:
         show(r, args.trace)
         if not args.trace:

@@ -79,8 +79,10 @@ def describe(ph: Phases, fill: bool = False) -> str:
 def settings(ph: Phases, fill: bool = False) -> list[str]:
     """The phases as `.copy` settings, size classes and ends included.  A
     fill (clear_user, memset) has no source, so no shift copy to name."""
-    parts = [f"small below {ph.threshold}", f"align {ph.align}",
-             f"words unroll {ph.word_unroll} schedule {ph.word_schedule}"]
+    parts = [f"small below {ph.threshold}"]
+    if ph.bytes_below:
+        parts.append(f"bytes below {ph.bytes_below} unroll {ph.bytes_unroll}")
+    parts += [f"align {ph.align}", f"words unroll {ph.word_unroll} schedule {ph.word_schedule}"]
     if ph.then_unroll:
         parts.append(f"then words unroll {ph.then_unroll} schedule {ph.then_schedule}")
     if not fill:

@@ -291,7 +291,7 @@ def _forward_disjoint_only() -> list[Stmt | Comment]:
     why = ("dst starts below src and overlaps it: memcpy's contract is",
            "disjoint buffers (memcpy.S is proved for those), so copy",
            "forwards here, each word loaded before it is stored.")
-    return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
+    return [*_stmts(2, "if (likely((uintptr_t)s - (uintptr_t)d >= count))\t/* disjoint */"),
             *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
             *_stmts(2, "if (count >= SZREG) {"), *_head(3, "*d++ = *s++;"),
             *_stmts(3, "if (!((uintptr_t)s & WORD_MASK)) {"),
@@ -310,7 +310,13 @@ def _memmove_forward(lib: StringLib) -> CPhase:
         body = _forward_overlap_safe(lib.memcpy)
     else:
         body = _stmts(2, "return __memcpy(dest, src, count);")
-    return CPhase("forward", (*_stmts(1, "if ((uintptr_t)d - (uintptr_t)s >= count) {"),
+    test = "(uintptr_t)d - (uintptr_t)s >= count"
+    if lib.memcpy_asm:
+        # forwards into the tuned memcpy.S is the call's common path: as
+        # the fall-through it costs no taken branch (the disjoint test
+        # inside is hinted the same way)
+        test = f"likely({test})"
+    return CPhase("forward", (*_stmts(1, f"if ({test}) {{"),
                               *body, *_stmts(1, "}"), BLANK))
 
 

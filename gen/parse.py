@@ -145,7 +145,7 @@ def _add_blocks(*names, named=True):
         setattr(_ToItems, key, v_args(meta=True)(method))
 
 
-_add_settings("xlen", "misaligned", "profile", "small", "align", "words", "shift",
+_add_settings("xlen", "misaligned", "profile", "small", "bytes", "align", "words", "shift",
               "tail", "fault", "forward", "backward",
               "sweep_small", "sweep_words", "sweep_shift")
 _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_shift",

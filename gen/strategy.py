@@ -66,6 +66,10 @@ class Phases:
                  by a computed jump into the block's run of stores.
     form:        "c" | "asm" (memcpy): in string.c, or in memcpy.S through
                  the lowering of copy_user (whose phases it then takes).
+    bytes_below, bytes_unroll: (an assembly memcpy with size classes) a
+                 call shorter than `bytes_below` whose dst is misaligned
+                 copies bytes, `bytes_unroll` loaded before they are stored,
+                 instead of taking the alignment head; 0: no such path.
     keep:        registers the code around the routine keeps live across it
                  (read from a kernel tree by copygen patch, never written in
                  the language): the register pools leave them out.
@@ -95,6 +99,8 @@ class Phases:
     expect: str = "none"
     keep: tuple[str, ...] = ()
     form: str = "c"
+    bytes_below: int = 0
+    bytes_unroll: int = 0
 
     @property
     def word_block(self) -> int:

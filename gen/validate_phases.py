@@ -133,7 +133,40 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                 hint="remove the line, or use `align dst`"))
     if kind == "memcpy_asm":
         ph = replace(ph, form="asm")
+    if "bytes" in s:
+        ph = _bytes_below(s["bytes"], kind, ph)
     return ph
+
+
+BYTES_UNROLLS = (2, 4, 8)
+
+
+def _bytes_below(setting, kind: str, ph: Phases) -> Phases:
+    """`bytes below T unroll K`: the misaligned-dst short path of an
+    assembly memcpy, entered from its out-of-line alignment head."""
+    below, unroll = setting.values
+    if kind != "memcpy_asm":
+        raise CopygenError(f"`bytes below` applies to an assembly memcpy (`form asm`), not "
+                           f"{shown(kind)}", setting.loc,
+                           hint="remove the line" if kind != "memcpy"
+                           else "add `form asm` to the memcpy block")
+    if not ph.tested or ph.align != "dst":
+        raise CopygenError("`bytes below` needs size classes and `align dst`: it branches "
+                           "from the out-of-line alignment head", setting.loc,
+                           hint="add `then words unroll 4` and `align dst`, or remove the line")
+    if unroll not in BYTES_UNROLLS:
+        raise CopygenError(f"`bytes below ... unroll {unroll}`: the unroll is one of "
+                           f"{', '.join(map(str, BYTES_UNROLLS))}", setting.loc,
+                           hint="a block of at most 8 bytes keeps its loads in temporaries")
+    if not ph.threshold < below <= 64:
+        raise CopygenError(f"`bytes below {below}` must lie above `small below "
+                           f"{ph.threshold}` and be at most 64", setting.loc,
+                           hint="a call below the small threshold takes the byte loop already; "
+                                "past 64 bytes the word and shift copies are faster")
+    # the block loop copies a block before it tests: the head's threshold
+    # (at least SZREG, raised there) covers the largest block
+    assert ph.threshold >= max(BYTES_UNROLLS)
+    return replace(ph, bytes_below=below, bytes_unroll=unroll)
 
 
 JUMP_RUNS = (2, 4, 8, 16, 32)

@@ -37,8 +37,8 @@ void *__memmove(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
-		if ((uintptr_t)s - (uintptr_t)d >= count)	/* disjoint */
+	if (likely((uintptr_t)d - (uintptr_t)s >= count)) {
+		if (likely((uintptr_t)s - (uintptr_t)d >= count))	/* disjoint */
 			return __memcpy(dest, src, count);
 		/*
 		 * dst starts below src and overlaps it: memcpy's contract is

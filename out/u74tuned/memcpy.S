@@ -4,7 +4,8 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74tuned_lib (target u74: xlen 64, misaligned slow):
- *   memcpy:  small below 8; align dst; words unroll 16 schedule paired;
+ *   memcpy:  small below 8; bytes below 14 unroll 4; align dst;
+ *            words unroll 16 schedule paired;
  *            then words unroll 4 schedule paired;
  *            shift unroll 32 schedule paired;
  *            then shift unroll 4 schedule paired; tail words; ends pieces;
@@ -329,7 +330,9 @@ SYM_FUNC_START(__memcpy)
 	 * A source still misaligned goes straight to the shift copy.
 	 * An aligned one with a whole 128-byte block left falls into
 	 * the first word loop below.
+	 * A call shorter than 14 bytes (n is still in a2) takes the short copy.
 	 *
+	 *	if (n < 14) goto short;
 	 *	m = -dst & 7; v = src[0..m), from the aligned words holding it;
 	 *	if (dst & 1) store 1 byte;
 	 *	if (dst & 2) store 2 bytes;
@@ -345,6 +348,8 @@ SYM_FUNC_START(__memcpy)
 	 *	t5 - shl
 	 */
 .Lmemcpy_head:
+	li	t0, 14				/* `bytes below`: a short call */
+	bltu	a2, t0, .Lmemcpy_short		/* copies bytes */
 	neg	t2, a0
 	addi	t3, a1, -1
 	andi	t2, t2, SZREG-1			/* m: bytes up to the aligned dst */
@@ -617,6 +622,40 @@ SYM_FUNC_START(__memcpy)
 	bleu	a0, a2, 1b
 	bne	a0, a3, .Lmemcpy_shift_then	/* the rest: second class (backward: taken) */
 	j	.Lmemcpy_done
+
+	/*
+	 * Short copy, misaligned dst.
+	 * Fewer than 14 bytes and dst not word-aligned: blocks of 4 bytes,
+	 * each loaded whole before the first of it is stored (a byte's load
+	 * does not wait for the store before it), then the byte loop.
+	 * `small below` (at least 4) guarantees one whole block.
+	 *
+	 *	do { copy 4 bytes; dst += 4; src += 4; } while (dst < block end);
+	 *	goto bytes;
+	 *
+	 * Register roles:
+	 *	t1 - end of the whole blocks
+	 *	t0 - byte in flight
+	 *	t2 - byte in flight
+	 *	t3 - byte in flight
+	 *	t4 - byte in flight
+	 */
+.Lmemcpy_short:
+	andi	t1, a2, -4
+	add	t1, t1, a0			/* end of the whole 4-byte blocks */
+1:
+	lbu	t0, 0(a1)
+	lbu	t2, 1(a1)
+	lbu	t3, 2(a1)
+	lbu	t4, 3(a1)
+	sb	t0, 0(a0)
+	sb	t2, 1(a0)
+	sb	t3, 2(a0)
+	sb	t4, 3(a0)
+	addi	a0, a0, 4
+	addi	a1, a1, 4
+	bltu	a0, t1, 1b
+	j	.Lmemcpy_bytes			/* the last bytes, one at a time */
 SYM_FUNC_END(__memcpy)
 SYM_FUNC_ALIAS_WEAK(memcpy, __memcpy)
 EXPORT_SYMBOL(__memcpy)

@@ -4,7 +4,8 @@
  * Regenerate with: copygen build examples/u74tuned.copy
  *
  * u74tuned_lib (target u74: xlen 64, misaligned slow):
- *   memcpy:  small below 8; align dst; words unroll 16 schedule paired;
+ *   memcpy:  small below 8; bytes below 14 unroll 4; align dst;
+ *            words unroll 16 schedule paired;
  *            then words unroll 4 schedule paired;
  *            shift unroll 32 schedule paired;
  *            then shift unroll 4 schedule paired; tail words; ends pieces;
@@ -37,8 +38,8 @@ void *__memmove(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
-		if ((uintptr_t)s - (uintptr_t)d >= count)	/* disjoint */
+	if (likely((uintptr_t)d - (uintptr_t)s >= count)) {
+		if (likely((uintptr_t)s - (uintptr_t)d >= count))	/* disjoint */
 			return __memcpy(dest, src, count);
 		/*
 		 * dst starts below src and overlaps it: memcpy's contract is
