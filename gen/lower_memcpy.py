@@ -108,6 +108,8 @@ def memcpy_function(lib: StringLib) -> Function:
             ph = _short_test(ph, below)
         phases.append(ph)
     if below:
+        # validation asks for size classes, whose head is out of line
+        assert any(ph.label == f".L{PFX}_head" for ph in phases)
         # last, so that the head's branch to it is a forward one: predicted
         # not taken, free for every call that is not short
         phases.append(_short_phase(below, lib.memcpy.bytes_unroll))

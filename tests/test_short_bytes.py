@@ -131,3 +131,13 @@ def test_short_misaligned_calls_cost_less_and_longer_ones_one_cycle_at_most(shor
     for n in (11, 12, 16, 32, 64, 200):
         for s, d in ((0, 1), (1, 1), (3, 5), (6, 7)):
             assert cyc(ours, n, s, d) <= cyc(theirs, n, s, d) + 1, (n, s, d)
+
+
+@pytest.mark.slow
+def test_the_short_path_is_proved_for_every_n(short):
+    """Every clause of the string contract, every n: the head's test, the
+    block loop (its own loop head) and its exit into the byte loop."""
+    from copygen.verify.prove import prove_routine
+    from copygen.verify.verdict import verdict
+    rep = prove_routine(str(short.elf), "__memcpy", "memcpy", jobs=1)
+    assert verdict(rep) == "proved", rep.status
