@@ -4,7 +4,8 @@
 # (only when missing), then copygen itself with its test dependencies.
 # With --kernel also what the real-kernel loop needs (`copygen tree`,
 # `copygen kunit`, `copygen patch --test kunit`): Debian's Linux 6.12 source,
-# qemu-system-riscv64 with OpenSBI, and Kbuild's host tools.
+# qemu-system-riscv64 with OpenSBI, Kbuild's host tools, and the Python
+# modules of checkpatch's SPDX check (ply, GitPython).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -30,4 +31,8 @@ if ((${#need[@]})); then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# checkpatch.pl runs the tree's scripts/spdxcheck.py, which needs ply and GitPython
+if [ "${1:-}" = "--kernel" ] && ! python3 -c "import ply, git" 2>/dev/null; then
+	python3 -m pip install -q --disable-pip-version-check ply GitPython
+fi
 command -v pyenv >/dev/null && pyenv rehash || true

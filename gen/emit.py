@@ -253,7 +253,9 @@ def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:
     """The lines after a string function: its exports, its weak alias, and
     an alias per prefix of both its names (e.g. __pi_memcpy, __pi___memcpy)."""
     sig = f"({fn.params})"
-    out = [f"EXPORT_SYMBOL({fn.symbol});"] if exports else []
+    # EXPORT_SYMBOL belongs right under the function's brace; a declaration
+    # there wants a blank line first (checkpatch --strict)
+    out = [f"EXPORT_SYMBOL({fn.symbol});"] if exports else [""]
     out.append(f"{fn.ret}{fn.alias}{sig} __weak __alias({fn.symbol});")
     out += [f"EXPORT_SYMBOL({fn.alias});"] if exports else []
     for pre in prefixes:

@@ -644,6 +644,8 @@ def test_a_string_block_replaces_the_three_assembly_files(tmp_path):
     assert all(plan.files[f"arch/riscv/lib/{n}.S"] is None for n in ("memcpy", "memset", "memmove"))
     text = plan.files[sf.STRING_C]
     assert not plan.exports and "EXPORT_SYMBOL" not in text      # riscv_ksyms.c exports them
+    # a declaration under a function's brace wants a blank line (checkpatch --strict)
+    assert "}\n\nvoid *memmove(void *dest" in text and not re.search(r"\}\nvoid \*", text)
     # every symbol the assembly defined is defined again, with the same binding
     src = tmp_path / "string.c"
     src.write_text(text)
