@@ -17,12 +17,12 @@ import jinja2
 from copygen import __version__
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
-from copygen.gen.lower_memcpy import memcpy_function
+from copygen.gen.lower_memcpy import memcpy_function, memmove_entry
 from copygen.gen.lower_memset import memset_function
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
 from copygen.gen.lower_vector import clear_function, vector_function
-from copygen.gen.strategy import Phases, StringLib, Strategy, Target, Vector
+from copygen.gen.strategy import OVERLAP_C, Phases, StringLib, Strategy, Target, Vector
 
 
 
@@ -164,7 +164,8 @@ def string_banner(lib: StringLib, source: str) -> dict:
     memset = settings(lib.memset, fill=True) + (["in memset.S"] if lib.memset_asm else [])
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", _memcpy_settings(lib)),
-                            f"  memmove: forward {move.forward}; backward {move.backward}",
+                            f"  memmove: forward {move.forward}; backward {move.backward}"
+                            + ("; form asm" if lib.memmove_asm else ""),
                             *_labelled("memset:  ", memset)])
 
 
@@ -215,11 +216,14 @@ def render_string(st: Strategy, source: str, exports: bool = True,
         symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
 
 
-def _render_function(fn: Function, alias: str, banner: dict, exports: bool,
+def _render_function(fns: list[tuple[Function, str]], banner: dict, exports: bool,
                      prefixes: tuple[str, ...]) -> str:
+    """An assembly file of (function, weak alias) pairs."""
+    entries = [{"fn": fn, "alias": alias,
+                "prefixed": [f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)]}
+               for fn, alias in fns]
     return env().get_template("string_function.S.j2").render(
-        fn=fn, alias=alias, exports=exports, banner=banner,
-        prefixed=[f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)])
+        entries=entries, exports=exports, banner=banner)
 
 
 def render_memset(st: Strategy, source: str, exports: bool = True,
@@ -230,7 +234,7 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
     lib = st.string
     if lib is None or not lib.memset_asm:
         return None
-    return _render_function(memset_function(lib.memset), "memset",
+    return _render_function([(memset_function(lib.memset), "memset")],
                             _function_banner(lib, source, "memset",
                                              settings(lib.memset, fill=True)),
                             exports, prefixes)
@@ -239,20 +243,28 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
 def render_memcpy(st: Strategy, source: str, exports: bool = True,
                   prefixes: tuple[str, ...] = ()) -> str | None:
     """memcpy.S, when the string block's memcpy is in assembly (`form asm`),
-    with the same symbols as render_memset gives memset."""
+    with the same symbols as render_memset gives memset; with memmove's
+    `form asm` memmove's entry follows memcpy, with its symbols."""
     lib = st.string
     if lib is None or not lib.memcpy_asm:
         return None
-    return _render_function(memcpy_function(lib), "memcpy",
-                            _function_banner(lib, source, "memcpy",
-                                             settings(lib.memcpy) + ["form asm"]),
-                            exports, prefixes)
+    fns = [(memcpy_function(lib), "memcpy")]
+    parts = settings(lib.memcpy) + ["form asm"]
+    if lib.memmove_asm:
+        fns.append((memmove_entry(lib), "memmove"))
+    banner = _function_banner(lib, source, "memcpy", parts)
+    if lib.memmove_asm:
+        banner["strategy"] += _labelled("memmove: ", [
+            "form asm", f"overlapping buffers in {OVERLAP_C} (string.c)"])
+    return _render_function(fns, banner, exports, prefixes)
 
 
 def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:
     """The lines after a string function: its exports, its weak alias, and
     an alias per prefix of both its names (e.g. __pi_memcpy, __pi___memcpy)."""
     sig = f"({fn.params})"
+    if fn.alias is None:             # called from assembly only: no exports, no aliases
+        return []
     # EXPORT_SYMBOL belongs right under the function's brace; a declaration
     # there wants a blank line first (checkpatch --strict)
     out = [f"EXPORT_SYMBOL({fn.symbol});"] if exports else [""]

@@ -190,6 +190,12 @@ class ClearUser:
 class MemmoveSpec:
     forward: str = "memcpy"      # "memcpy": reuse memcpy's strategy | "bytes"
     backward: str = "words"      # "bytes" | "words"
+    form: str = "c"              # "asm": the entry in memcpy.S, the overlaps in C
+
+
+# string.c's copy of overlapping buffers when memmove's entry is in
+# memcpy.S (`form asm`): the entry tail-calls it
+OVERLAP_C = "__memmove_overlap"
 
 
 @dataclass(frozen=True)
@@ -207,6 +213,13 @@ class StringLib:
     def memcpy_asm(self) -> bool:
         """memcpy is emitted in assembly (memcpy.S, `form asm`), not in string.c."""
         return self.memcpy.form == "asm"
+
+    @property
+    def memmove_asm(self) -> bool:
+        """memmove's entry is in memcpy.S (`form asm`): disjoint buffers
+        branch into memcpy there, overlapping ones go to string.c's
+        __memmove_overlap."""
+        return self.memmove.form == "asm"
 
     @property
     def memset_asm(self) -> bool:

@@ -53,10 +53,16 @@ def _target(item: Item, profiles: Collection[str] | None) -> Target:
     return Target(item.name, xlen, s["misaligned"].values[0], profile, item.loc)
 
 
-def _memmove(item: Item) -> MemmoveSpec:
+def _memmove(item: Item, memcpy_asm: bool) -> MemmoveSpec:
     s = settings_by_key(item)
-    return MemmoveSpec(s["forward"].values[0] if "forward" in s else "memcpy",
-                       s["backward"].values[0] if "backward" in s else "words")
+    forward = s["forward"].values[0] if "forward" in s else "memcpy"
+    form = s["form"].values[0] if "form" in s else "c"
+    if form == "asm" and not (memcpy_asm and forward == "memcpy"):
+        raise CopygenError("memmove's `form asm` is an entry in memcpy.S that branches into "
+                           "memcpy: it needs `forward memcpy` and memcpy with `form asm`",
+                           s["form"].loc, hint="add `form asm` to memcpy and `forward memcpy` "
+                                               "here, or remove the line")
+    return MemmoveSpec(forward, s["backward"].values[0] if "backward" in s else "words", form)
 
 
 def _string(item: Item, target: Target, warnings: list) -> StringLib:
@@ -70,9 +76,10 @@ def _string(item: Item, target: Target, warnings: list) -> StringLib:
         if need not in fns:
             raise CopygenError(f"string `{item.name}` has no `{need}` block", item.loc,
                                hint="a string block needs memcpy and memset; memmove is optional")
-    move = _memmove(fns["memmove"]) if "memmove" in fns else MemmoveSpec()
-    return StringLib(item.name, target, routine_phases(fns["memcpy"], "memcpy", target, warnings),
-                     move, routine_phases(fns["memset"], "memset", target, warnings), item.loc)
+    memcpy = routine_phases(fns["memcpy"], "memcpy", target, warnings)
+    move = _memmove(fns["memmove"], memcpy.form == "asm") if "memmove" in fns else MemmoveSpec()
+    return StringLib(item.name, target, memcpy, move,
+                     routine_phases(fns["memset"], "memset", target, warnings), item.loc)
 
 
 SWEEP_AXES = {"sweep_small": "small", "sweep_words": "words", "sweep_shift": "shift",

@@ -10,7 +10,7 @@
  *            shift unroll 32 schedule paired;
  *            then shift unroll 4 schedule paired; tail words; ends pieces;
  *            form asm: in memcpy.S
- *   memmove: forward memcpy; backward words
+ *   memmove: forward memcpy; backward words; form asm
  *   memset:  small below 15; align dst;
  *            words unroll 32 schedule loads_first; tail jump; in memset.S
  */
@@ -26,26 +26,23 @@
 /* A machine word that may alias any object, as the copies below need. */
 typedef unsigned long __attribute__((__may_alias__)) word_t;
 
+void *__memmove_overlap(void *dest, const void *src, size_t count);
+
 /*
- * memmove: when dst does not start inside [src, src + count), copying
- * forwards never overwrites a source byte before it is read, so memcpy
- * does it where the buffers are disjoint, and a word copy here where
- * they overlap.  Otherwise copy backwards: bytes until the end of dst is
- * aligned, then whole words when the source end is aligned too, then bytes.
+ * memmove of overlapping buffers: memmove's entry in memcpy.S sends
+ * disjoint ones to memcpy and the others here.  When dst does not start
+ * inside [src, src + count), copying forwards never overwrites a source
+ * byte before it is read: bytes until dst is aligned, whole words when
+ * src is aligned too, then bytes.  Otherwise copy backwards: bytes until
+ * the end of dst is aligned, then whole words when the source end is
+ * aligned too, then bytes.
  */
-void *__memmove(void *dest, const void *src, size_t count)
+void *__memmove_overlap(void *dest, const void *src, size_t count)
 {
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if (likely((uintptr_t)d - (uintptr_t)s >= count)) {
-		if (likely((uintptr_t)s - (uintptr_t)d >= count))	/* disjoint */
-			return __memcpy(dest, src, count);
-		/*
-		 * dst starts below src and overlaps it: memcpy's contract is
-		 * disjoint buffers (memcpy.S is proved for those), so copy
-		 * forwards here, each word loaded before it is stored.
-		 */
+	if ((uintptr_t)d - (uintptr_t)s >= count) {
 		if (count >= SZREG) {
 			while ((uintptr_t)d & WORD_MASK) {
 				*d++ = *s++;
@@ -85,6 +82,3 @@ void *__memmove(void *dest, const void *src, size_t count)
 		*--d = *--s;
 	return dest;
 }
-EXPORT_SYMBOL(__memmove);
-void *memmove(void *dest, const void *src, size_t count) __weak __alias(__memmove);
-EXPORT_SYMBOL(memmove);
