@@ -75,6 +75,15 @@ def test_memcpy_s_holds_the_entry_and_string_c_the_overlaps(entry):
     assert "__pi_" not in render_string(st, "m.copy", exports=False, prefixes=("__pi_",))
 
 
+def test_the_c_part_counts_in_memmove_s_size(entry):
+    from copygen.emu.elf import read_elf
+    from copygen.measure.size import routine_sizes
+    image = read_elf(entry.elf)
+    size = routine_sizes(image)["memmove"].text_bytes
+    assert image.sizes["__memmove"] < 32 < image.sizes["__memmove_overlap"]
+    assert size == image.sizes["__memmove"] + image.sizes["__memmove_overlap"]
+
+
 def test_memmove_is_right_for_every_overlap(entry):
     """dst at every offset from src - 40 to src + 40, sizes 0 to 40, so
     every branch of the entry and both directions of string.c's copy."""
