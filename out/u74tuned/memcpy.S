@@ -8,7 +8,7 @@
  *            words unroll 16 schedule paired;
  *            then words unroll 4 schedule paired;
  *            shift unroll 32 schedule paired;
- *            then shift unroll 4 schedule paired; tail words; ends pieces;
+ *            then shift unroll 2 schedule paired; tail words; ends pieces;
  *            form asm
  *   memmove: form asm; overlapping buffers in __memmove_overlap (string.c)
  */
@@ -168,7 +168,7 @@ SYM_FUNC_START(__memcpy)
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
 	 * a byte copy would not.  32 word(s) per iteration, schedule paired.
-	 * Then 4 word(s) per iteration, schedule paired,
+	 * Then 2 word(s) per iteration, schedule paired,
 	 * for what is left.
 	 * Then single words.
 	 *
@@ -201,7 +201,7 @@ SYM_FUNC_START(__memcpy)
 	addi	a2, a3, -32*SZREG
 	bleu	a0, a2, .Lmemcpy_shift_blocks	/* a whole block left: first class */
 .Lmemcpy_shift_then:
-	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
 	bgtu	a0, a2, .Lmemcpy_shift_then_skip	/* less than one block left */
 1:
 	REG_L	t0, SZREG(a1)
@@ -213,19 +213,9 @@ SYM_FUNC_START(__memcpy)
 	sll	t3, a6, a5
 	REG_S	t1, 0(a0)
 	or	t2, t2, t3
-	REG_L	t0, 3*SZREG(a1)
-	srl	t1, a6, a4
-	sll	t3, t0, a5
 	REG_S	t2, SZREG(a0)
-	or	t1, t1, t3
-	REG_L	a6, 4*SZREG(a1)
-	srl	t2, t0, a4
-	sll	t3, a6, a5
-	REG_S	t1, 2*SZREG(a0)
-	or	t2, t2, t3
-	REG_S	t2, 3*SZREG(a0)
-	addi	a0, a0, 4*SZREG
-	addi	a1, a1, 4*SZREG
+	addi	a0, a0, 2*SZREG
+	addi	a1, a1, 2*SZREG
 	bleu	a0, a2, 1b
 .Lmemcpy_shift_then_skip:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */

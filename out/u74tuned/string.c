@@ -8,7 +8,7 @@
  *            words unroll 16 schedule paired;
  *            then words unroll 4 schedule paired;
  *            shift unroll 32 schedule paired;
- *            then shift unroll 4 schedule paired; tail words; ends pieces;
+ *            then shift unroll 2 schedule paired; tail words; ends pieces;
  *            form asm: in memcpy.S
  *   memmove: forward memcpy; backward words; form asm
  *   memset:  small below 15; align dst;
