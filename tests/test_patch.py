@@ -471,6 +471,32 @@ def test_the_subject_names_what_was_violated_not_what_was_left_unchecked():
     assert len(msg.splitlines()) <= 62 and all(len(line) <= 75 for line in msg.splitlines())
 
 
+def test_a_string_patch_says_where_memmove_s_entry_went():
+    """With memmove's entry in memcpy.S the subject lists memmove with the
+    assembly and the body says what string.c keeps; without it, memmove
+    is in C."""
+    from copygen.patch import message
+    from copygen.patch.evidence import Proof, Row
+    ok = {"C1": "proved"}
+    proofs = {"string": [Proof(s, k, "proved", ok, {}, 1.0)
+                         for s, k in (("__memcpy", "memcpy"), ("__memmove", "memmove"))]}
+    rows = [Row("u74", "memmove", n, "misaligned", 60.0, 50.0) for n in (8, 16)]
+    layout = message.string_layout(("memcpy", "memset"))
+    plain = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"})
+    entry = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"},
+                           memmove_entry=True)
+    assert message.subject(plain).endswith("generated memmove in C, memcpy and memset in asm, "
+                                           "faster")
+    assert message.subject(entry).endswith("generated memcpy, memmove and memset in asm, faster")
+    text = " ".join(message.commit_message(entry, "0.1.0", "copygen patch u74tuned.copy",
+                                           (ROOT / "examples" / "u74tuned.copy").read_text(),
+                                           "u74tuned.copy", "A <a@b>").split())
+    assert "Build string.c (memmove's copies of overlapping buffers)" in text
+    assert "tail-calls string.c's __memmove_overlap" in text
+    assert "__memmove_overlap" not in " ".join(message.commit_message(
+        plain, "0.1.0", "x", "", "x.copy", "A <a@b>").split())
+
+
 # --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------
 
 DISPATCH_6_8 = """#ifdef CONFIG_RISCV_ISA_V
