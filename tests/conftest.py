@@ -20,6 +20,15 @@ SHARED_PROOFS = (Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}" if 
                  else Path(tempfile.mkdtemp(prefix="copygen-test-proofs-")))
 
 
+def build_text(tmp_path_factory, text: str, name: str):
+    """A strategy given as text, built in a directory of its own."""
+    from copygen.gen.build import build_file
+    out = tmp_path_factory.mktemp(name)
+    src = out / f"{name}.copy"
+    src.write_text(text)
+    return build_file(src, out)
+
+
 @pytest.fixture(scope="session")
 def built_examples(tmp_path_factory):
     """Every example built (emitted, assembled, compiled, linked) once."""
@@ -49,7 +58,8 @@ GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
                  "test_verify_nowrap.py": 40, "test_json_envelope.py": 40,
                  "test_progress.py": 35, "test_computed_jump.py": 30, "test_memset_asm.py": 200,
                  "test_ends_overlap.py": 110, "test_vector_wide_proof.py": 130,
-                 "test_fault_restart.py": 60, "test_vector_ff_vl.py": 20}
+                 "test_fault_restart.py": 60, "test_vector_ff_vl.py": 20,
+                 "test_short_bytes.py": 50, "test_memmove_entry.py": 45}
 
 
 def group_of(nodeid: str) -> str:

@@ -11,10 +11,10 @@ import pytest
 
 from copygen.emu.api import Machine
 from copygen.errors import CopygenError
-from copygen.gen.build import build_file
 from copygen.gen.emit import render_memcpy, render_string
 from copygen.gen.validate import load_text
 from copygen.measure.bench import Bench, Case
+from tests.conftest import build_text
 
 LIB = """target u74 { xlen 64; misaligned slow; profile u74 }
 string lib for u74 {
@@ -26,21 +26,14 @@ string lib for u74 {
 IN_C = LIB.replace("backward words; form asm }", "backward words }")
 
 
-def _build(tmp_path_factory, text: str, name: str):
-    out = tmp_path_factory.mktemp(name)
-    src = out / f"{name}.copy"
-    src.write_text(text)
-    return build_file(src, out)
-
-
 @pytest.fixture(scope="module")
 def entry(tmp_path_factory):
-    return _build(tmp_path_factory, LIB, "entry")
+    return build_text(tmp_path_factory, LIB, "entry")
 
 
 @pytest.fixture(scope="module")
 def in_c(tmp_path_factory):
-    return _build(tmp_path_factory, IN_C, "in_c")
+    return build_text(tmp_path_factory, IN_C, "in_c")
 
 
 @pytest.mark.parametrize("old, new", [

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from copygen.errors import CopygenError
-from copygen.gen.build import build_file
 from copygen.gen.parse import parse_text
 from copygen.gen.unparse import file_text
 from copygen.gen.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
+from tests.conftest import build_text
 
 LIB = """target u74 { xlen 64; misaligned slow }
 string lib for u74 {
@@ -25,21 +25,14 @@ string lib for u74 {
 WITHOUT = LIB.replace(" bytes below 11 unroll 4;", "")
 
 
-def _build(tmp_path_factory, text: str, name: str):
-    out = tmp_path_factory.mktemp(name)
-    src = out / f"{name}.copy"
-    src.write_text(text)
-    return build_file(src, out)
-
-
 @pytest.fixture(scope="module")
 def short(tmp_path_factory):
-    return _build(tmp_path_factory, LIB, "short")
+    return build_text(tmp_path_factory, LIB, "short")
 
 
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory):
-    return _build(tmp_path_factory, WITHOUT, "plain")
+    return build_text(tmp_path_factory, WITHOUT, "plain")
 
 
 def test_the_line_sets_the_short_path_and_reads_back():
@@ -154,7 +147,7 @@ def test_the_short_path_is_proved_for_every_n(tmp_path_factory):
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
     assert PROVED != LIB and "bytes below 11 unroll 4" in PROVED
-    built = _build(tmp_path_factory, PROVED, "proved")
+    built = build_text(tmp_path_factory, PROVED, "proved")
     body = next(f for f in built.files if f.name == "memcpy.S").read_text()
     assert "bltu\ta2, t0, .Lmemcpy_short" in body
     rep = prove_routine(str(built.elf), "__memcpy", "memcpy", jobs=1)
