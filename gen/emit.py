@@ -216,14 +216,11 @@ def render_string(st: Strategy, source: str, exports: bool = True,
         symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
 
 
-def _render_function(fns: list[tuple[Function, str]], banner: dict, exports: bool,
+def _render_function(fn: Function, alias: str, banner: dict, exports: bool,
                      prefixes: tuple[str, ...]) -> str:
-    """An assembly file of (function, weak alias) pairs."""
-    entries = [{"fn": fn, "alias": alias,
-                "prefixed": [f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)]}
-               for fn, alias in fns]
     return env().get_template("string_function.S.j2").render(
-        entries=entries, exports=exports, banner=banner)
+        fn=fn, alias=alias, exports=exports, banner=banner,
+        prefixed=[f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)])
 
 
 def render_memset(st: Strategy, source: str, exports: bool = True,
@@ -234,7 +231,7 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
     lib = st.string
     if lib is None or not lib.memset_asm:
         return None
-    return _render_function([(memset_function(lib.memset), "memset")],
+    return _render_function(memset_function(lib.memset), "memset",
                             _function_banner(lib, source, "memset",
                                              settings(lib.memset, fill=True)),
                             exports, prefixes)
@@ -243,20 +240,27 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
 def render_memcpy(st: Strategy, source: str, exports: bool = True,
                   prefixes: tuple[str, ...] = ()) -> str | None:
     """memcpy.S, when the string block's memcpy is in assembly (`form asm`),
-    with the same symbols as render_memset gives memset; with memmove's
-    `form asm` memmove's entry follows memcpy, with its symbols."""
+    with the same symbols as render_memset gives memset."""
     lib = st.string
     if lib is None or not lib.memcpy_asm:
         return None
-    fns = [(memcpy_function(lib), "memcpy")]
-    parts = settings(lib.memcpy) + ["form asm"]
-    if lib.memmove_asm:
-        fns.append((memmove_entry(lib), "memmove"))
-    banner = _function_banner(lib, source, "memcpy", parts)
-    if lib.memmove_asm:
-        banner["strategy"] += _labelled("memmove: ", [
-            "form asm", f"overlapping buffers in {OVERLAP_C} (string.c)"])
-    return _render_function(fns, banner, exports, prefixes)
+    return _render_function(memcpy_function(lib), "memcpy",
+                            _function_banner(lib, source, "memcpy",
+                                             settings(lib.memcpy) + ["form asm"]),
+                            exports, prefixes)
+
+
+def render_memmove(st: Strategy, source: str, exports: bool = True,
+                   prefixes: tuple[str, ...] = ()) -> str | None:
+    """memmove.S, when memmove's entry is in assembly (memmove's `form
+    asm`), with the same symbols as render_memset gives memset."""
+    lib = st.string
+    if lib is None or not lib.memmove_asm:
+        return None
+    return _render_function(memmove_entry(lib), "memmove",
+                            _function_banner(lib, source, "memmove", [
+                                "form asm", f"overlapping buffers in {OVERLAP_C} (string.c)"]),
+                            exports, prefixes)
 
 
 def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:

@@ -17,12 +17,12 @@ before its first store), then the byte loop for the rest.  On a short
 call the head's pieces, the size classes' tests and the tail's pieces
 cost more than the bytes themselves.
 
-With memmove's `form asm`, memcpy.S also holds memmove's entry, after
-memcpy so that its branch into memcpy is a backward one (predicted
-taken): buffers that do not overlap go to memcpy without a frame, the
-others to __memmove_overlap in string.c by a tail call.  (In string.c
-the same test costs a call inside a frame wherever the kernel is built
-with frame pointers, which turn off sibling calls.)
+With memmove's `form asm`, memmove's entry is assembly too (memmove.S):
+buffers that do not overlap go to memcpy by a tail call, without a frame,
+the others to __memmove_overlap in string.c.  (In string.c the same test
+costs a call inside a frame wherever the kernel is built with frame
+pointers, which turn off sibling calls.)  It is a file of its own, not
+part of memcpy.S: kexec's purgatory links memcpy.S without string.c.
 
 Role: turn the user copy's Function into memcpy's, and write memmove's
 entry.  May import gen.ir, gen.lower_uaccess, gen.strategy.
@@ -98,14 +98,14 @@ def _short_phase(below: int, k: int) -> Phase:
 
 
 def memmove_entry(lib: StringLib) -> Function:
-    """__memmove (weak alias memmove) in memcpy.S: memcpy for disjoint
+    """__memmove (weak alias memmove) in memmove.S: memcpy for disjoint
     buffers, the C copy of overlapping ones otherwise."""
     assert lib.memmove_asm and lib.memcpy_asm
     test = Phase(None, "Overlap test",
                  ("dst - src < n: dst starts inside the source, so the copy must go",
                   "backwards; src - dst < n: the source starts inside dst.  Buffers",
                   "that do neither are disjoint: memcpy copies them and returns dst",
-                  "to the caller (a branch, not a call: no frame).  The others go to",
+                  "to the caller (a tail call: no frame).  The others go to",
                   f"{OVERLAP_C} in string.c, which returns to the caller too."),
                  ("if (dst - src >= n && src - dst >= n) goto memcpy;",
                   f"return {OVERLAP_C}(dst, src, n);"),
@@ -113,7 +113,8 @@ def memmove_entry(lib: StringLib) -> Function:
                  (Insn("sub", ("t0", "a0", "a1")),
                   Insn("sub", ("t1", "a1", "a0")),
                   Insn("bltu", ("t0", "a2", ".Lmemmove_overlap"), note="dst inside the source"),
-                  Insn("bgeu", ("t1", "a2", "__memcpy"), note="disjoint (backward: predicted taken)"),
+                  Insn("bltu", ("t1", "a2", ".Lmemmove_overlap"), note="src inside dst"),
+                  Insn("tail", ("__memcpy",), note="disjoint"),
                   Label(".Lmemmove_overlap"),
                   Insn("tail", (OVERLAP_C,))))
     return Function(

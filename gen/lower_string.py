@@ -255,7 +255,7 @@ def memcpy_function(lib: StringLib) -> CFunction:
 def _memmove_doc(lib: StringLib) -> Comment:
     if lib.memmove_asm:
         return Comment(0, (
-            "memmove of overlapping buffers: memmove's entry in memcpy.S sends",
+            "memmove of overlapping buffers: memmove's entry in memmove.S sends",
             "disjoint ones to memcpy and the others here.  When dst does not start",
             "inside [src, src + count), copying forwards never overwrites a source",
             "byte before it is read: bytes until dst is aligned, whole words when",

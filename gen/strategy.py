@@ -190,11 +190,11 @@ class ClearUser:
 class MemmoveSpec:
     forward: str = "memcpy"      # "memcpy": reuse memcpy's strategy | "bytes"
     backward: str = "words"      # "bytes" | "words"
-    form: str = "c"              # "asm": the entry in memcpy.S, the overlaps in C
+    form: str = "c"              # "asm": the entry in memmove.S, the overlaps in C
 
 
 # string.c's copy of overlapping buffers when memmove's entry is in
-# memcpy.S (`form asm`): the entry tail-calls it (measure.size.PARTS counts
+# memmove.S (`form asm`): the entry tail-calls it (measure.size.PARTS counts
 # its code as memmove's under this name)
 OVERLAP_C = "__memmove_overlap"
 
@@ -217,9 +217,9 @@ class StringLib:
 
     @property
     def memmove_asm(self) -> bool:
-        """memmove's entry is in memcpy.S (`form asm`): disjoint buffers
-        branch into memcpy there, overlapping ones go to string.c's
-        __memmove_overlap."""
+        """memmove's entry is in assembly (memmove.S, `form asm`): disjoint
+        buffers go on to memcpy, overlapping ones to string.c's
+        __memmove_overlap, both by a tail call."""
         return self.memmove.form == "asm"
 
     @property

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copygen.gen.emit import render_memcpy, render_memset, render_string
+from copygen.gen.emit import render_memcpy, render_memmove, render_memset, render_string
 from copygen.errors import CopygenError, Loc
 from copygen.gen.strategy import Strategy
 
@@ -65,7 +65,8 @@ def _object_line(name: str) -> re.Pattern:
 
 def makefile(text: str, kept: tuple[str, ...] = ()) -> str:
     """The Makefile with string.o instead of the three objects, but for
-    those `kept` (still built from their own .S)."""
+    those `kept` (still built from their own .S); with all three kept
+    (memmove's entry in memmove.S), string.o after the last of them."""
     lines = text.splitlines(keepends=True)
     found = {n: next((i for i, ln in enumerate(lines) if _object_line(n).match(ln)), None)
              for n in REPLACED}
@@ -76,13 +77,14 @@ def makefile(text: str, kept: tuple[str, ...] = ()) -> str:
                            hint="copygen patch replaces memcpy.S, memmove.S and memset.S "
                                 "as Linux 5.x-6.x build them")
     gone = {i for n, i in found.items() if n not in kept}
-    first = min(gone)
     out = []
     for i, ln in enumerate(lines):
-        if i == first:
+        if gone and i == min(gone):
             out.append(re.sub(r"\w+\.o", "string.o", ln))
         elif i not in gone:
             out.append(ln)
+        if not gone and i == max(found.values()):
+            out.append(re.sub(r"\w+\.o", "string.o", ln))
     return "".join(out).rstrip("\n") + "\n" + BUILD_FLAGS
 
 
@@ -108,6 +110,7 @@ def plan(st: Strategy, source: str, show, users=lambda path: []) -> Plan:
     exports = not exported_elsewhere(show(KSYMS))
     asm = {name: text for name, text in (
         ("memcpy", render_memcpy(st, source, exports, (PI_PREFIX,))),
+        ("memmove", render_memmove(st, source, exports, (PI_PREFIX,))),
         ("memset", render_memset(st, source, exports, (PI_PREFIX,)))) if text is not None}
     files: dict[str, str | None] = {MAKEFILE: makefile(mk, tuple(asm)),
                                     STRING_C: render_string(st, source, exports, (PI_PREFIX,))}

@@ -1,8 +1,8 @@
-"""memmove's `form asm`: its entry in memcpy.S, a branch into memcpy for
-disjoint buffers and a tail call of string.c's __memmove_overlap for the
-others.  Validation, the code, results under the emulator and a bounded
-check, the cycles it saves, and (slow) the proof with memcpy's call taken
-by memcpy's own proof, the branch included."""
+"""memmove's `form asm`: its entry in memmove.S, a tail call of memcpy for
+disjoint buffers and of string.c's __memmove_overlap for the others.
+Validation, the code, results under the emulator and a bounded check, the
+cycles it saves, and (slow) the proof with the jump into memcpy taken by
+memcpy's own proof."""
 from __future__ import annotations
 
 import re
@@ -11,7 +11,7 @@ import pytest
 
 from copygen.emu.api import Machine
 from copygen.errors import CopygenError
-from copygen.gen.emit import render_memcpy, render_string
+from copygen.gen.emit import render_memmove, render_string
 from copygen.gen.validate import load_text
 from copygen.measure.bench import Bench, Case
 from tests.conftest import build_text
@@ -47,14 +47,15 @@ def test_the_entry_needs_an_assembly_memcpy_to_branch_into(old, new):
     assert (info.value.loc.file, info.value.loc.line) == ("m.copy", 4)
 
 
-def test_memcpy_s_holds_the_entry_and_string_c_the_overlaps(entry):
+def test_memmove_s_holds_the_entry_and_string_c_the_overlaps(entry):
     st = load_text(LIB, "m.copy")
     assert st.string.memmove_asm and not load_text(IN_C, "m.copy").string.memmove_asm
-    asm = next(f for f in entry.files if f.name == "memcpy.S").read_text()
-    move = asm[asm.index("SYM_FUNC_START(__memmove)"):]
-    assert asm.index("SYM_FUNC_END(__memcpy)") < asm.index("SYM_FUNC_START(__memmove)")
-    assert re.search(r"\tbgeu\tt1, a2, __memcpy\b", move)      # after memcpy: a backward branch
-    assert "\ttail\t__memmove_overlap" in move
+    names = {f.name for f in entry.files}
+    assert {"memcpy.S", "memmove.S", "string.c"} <= names
+    # kexec's purgatory links memcpy.S alone: nothing of memmove in it
+    assert "memmove" not in next(f for f in entry.files if f.name == "memcpy.S").read_text()
+    move = next(f for f in entry.files if f.name == "memmove.S").read_text()
+    assert re.search(r"\ttail\t__memcpy\b", move) and "\ttail\t__memmove_overlap" in move
     assert "SYM_FUNC_ALIAS_WEAK(memmove, __memmove)" in move and "EXPORT_SYMBOL(memmove)" in move
     c = next(f for f in entry.files if f.name == "string.c").read_text()
     proto = "void *__memmove_overlap(void *dest, const void *src, size_t count);\n"
@@ -62,7 +63,7 @@ def test_memcpy_s_holds_the_entry_and_string_c_the_overlaps(entry):
                                                      "const void *src, size_t count)\n{")
     assert "__memcpy(" not in c and "__memmove(" not in c and "EXPORT_SYMBOL(__memmove_over" not in c
     # a kernel tree's files: the entry gets the prefixed aliases, string.c none
-    kasm = render_memcpy(st, "m.copy", exports=False, prefixes=("__pi_",))
+    kasm = render_memmove(st, "m.copy", exports=False, prefixes=("__pi_",))
     assert "SYM_FUNC_ALIAS(__pi_memmove, __memmove)" in kasm
     assert "SYM_FUNC_ALIAS(__pi___memmove, __memmove)" in kasm
     assert "__pi_" not in render_string(st, "m.copy", exports=False, prefixes=("__pi_",))
@@ -100,15 +101,15 @@ def test_a_bounded_check_finds_nothing(entry):
     assert check(str(entry.elf), "memmove", "memmove", 24) == {}
 
 
-def test_the_entry_costs_two_cycles_over_memcpy(entry, in_c):
-    """u74 model, warm, disjoint buffers: the entry's two subtractions and
-    two branches (the second predicted taken), against the C memmove's
-    tests, moves and tail call."""
+def test_the_entry_costs_three_cycles_over_memcpy(entry, in_c):
+    """u74 model, warm, disjoint buffers: the entry's two subtractions, two
+    branches and the jump, against the C memmove's tests, moves and tail
+    call (in copygen's build; in a kernel with frame pointers, a call)."""
     ours, theirs = Bench(entry.elf, "u74", 1024), Bench(in_c.elf, "u74", 1024)
     for n, s, d in ((8, 0, 0), (8, 3, 5), (16, 1, 1), (64, 0, 4), (1024, 7, 2)):
         memcpy = ours.run(Case("memcpy", n, s, d)).cycles
-        assert ours.run(Case("memmove", n, s, d)).cycles <= memcpy + 2, (n, s, d)
-        assert theirs.run(Case("memmove", n, s, d)).cycles >= memcpy + 3, (n, s, d)
+        assert ours.run(Case("memmove", n, s, d)).cycles <= memcpy + 3, (n, s, d)
+        assert theirs.run(Case("memmove", n, s, d)).cycles >= memcpy + 4, (n, s, d)
 
 
 @pytest.mark.slow

@@ -472,7 +472,7 @@ def test_the_subject_names_what_was_violated_not_what_was_left_unchecked():
 
 
 def test_a_string_patch_says_where_memmove_s_entry_went():
-    """With memmove's entry in memcpy.S the subject lists memmove with the
+    """With memmove's entry in memmove.S the subject lists memmove with the
     assembly and the body says what string.c keeps; without it, memmove
     is in C."""
     from copygen.patch import message
@@ -481,20 +481,35 @@ def test_a_string_patch_says_where_memmove_s_entry_went():
     proofs = {"string": [Proof(s, k, "proved", ok, {}, 1.0)
                          for s, k in (("__memcpy", "memcpy"), ("__memmove", "memmove"))]}
     rows = [Row("u74", "memmove", n, "misaligned", 60.0, 50.0) for n in (8, 16)]
-    layout = message.string_layout(("memcpy", "memset"))
-    plain = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"})
-    entry = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"},
-                           memmove_entry=True)
+    plain = message.Change(("string",), message.string_layout(("memcpy", "memset")), proofs,
+                           proofs, rows, {"u74": "2 %"})
+    entry = message.Change(("string",), message.string_layout(("memcpy", "memmove", "memset")),
+                           proofs, proofs, rows, {"u74": "2 %"})
     assert message.subject(plain).endswith("generated memmove in C, memcpy and memset in asm, "
                                            "faster")
     assert message.subject(entry).endswith("generated memcpy, memmove and memset in asm, faster")
     text = " ".join(message.commit_message(entry, "0.1.0", "copygen patch u74tuned.copy",
                                            (ROOT / "examples" / "u74tuned.copy").read_text(),
                                            "u74tuned.copy", "A <a@b>").split())
-    assert "Build string.c (memmove's copies of overlapping buffers)" in text
-    assert "tail-calls string.c's __memmove_overlap" in text
+    assert "Replace the text of memcpy.S, memmove.S and memset.S" in text
+    assert "memmove's copies of overlapping buffers (__memmove_overlap)" in text
     assert "__memmove_overlap" not in " ".join(message.commit_message(
         plain, "0.1.0", "x", "", "x.copy", "A <a@b>").split())
+
+
+def test_memmove_s_entry_keeps_the_three_files_and_adds_string_o():
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE, "arch/riscv/kernel/riscv_ksyms.c": KSYMS,
+            **{f"arch/riscv/lib/{n}.S": "/* the tree's own */\n" for n in ("memcpy", "memset", "memmove")}}
+    text = JUMP_LIB.replace("tail words }", "tail words; form asm }", 1).replace(
+        "backward words }", "backward words; form asm }")
+    sf, plan = _string_plan(tree, text=text)
+    mk = plan.files[sf.MAKEFILE]
+    assert all(f"lib-y\t\t\t+= {n}.o\n" in mk for n in ("memcpy", "memset", "memmove"))
+    assert mk.index("+= memmove.o") < mk.index("+= string.o") < mk.index("+= csum.o")
+    move = plan.files["arch/riscv/lib/memmove.S"]
+    assert "tail\t__memcpy" in move and "SYM_FUNC_ALIAS(__pi_memmove, __memmove)" in move
+    assert "__memmove_overlap(void *dest" in plan.files[sf.STRING_C]
+    assert "arch/riscv/lib/memmove.o" in plan.objects_after
 
 
 # --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------

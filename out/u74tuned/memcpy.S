@@ -10,7 +10,6 @@
  *            shift unroll 32 schedule paired;
  *            then shift unroll 2 schedule paired; tail words; ends pieces;
  *            form asm
- *   memmove: form asm; overlapping buffers in __memmove_overlap (string.c)
  */
 
 #include <linux/linkage.h>
@@ -651,44 +650,3 @@ SYM_FUNC_END(__memcpy)
 SYM_FUNC_ALIAS_WEAK(memcpy, __memcpy)
 EXPORT_SYMBOL(__memcpy)
 EXPORT_SYMBOL(memcpy)
-
-/*
- * __memmove
- *
- * Copy n bytes from src to dst; the buffers may overlap.
- *
- * Parameters:
- *	a0 - dst
- *	a1 - src
- *	a2 - n
- *
- * Returns:
- *	a0: dst
- */
-SYM_FUNC_START(__memmove)
-
-	/*
-	 * Overlap test.
-	 * dst - src < n: dst starts inside the source, so the copy must go
-	 * backwards; src - dst < n: the source starts inside dst.  Buffers
-	 * that do neither are disjoint: memcpy copies them and returns dst
-	 * to the caller (a branch, not a call: no frame).  The others go to
-	 * __memmove_overlap in string.c, which returns to the caller too.
-	 *
-	 *	if (dst - src >= n && src - dst >= n) goto memcpy;
-	 *	return __memmove_overlap(dst, src, n);
-	 *
-	 * Register roles:
-	 *	t0 - dst - src
-	 *	t1 - src - dst
-	 */
-	sub	t0, a0, a1
-	sub	t1, a1, a0
-	bltu	t0, a2, .Lmemmove_overlap	/* dst inside the source */
-	bgeu	t1, a2, __memcpy		/* disjoint (backward: predicted taken) */
-.Lmemmove_overlap:
-	tail	__memmove_overlap
-SYM_FUNC_END(__memmove)
-SYM_FUNC_ALIAS_WEAK(memmove, __memmove)
-EXPORT_SYMBOL(__memmove)
-EXPORT_SYMBOL(memmove)

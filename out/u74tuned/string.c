@@ -29,7 +29,7 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 void *__memmove_overlap(void *dest, const void *src, size_t count);
 
 /*
- * memmove of overlapping buffers: memmove's entry in memcpy.S sends
+ * memmove of overlapping buffers: memmove's entry in memmove.S sends
  * disjoint ones to memcpy and the others here.  When dst does not start
  * inside [src, src + count), copying forwards never overwrites a source
  * byte before it is read: bytes until dst is aligned, whole words when
