@@ -165,7 +165,7 @@ def string_banner(lib: StringLib, source: str) -> dict:
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", _memcpy_settings(lib)),
                             f"  memmove: forward {move.forward}; backward {move.backward}"
-                            + ("; form asm" if lib.memmove_asm else ""),
+                            + ("; form asm: entry in memmove.S" if lib.memmove_asm else ""),
                             *_labelled("memset:  ", memset)])
 
 

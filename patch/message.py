@@ -117,7 +117,7 @@ def _asm_functions(ch: Change) -> list[str]:
 
 def _string_subject(ch: Change) -> str:
     faster = ch.rows and mean_change(ch.rows) < -0.005
-    asm = _asm_functions(ch)
+    asm = [n for n in ("memcpy", "memmove", "memset") if n in _asm_functions(ch)]
     c = [n for n in ("memcpy", "memmove", "memset") if n not in asm]
     what = "generated " + ", ".join(
         ([_listed(c) + " in C"] if c else []) + ([_listed(asm) + " in asm"] if asm else []))

@@ -10,7 +10,7 @@
  *            shift unroll 32 schedule paired;
  *            then shift unroll 2 schedule paired; tail words; ends pieces;
  *            form asm: in memcpy.S
- *   memmove: forward memcpy; backward words; form asm
+ *   memmove: forward memcpy; backward words; form asm: entry in memmove.S
  *   memset:  small below 15; align dst;
  *            words unroll 32 schedule loads_first; tail jump; in memset.S
  */
