@@ -397,3 +397,35 @@ def test_a_word_loop_store_without_extable_is_replayed_past_the_threshold(tmp_pa
     ex = rep.examples["X1"]
     assert ex["n"] > 64 and ex["fault_offset"] % 64 == 24, ex
     assert "oops" in ex["error"]
+
+
+def test_the_bytes_of_a_store_are_checked_in_one_query_and_leaf_by_leaf_on_unknown(monkeypatch):
+    """ByteProver.all_bytes_ok: the leaves of several bytes in one query;
+    true only when every leaf holds, false when one byte's leaf does not
+    (whichever byte it is), and the same answers leaf by leaf when the
+    batch query gives up."""
+    import z3
+    from copygen.verify import dataproof
+    from copygen.verify.world import World
+    w = World("memcpy")
+    x = z3.BitVec("x", 64)
+    pr = dataproof.ByteProver(w, [*w.preconditions(), z3.ULT(x, z3.BitVecVal(8, 64))])
+
+    def byte(k, wrong=False):
+        # SRC[S + k] when x < 8 (always, here), else SRC[S + k + 1]
+        right = z3.Select(w.SRC, w.S + k + (1 if wrong else 0))
+        return z3.If(z3.ULT(x, z3.BitVecVal(8, 64)), right, z3.Select(w.SRC, w.S + k + 1))
+
+    def items(bad=None):
+        return [(byte(k, k == bad), z3.Select(w.SRC, w.S + k), None, None, ()) for k in range(8)]
+    asked = []
+    real = dataproof.ByteProver._any_fails
+    monkeypatch.setattr(dataproof.ByteProver, "_any_fails",
+                        lambda self, obs: asked.append(len(obs)) or real(self, obs))
+    assert pr.all_bytes_ok(items())
+    assert asked == [16]
+    for bad in (0, 5, 7):
+        assert not pr.all_bytes_ok(items(bad))
+    monkeypatch.setattr(dataproof.ByteProver, "_any_fails", lambda self, obs: z3.unknown)
+    assert pr.all_bytes_ok(items())
+    assert not pr.all_bytes_ok(items(5))

@@ -14,7 +14,7 @@ symbolic amount become fixed byte selections.  A shift amount computed on
 the path (from a cursor the path moved) is not a register the split
 names: `forced` finds the one value the facts of a case leave it.
 
-Role: one check, `bytes_ok`.  May import z3, verify.world, verify.z3ops, verify.nowrap,
+Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).  May import z3, verify.world, verify.z3ops, verify.nowrap,
 verify.budget.
 """
 from __future__ import annotations
@@ -37,6 +37,9 @@ TIMEOUT_MS = 120000
 # solver with the full budget (docs/verifier.md, "What makes it fast
 # enough", has both figures).
 INCREMENTAL_MS = 10000
+# Budget of one query over all the leaves of a store's bytes (all_bytes_ok)
+# before they are asked one by one.
+BATCH_MS = 10000
 
 
 def leaves(e, guards=()):
@@ -77,8 +80,7 @@ class ByteProver:
         """The base facts a query about `formulas` needs: the loose ones
         unless one of them mentions the fault point."""
         w = self.world
-        if self.loose is self.base or any(mentions(f, w.FO) or mentions(f, w.NF)
-                                          for f in formulas):
+        if self.loose is self.base or any(mentions(f, w.FO, w.NF) for f in formulas):
             return self.base
         return self.loose
 
@@ -138,6 +140,24 @@ class ByteProver:
     def bytes_ok(self, byte, expected, start_byte=None, start_ok=None, extra=()) -> bool:
         """byte (simplified) equals expected under every guard; a leaf equal to
         start_byte is fine where start_ok (a BV fact) holds."""
+        return self.all_bytes_ok([(byte, expected, start_byte, start_ok, extra)])
+
+    def all_bytes_ok(self, items: list) -> bool:
+        """bytes_ok for each (byte, expected, start_byte, start_ok, extra) of
+        items.  Every leaf of every byte is one obligation (facts -> goal);
+        one query asks whether any of them can fail, so the base facts are
+        bit-blasted once for all of them (a store's eight bytes under one
+        case are one query, not eight or more).  What that query gives up
+        on within BATCH_MS is asked leaf by leaf with the full budget."""
+        obligations = [ob for item in items for ob in self._obligations(*item)]
+        if len(obligations) > 1:
+            r = self._any_fails(obligations)
+            if r != z3.unknown:
+                return r == z3.unsat
+        return all(self.valid(facts, goal) == z3.unsat for facts, goal in obligations)
+
+    def _obligations(self, byte, expected, start_byte=None, start_ok=None, extra=()):
+        """(facts, goal) per leaf of byte's value tree."""
         w = self.world
         exp_idx = select_index(expected, w.SRC)
         for guards, leaf in leaves(byte):
@@ -152,9 +172,15 @@ class ByteProver:
                     goal = leaf == expected
                 else:
                     goal = z3.BoolVal(False)     # fine only if this leaf is unreachable
-            if self.valid(facts, goal) != z3.unsat:
-                return False
-        return True
+            yield facts, goal
+
+    def _any_fails(self, obligations: list) -> z3.CheckSatResult:
+        """unsat when every (facts, goal) follows from the base facts: the
+        disjunction of (facts and not goal) over all of them has no model."""
+        formulas = [f for facts, goal in obligations for f in (*facts, goal)]
+        some = z3.Or(*[z3.And(*facts, z3.Not(goal)) for facts, goal in obligations])
+        return Query([*self.facts_for(formulas), some,
+                      *lemmas(self.world, formulas)]).check(BATCH_MS)
 
 
 def shift_amounts(e) -> list:

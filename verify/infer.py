@@ -20,6 +20,22 @@ BOUND_TERMS = ["D", "S", "E", "SE", "0", "N", "DU"]     # DU: dst rounded up to 
 MEMMOVE_BOUND_TERMS = BOUND_TERMS + ["ED"]
 
 
+_NONE = object()
+
+
+def _constant(values):
+    """The one value `values` all take, or None (also when there are none):
+    stops at the first that differs, as most guesses fail at once."""
+    it = iter(values)
+    first = next(it, _NONE)
+    if first is _NONE:
+        return None
+    for v in it:
+        if v != first:
+            return None
+    return first
+
+
 def kind_terms(kind: str) -> list[str]:
     """The terms worth relating registers to, for a routine kind."""
     base = ["0", "D", "S", "E", "SE", "N"]
@@ -104,9 +120,9 @@ def _sums(varying, xs, terms) -> list[Cand]:
     for atom in combinations(moving, 2):
         av = [atom_value(atom, x) for x in xs]
         for t in ("E", "SE", "N", "D", "S"):
-            cs = {(a - tv[t]) & M64 for a, tv in zip(av, terms)}
-            if len(cs) == 1:
-                out.append(Cand("linear", (atom, t, (), "0", _s(cs.pop()))))
+            c = _constant((a - tv[t]) & M64 for a, tv in zip(av, terms))
+            if c is not None:
+                out.append(Cand("linear", (atom, t, (), "0", _s(c))))
                 break
     return out
 
@@ -137,12 +153,11 @@ def _masked_sums(varying, unchanged, xs, terms) -> list[Cand]:
 
 def _masked_sum(a, b, xs, terms) -> list[Cand]:
     for m in MASKS:
-        vals = [(x[a] + (x[b] & m)) & M64 for x in xs]
         for t in ("E", "SE", "N", "@"):
-            cs = {(v - (x[b] if t == "@" else tv[t])) & M64
-                  for v, x, tv in zip(vals, xs, terms)}
-            if len(cs) == 1:
-                return [Cand("mask", (a, b, m, t, _s(cs.pop())))]
+            c = _constant((x[a] + (x[b] & m) - (x[b] if t == "@" else tv[t])) & M64
+                          for x, tv in zip(xs, terms))
+            if c is not None:
+                return [Cand("mask", (a, b, m, t, _s(c)))]
     return []
 
 
@@ -159,9 +174,9 @@ def _scaled(varying, xs, terms) -> list[Cand]:
                 continue
             for k in SHIFTS:
                 for t in ("0", "D", "S", "E", "SE", "N"):
-                    cs = {(x[a] - tv[t] - (x[b] << k)) & M64 for x, tv in zip(xs, terms)}
-                    if len(cs) == 1:
-                        out.append(Cand("scaled", (a, t, b, k, _s(cs.pop()))))
+                    c = _constant((x[a] - tv[t] - (x[b] << k)) & M64 for x, tv in zip(xs, terms))
+                    if c is not None:
+                        out.append(Cand("scaled", (a, t, b, k, _s(c))))
                         break
     return out
 
@@ -192,7 +207,7 @@ def _linear(atoms, xs, terms, order) -> list[Cand]:
     moving_terms = ("0", "D", "S", "E", "SE", "N", "SA")
     for atom in atoms:
         av = [atom_value(atom, x) for x in xs]
-        constant = any(len({(a - tv[t]) & M64 for a, tv in zip(av, terms)}) == 1
+        constant = any(_constant((a - tv[t]) & M64 for a, tv in zip(av, terms)) is not None
                        for t in order)
         for t in (order if constant else [t for t in moving_terms if t in order]):
             vec = [(a - tv[t]) & M64 for a, tv in zip(av, terms)]

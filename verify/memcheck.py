@@ -81,16 +81,22 @@ class MemoryChecks:
         self.w = proof.world
         self._subst: dict = {}
         self._stores: dict = {}       # (start, version, index) -> the store writes right bytes
+        self._bv: dict = {}           # (start, version) -> bv_facts
         self.segment = {start: seg for start, seg in proof.segments}
 
     # --- the start of a segment --------------------------------------------
     def bv_facts(self, start) -> list:
+        """The start invariant's facts about registers (no memory), kept per
+        version of the invariant."""
         if start is None:
             return []
-        st = self.p.heads[start]
-        fs = [bv_formula(c, st.x, st.sstatus, st.watched, st.written, self.w, self.p.terms)
-              for c in strongest(self.p.inv[start])]
-        return [f for f in fs if f is not None]
+        key = (start, self.version(start))
+        if key not in self._bv:
+            st = self.p.heads[start]
+            fs = [bv_formula(c, st.x, st.sstatus, st.watched, st.written, self.w, self.p.terms)
+                  for c in strongest(self.p.inv[start])]
+            self._bv[key] = [f for f in fs if f is not None]
+        return list(self._bv[key])
 
     def word_subst(self, start) -> list:
         """(head variable, value) for every head register the start invariant
@@ -252,13 +258,13 @@ class MemoryChecks:
         there, under substitutions sub then fix (value: the stored word, if
         not the record's own)."""
         value = rec.value if value is None else value
+        items = []
         for k in range(rec.size):
             w = instantiate(rec.addr + bv(k) - self.w.D, sub, fix)
             byte = instantiate(z3.Extract(8 * k + 7, 8 * k, value), sub, fix)
             exp = instantiate(self.w.expected_byte(w), sub, fix)
-            if not pr.bytes_ok(byte, exp, extra=[z3.ULT(w, self.w.N)]):
-                return False
-        return True
+            items.append((byte, exp, None, None, [z3.ULT(w, self.w.N)]))
+        return pr.all_bytes_ok(items)
 
     def _leaves_ok(self, start, cond, st, assume) -> bool:
         return any(self._leaves_ok_in(start, cond, st, assume, cases)
@@ -282,9 +288,9 @@ class MemoryChecks:
         sub = self.word_subst(start)
         for case, fix in self.cases(start):
             pr = self.prover(start, cond, [case])
-            for k in range(8):
-                byte = instantiate(z3.Extract(8 * k + 7, 8 * k, value), sub, fix)
-                exp = z3.Select(self.w.SRC, instantiate(addr + k, sub, fix))
-                if not pr.bytes_ok(byte, exp):
-                    return False
+            items = [(instantiate(z3.Extract(8 * k + 7, 8 * k, value), sub, fix),
+                      z3.Select(self.w.SRC, instantiate(addr + k, sub, fix)), None, None, ())
+                     for k in range(8)]
+            if not pr.all_bytes_ok(items):
+                return False
         return True

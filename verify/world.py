@@ -185,11 +185,11 @@ class World:
         the paths that did not fault this drops the "this access did not
         fault" facts, one per user access, which the solver otherwise
         bit-blasts against FO."""
-        if mentions(goal, self.FO) or mentions(goal, self.NF):
+        if mentions(goal, self.FO, self.NF):
             return facts
         out = []
         for f in facts:
-            if not (mentions(f, self.FO) or mentions(f, self.NF)):
+            if not mentions(f, self.FO, self.NF):
                 out.append(f)
             elif not z3.is_true(z3.simplify(z3.substitute(f, (self.NF, z3.BoolVal(True))))):
                 return facts

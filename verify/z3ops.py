@@ -114,23 +114,27 @@ class Z3Ops:
 Z3_OPS = Z3Ops()
 
 
-# expression id -> (expression, its symbols); the expression is kept so its
-# id is not reused while the entry lives.  A proof asks about the same
-# facts (preconditions, invariants, path conditions) over and over.
+# expression id -> (expression, its symbols, their ids); the expression is
+# kept so its id is not reused while the entry lives.  A proof asks about
+# the same facts (preconditions, invariants, path conditions) over and over.
 _VARS: dict = {}
 _VARS_MAX = 100_000
 
 
-def z3_vars(e) -> tuple:
-    """The uninterpreted constants (symbols) that expression e mentions."""
+def _entry(e) -> tuple:
     hit = _VARS.get(e.get_id())
     if hit is not None and hit[0].eq(e):
-        return hit[1]
+        return hit
     if len(_VARS) >= _VARS_MAX:
         _VARS.clear()
     out = tuple(_symbols(e))
-    _VARS[e.get_id()] = (e, out)
-    return out
+    hit = _VARS[e.get_id()] = (e, out, frozenset(v.get_id() for v in out))
+    return hit
+
+
+def z3_vars(e) -> tuple:
+    """The uninterpreted constants (symbols) that expression e mentions."""
+    return _entry(e)[1]
 
 
 def _symbols(e) -> list:
@@ -146,6 +150,8 @@ def _symbols(e) -> list:
     return out
 
 
-def mentions(e, var) -> bool:
-    return any(z3.eq(var, v) for v in z3_vars(e))
+def mentions(e, *names) -> bool:
+    """e mentions one of the symbols `names` (of e's context)."""
+    ids = _entry(e)[2]
+    return any(v.get_id() in ids for v in names)
 
