@@ -17,7 +17,9 @@ instruction's cycles by cause:
   result in flight);
 * bubble: mispredict (static prediction: backward taken, forward not) or
   serial (the cycles an sstatus access keeps the pipeline empty);
-* dynamic: cache misses and misaligned accesses.
+* dynamic: cache misses and misaligned accesses;
+* ooo: on an out-of-order profile (c910, p550) the cycles by which an
+  instruction moves the retire time of the engine (emu.ooo), not split.
 
 Instructions are grouped by the routine's own labels (assembled again with
 `-Wa,-L` and linked with `--discard-none`: the same code, with its `.L`
@@ -46,7 +48,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from exits import exit_status  # noqa: E402
 from tune_goals import bounds  # noqa: E402
-from copygen.emu.cost import EMPTY_STATE, _control_bubble, uop  # noqa: E402
+from copygen.emu.cost import EMPTY_STATE, CostModel, _control_bubble, uop  # noqa: E402
 from copygen.emu.decode import disassemble  # noqa: E402
 from copygen.emu.elf import read_elf  # noqa: E402
 from copygen.emu.profile import load_profile  # noqa: E402
@@ -58,7 +60,7 @@ ROUTINE = "__asm_copy_to_user"
 CASES = ((128, 0, 0), (1024, 0, 0), (8192, 0, 0), (512, 3, 3), (64, 3, 3),
          (512, 1, 0), (1024, 1, 0), (1024, 3, 5))
 CAUSES = ("issue", "load_to_use", "load_to_store", "alu", "drain", "mispredict",
-          "serial", "dynamic")
+          "serial", "dynamic", "ooo")
 POINTERS = {10, 11}   # a0, a1: the loops' pointer increments
 BRANCHES = frozenset("beq bne blt bge bltu bgeu".split())
 
@@ -111,11 +113,17 @@ class Tracer:
         pc, cost = self.m.hart.pc, self.m.cost
         if pc == self.entry:
             self.rows, self.prev, self.total = [], EMPTY_STATE, 0
-        total = cost.issue_cycles + cost.stall_cycles
+        in_order = isinstance(cost, CostModel)
+        # cycles() counts one more than it issues on the in-order model;
+        # on the out-of-order one it is the retire time of the last insn
+        total = cost.issue_cycles + cost.stall_cycles if in_order else cost.cycles - 1
         row = {"pc": pc, "insn": disassemble(insn, pc), "name": insn.name, "rd": insn.rd,
                "imm": insn.imm, "taken": taken, "branch": insn.name in BRANCHES,
                "cycles": total - self.total}
-        row.update(self.split(insn, taken, row["cycles"]))
+        if in_order:
+            row.update(self.split(insn, taken, row["cycles"]))
+        else:
+            row.update(dict.fromkeys(CAUSES, 0), ooo=row["cycles"])
         self.rows.append(row)
         self.prev, self.total = cost.states[cost.state], total
 

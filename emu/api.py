@@ -137,6 +137,12 @@ class Machine:
         if predictor is not None:
             predictor.reset()
 
+    def predictor_history(self) -> int | None:
+        """The global history an out-of-order profile's branch predictor
+        would index its next branch with (None: no history kept)."""
+        predictor = getattr(self.cost, "predictor", None)
+        return getattr(predictor, "ghr", None)
+
     # --- calls ---------------------------------------------------------------
     def call(self, fn: str | int, *args: int, step_limit: int = 10_000_000,
              sum_at_entry: bool = False, fast: bool = True, vector_at_entry: bool = False) -> CallResult:

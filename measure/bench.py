@@ -24,6 +24,8 @@ PAGE = 4096
 USER_BASE = 0x1000_0000     # user arenas: dst, then src
 KERNEL_BASE = 0x7000_0000   # kernel arenas: dst, then src
 MAX_SIZE = 1 << 24          # 16 MiB: the arenas are host memory
+# warm-up calls at most, however long the branch history takes to repeat
+WARM_CALLS_MAX = 16
 FILL_DST = 0xEE             # what the destination holds before a call
 MEMSET_BYTE = 0x5A
 
@@ -120,9 +122,10 @@ class Bench:
         self.machine = Machine.from_elf(elf, profile, vlen=vlen)
         self.warm = warm
         # An out-of-order profile's branch predictor keeps its counters and
-        # global history across calls: each case starts it afresh and trains
-        # it with two calls, so a case's cycles do not depend on the cases
-        # run before it on this machine (gshare entries of other paths alias)
+        # global history across calls: each case starts it afresh (so a
+        # case's cycles do not depend on the cases run before it on this
+        # machine: gshare entries of other paths alias) and trains it to
+        # the steady state of a loop calling the routine (warm_up)
         ooo = self.machine.profile is not None and self.machine.profile.engine == "ooo"
         self.warm_calls = 2 if ooo else 1
         self.arena = arena = _arena(max_size)
@@ -154,15 +157,33 @@ class Bench:
         m = self.machine
         m.write(dst, bytes([FILL_DST]) * case.size)
         if self.warm:
-            m.reset_predictor()
-            for _ in range(self.warm_calls):
-                m.call(case.routine, *args, vector_at_entry=kind.vector)
+            self._warm_up(case.routine, args, kind.vector)
         else:
             m.reset_cache()
         r = m.call(case.routine, *args, vector_at_entry=kind.vector)
         self._check(case, kind, r.ret, dst, src)
         return Sample(case.routine, kind.name, case.size, case.src_align, case.dst_align,
                       r.cycles or 0, r.instret, r.cache_misses, r.misaligned)
+
+    def _warm_up(self, routine: str, args: tuple, vector: bool) -> None:
+        """Calls that fill the modelled caches and train the branch predictor
+        as a loop of calls would: at least warm_calls, and on until the
+        global history at entry repeats (a call with few branches leaves
+        outcomes of the calls before it in the history, so its branches
+        meet untrained counters until then), then one more, so the
+        measured call's path has been trained twice from its own history
+        (a counter a transient call moved the other way needs two)."""
+        m = self.machine
+        m.reset_predictor()
+        seen = m.predictor_history()
+        for i in range(WARM_CALLS_MAX):
+            m.call(routine, *args, vector_at_entry=vector)
+            now = m.predictor_history()
+            if i + 1 >= self.warm_calls and (now is None or now == seen):
+                if now is not None:
+                    m.call(routine, *args, vector_at_entry=vector)
+                return
+            seen = now
 
     def _check(self, case: Case, kind: Kind, ret: int, dst: int, src: int) -> None:
         n = case.size
