@@ -4,21 +4,26 @@ Role: the measuring core of `copygen bench` / `copygen rank` and of
 bench/calibrate.py.  Knows each kernel routine's calling convention and which
 side of the copy is user memory; places the buffers at the requested offsets
 from a page boundary, runs every case warm (a first call fills the modelled
-L1 D-cache, as a benchmark loop over the same buffers does; two for an
-out-of-order profile, which also trains its branch predictor), and checks the
+L1 D-cache, as a benchmark loop over the same buffers does; on an
+out-of-order profile as many as its branch predictor needs to reach the
+steady state of such a loop), and checks the
 result of every measured call (return value and destination bytes), so a
 number is never reported for a wrong copy.
-Imports: emu (api, errors, profile), the standard library.  Never gen or verify.
+Imports: emu (TIMING_MODULES, api, errors, profile), the standard library.  Never gen or verify.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import asdict, dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from copygen.emu.api import Machine
 from copygen.emu.errors import EmuError, ProfileError
-from copygen.emu.profile import Profile
+from copygen.emu import TIMING_MODULES
+from copygen.emu.profile import PROFILE_DIR, Profile
 
 PAGE = 4096
 USER_BASE = 0x1000_0000     # user arenas: dst, then src
@@ -110,6 +115,23 @@ def routines_in(elf_symbols: dict[str, int]) -> list[str]:
 
 def _arena(max_size: int) -> int:
     return (max_size + 64 + 2 * PAGE + PAGE - 1) // PAGE * PAGE
+
+
+@functools.lru_cache(maxsize=None)
+def timing_fingerprint(profile: str) -> str:
+    """A short hash of what a bench's cycles depend on besides the code: the
+    profile's file (a name in emu/profiles or a path), the emulator's timing
+    models and this package (warm-up, workloads, dispatch).  The tuner keys
+    its stored evaluations by it, so a changed model measures again."""
+    path = Path(profile) if profile.endswith(".toml") else PROFILE_DIR / f"{profile}.toml"
+    h = hashlib.sha256(path.read_bytes() if path.is_file() else profile.encode())
+    emu = files("copygen.emu")
+    for name in sorted(TIMING_MODULES | {"api.py"}):
+        h.update(name.encode() + b"\0" + emu.joinpath(name).read_bytes())
+    for f in sorted(files("copygen.measure").iterdir(), key=lambda f: f.name):
+        if f.name.endswith(".py"):
+            h.update(f.name.encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:12]
 
 
 class Bench:

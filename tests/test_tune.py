@@ -316,11 +316,12 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
     prover's limits: a rerun after the prover changed asks again, while a
     verdict of the same prover, and any proof, stand."""
     from copygen.tune import run
+    from copygen.tune.session import eval_profile
     from copygen.tune.store import Store
     from copygen.verify.cache import prover_fingerprint
     src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4, 8] }\n"), tmp_path / "p.db"
     _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json"))
-    store = Store(db)
+    store = Store(db, eval_profile)
     (run_id,) = [r["run"] for r in store.runs()]
     codes = [r["code"] for r in run.ranked(store.results(run_id))]
     store.add_proof(codes[0], "unknown", {}, {}, 1.0, "an older prover")
@@ -340,6 +341,7 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
 
 
 def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(tmp_path):
+    from copygen.tune.session import eval_profile
     from copygen.tune.store import Store
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as con:
@@ -349,7 +351,7 @@ def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(
                           "status TEXT, detail TEXT, seconds REAL);"
                           "INSERT INTO proofs VALUES ('a', 'unknown', '{}', '{}', 1.0);"
                           "INSERT INTO proofs VALUES ('b', 'proved', '{}', '{}', 1.0);")
-    store = Store(db)
+    store = Store(db, eval_profile)
     assert store.proof_of("a") == "unknown" and store.proof_of("b") == "proved"
     assert store.needs_proof("a", "this prover") and not store.needs_proof("b", "this prover")
     assert store.needs_proof("c", "this prover")
@@ -449,3 +451,30 @@ def test_the_workflow_runs_without_the_command_line(tmp_path):
     assert ranking.meta["args"]["align_mix"] == "spec"
     again = show_store(str(tmp_path / "t.db"))
     assert again.table == ranking.table
+
+
+def test_evaluations_are_kept_per_timing_model(tmp_path, monkeypatch):
+    """The store keys evaluations by the profile and a fingerprint of the
+    timing model: a rerun under the same model measures nothing again, a
+    rerun after the model changed measures every point again (cycles of
+    two models are never ranked together)."""
+    from copygen.tune import session
+    from copygen.tune.store import Store
+    src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4] }\n"), tmp_path / "m.db"
+    args = ("--db", db, "--top", "0", "--workload", "small", "--json")
+    first = _rows(_tune(tmp_path, src, *args))
+    measured = []
+    real = session.evaluate_all
+
+    def counting(store, p, *rest, **kw):
+        before = len(store.evaluated(rest[0], "small"))
+        out = real(store, p, *rest, **kw)
+        measured.append(len(store.evaluated(rest[0], "small")) - before)
+        return out
+    monkeypatch.setattr(session, "evaluate_all", counting)
+    assert _rows(_tune(tmp_path, src, *args)) == first and measured == [0]
+    monkeypatch.setattr(session, "timing_fingerprint", lambda profile: "another model")
+    _rows(_tune(tmp_path, src, *args))
+    assert measured == [0, 2]
+    keys = {r[0] for r in Store(db).db.execute("SELECT DISTINCT profile FROM evals")}
+    assert len(keys) == 2 and all(k.startswith("u74@") for k in keys), keys

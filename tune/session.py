@@ -9,8 +9,8 @@ The caller watches through a Watch: the plan, messages, and stages with a
 count (the command line draws them as progress bars).
 
 Role: orchestration.  May import gen, emu.profile, measure.dispatch (the
-vector state's name), verify.cache, tune.*, copygen.errors and the standard
-library.
+vector state's name), measure.bench (the timing fingerprint evaluations are
+kept under), verify.cache, tune.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from copygen.emu.profile import available, load_profile
 from copygen.errors import CopygenError, Loc
 from copygen.gen.parse import read_source
 from copygen.gen.validate import STRING_FNS, load_file
+from copygen.measure.bench import timing_fingerprint
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune import report
 from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
@@ -131,7 +132,7 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
                report_dir: str | None = None, max_text: int | None = None) -> Ranking:
     """A store's ranking of one run (default: the latest), computing nothing;
     under `max_text`, else the limit the run was last made with."""
-    store = Store.open_existing(db)
+    store = Store.open_existing(db, eval_profile)
     try:
         runs = store.runs()
         if not runs:
@@ -180,10 +181,17 @@ def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
     return st.targets[0].profile
 
 
+def eval_profile(profile: str) -> str:
+    """The profile as the store keys evaluations: its name and the timing
+    model's fingerprint (cycles measured under another model are not
+    reused)."""
+    return f"{profile}@{timing_fingerprint(profile)}"
+
+
 def _open_store(path: Path) -> Store:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return Store(path)
+        return Store(path, eval_profile)
     except OSError as err:
         raise CopygenError(f"cannot open the store {path}: {err.strerror}",
                            hint="give --db a writable path") from None

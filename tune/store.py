@@ -71,8 +71,13 @@ LATER_COLUMNS = (("proofs", "prover", "TEXT"), ("evals", "extable_bytes", "INTEG
 
 
 class Store:
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, profile_key=None) -> None:
+        """profile_key(profile name) -> what evaluations are kept under: the
+        caller's timing model in it (measure.bench.timing_fingerprint)
+        makes a changed model measure again instead of mixing old cycles
+        with new; by default the name alone."""
         self.path = Path(path)
+        self._profile_key = profile_key or (lambda profile: profile)
         if self.path.is_dir():
             raise CopygenError(f"--db {path} is a directory", hint="give a file name, e.g. tune.db")
         try:
@@ -103,11 +108,11 @@ class Store:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
 
     @classmethod
-    def open_existing(cls, path: str | Path) -> "Store":
+    def open_existing(cls, path: str | Path, profile_key=None) -> "Store":
         if not Path(path).is_file():
             raise CopygenError("no tuning store here", Loc(str(path)),
                                hint="run `copygen tune FILE --db PATH` first")
-        return cls(path)
+        return cls(path, profile_key)
 
     def close(self) -> None:
         self.db.close()
@@ -141,21 +146,23 @@ class Store:
     # --- evaluations ------------------------------------------------------------
     def evaluated(self, profile: str, workload: str) -> set[str]:
         return {r[0] for r in self.db.execute(
-            "SELECT code FROM evals WHERE profile=? AND workload=?", (profile, workload))}
+            "SELECT code FROM evals WHERE profile=? AND workload=?",
+            (self._profile_key(profile), workload))}
 
     def add_eval(self, code: str, profile: str, workload: str, row: dict) -> None:
         with self.db:
             self.db.execute("INSERT OR IGNORE INTO evals (code, profile, workload, expected, "
                             "mean_size, code_bytes, grid, seconds, extable_bytes) "
                             "VALUES (?,?,?,?,?,?,?,?,?)",
-                            (code, profile, workload, row["expected"], row["mean_size"],
+                            (code, self._profile_key(profile), workload, row["expected"],
+                             row["mean_size"],
                              row["text_bytes"], json.dumps(row["grid"], sort_keys=True),
                              row["seconds"], row.get("extable_bytes")))
 
     def eval_of(self, code: str, profile: str, workload: str) -> dict | None:
         r = self.db.execute("SELECT expected, mean_size, code_bytes, grid, seconds, extable_bytes "
                             "FROM evals WHERE code=? AND profile=? AND workload=?",
-                            (code, profile, workload)).fetchone()
+                            (code, self._profile_key(profile), workload)).fetchone()
         if r is None:
             return None
         return {"expected": r[0], "mean_size": r[1], "text_bytes": r[2], "grid": json.loads(r[3]),
@@ -168,7 +175,7 @@ class Store:
         (the row says "stale"): this prover has not tried that code yet."""
         profile, workload, args = self.db.execute(
             "SELECT profile, workload, args FROM runs WHERE run=?", (run,)).fetchone()
-        meta = (profile, run_workload({"workload": workload, "args": args}))
+        meta = (self._profile_key(profile), run_workload({"workload": workload, "args": args}))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
             "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes FROM points p "

@@ -10,7 +10,7 @@ The same code is never proven twice; the tuner and `copygen verify` share
 one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
-Role: store and fetch reports.  May import emu.elf, verify.prove (the
+Role: store and fetch reports.  May import emu (TIMING_MODULES), emu.elf, verify.prove (the
 report type), the standard library.
 """
 from __future__ import annotations
@@ -24,13 +24,13 @@ from pathlib import Path
 
 from copygen import __version__
 from copygen.emu.elf import read_elf
+from copygen.emu import TIMING_MODULES
 from copygen.verify.prove import RoutineReport
 
 
 # emu modules that only time a run: the prover runs machines without a cost
 # profile (emu.api.Machine(image)), so a change to them cannot change a verdict
-TIMING_ONLY = frozenset({"cost.py", "vcost.py", "ooo.py", "memhier.py", "predictor.py",
-                         "profile.py"})
+TIMING_ONLY = TIMING_MODULES
 
 
 def sources_hash(dirs: list, skip: frozenset = frozenset()) -> str:
