@@ -13,7 +13,7 @@ and emission (gen.emit).  May import only the standard library.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,27 @@ class Function:
     def user_accesses(self) -> int:
         return sum(1 for p in self.phases for i in p.body
                    if isinstance(i, Insn) and i.fixup)
+
+
+def without_jumps_to_next(phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
+    """The phases with every `j L` dropped that L directly follows (the next
+    phase's label, or a label right after it in the same body): the jump
+    only costs a taken branch there."""
+    out = list(phases)
+    for i, ph in enumerate(out):
+        nxt = out[i + 1].label if i + 1 < len(out) else None
+        body = list(ph.body)
+        keep = []
+        for k, item in enumerate(body):
+            follow = body[k + 1].name if k + 1 < len(body) and isinstance(body[k + 1], Label) \
+                else (nxt if k + 1 == len(body) else None)
+            targets = {follow, f"{follow}f"} if follow is not None and follow.isdigit() \
+                else {follow}
+            if isinstance(item, Insn) and item.op == "j" and not item.fixup \
+                    and follow is not None and len(item.operands) == 1 \
+                    and item.operands[0] in targets:
+                continue
+            keep.append(item)
+        if len(keep) != len(body):
+            out[i] = replace(ph, body=tuple(keep))
+    return tuple(out)

@@ -41,7 +41,7 @@ from dataclasses import replace
 from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
-from copygen.gen.ir import Function, Insn, Label, Phase
+from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
 from copygen.gen.pieces import (head_overlap, head_pieces, shift_pieces, tail_overlap,
                                 tail_pieces)
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
@@ -137,7 +137,7 @@ def _copy_function(phases: tuple[Phase, ...], exits: FaultExits, sum_held: bool,
         "__asm_copy_to_user", ("__asm_copy_from_user",), summary,
         (("a0", "dst"), ("a1", "src"), ("a2", "n")),
         "a0: the number of bytes not copied (0 on success)",
-        phases, (fault_phase(exits, sum_held, restart),),
+        without_jumps_to_next(phases), (fault_phase(exits, sum_held, restart),),
         ("__asm_copy_to_user", "__asm_copy_from_user"))
 
 
@@ -298,6 +298,7 @@ def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
 
 
 def _clear_function(phases: tuple[Phase, ...], exits: FaultExits) -> Function:
+    phases = without_jumps_to_next(phases)
     return Function(
         "__clear_user", (),
         ("Zero n bytes of user memory; any store may fault.",),

@@ -256,17 +256,32 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     retry = copy and retries(ph)
     if ph.tail == "steps":
         return _tail_steps(pfx, ph, exits, copy)
-    body = _tail_words(pfx, exits, copy, retry)
-    why = ["Whole words that did not fill a block, one at a time."]
+    if _words_left(ph, copy):
+        body = _tail_words(pfx, exits, copy, retry)
+        why = ["Whole words that did not fill a block, one at a time."]
+    else:
+        body, why = [], ["The last word loop takes a word at a time: less than one is left."]
     if ph.tail == "overlap":
         body += _tail_overlap(pfx, exits, copy, done, retry)
         why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
-        why.append("already copied, which this core may load and store misaligned.")
-    return Phase(f".L{pfx}_tail", "Tail", tuple(why),
-                 ("while (end - dst >= 8) copy one word;",) +
-                 (("if (dst != end) copy the word ending at end;",) if ph.tail == "overlap" else ()),
-                 (("a2", "loop limit: end - 8"),) + ((("t0", "word in flight"),) if copy else ()),
-                 tuple(body))
+        why.append("already copied, which this core may load and store misaligned." if copy else
+                   "already zeroed, which this core may store misaligned.")
+    if not body:
+        return None
+    words = _words_left(ph, copy)
+    pseudo = ((f"while (end - dst >= 8) {'copy' if copy else 'zero'} one word;",) if words else ()) + \
+        ((f"if (dst != end) {'copy' if copy else 'zero'} the word ending at end;",)
+         if ph.tail == "overlap" else ())
+    regs = ((("a2", "loop limit: end - 8"),) if words else ()) + \
+        ((("t0", "word in flight"),) if copy else ())
+    return Phase(f".L{pfx}_tail", "Tail", tuple(why), pseudo, regs, tuple(body))
+
+
+def _words_left(ph: Phases, copy: bool) -> bool:
+    """Whether the loops before the tail can leave a whole word: not when a
+    clear's last word loop (the second class, tested at its entry) stores
+    one word a turn."""
+    return copy or not (ph.tested and ph.then_unroll == 1)
 
 
 def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:

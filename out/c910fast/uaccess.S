@@ -318,10 +318,10 @@ SYM_FUNC_START(__clear_user)
 	 * Tail.
 	 * Whole words that did not fill a block, one at a time.
 	 * Then one word that ends at the end of the buffer; it overlaps bytes
-	 * already copied, which this core may load and store misaligned.
+	 * already zeroed, which this core may store misaligned.
 	 *
-	 *	while (end - dst >= 8) copy one word;
-	 *	if (dst != end) copy the word ending at end;
+	 *	while (end - dst >= 8) zero one word;
+	 *	if (dst != end) zero the word ending at end;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8

@@ -8,8 +8,9 @@
  *     then words unroll 2 schedule loads_first; shift off; tail words;
  *     fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
- *   small below 23; align dst; words unroll 2 schedule loads_first;
- *     tail words; fault exact
+ *   small below 15; align dst; words unroll 4 schedule loads_first;
+ *     then words unroll 1 schedule loads_first; tail overlap; ends overlap;
+ *     fault exact
  */
 
 #include <linux/linkage.h>
@@ -329,10 +330,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 23 bytes to the byte loop,
+	 * and send copies shorter than 15 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 23) goto bytes;
+	 *	if (n < 15) goto bytes;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -340,79 +341,66 @@ SYM_FUNC_START(__clear_user)
 	 *	t0 - threshold
 	 */
 	li	t6, SR_SUM
-	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
-	li	t0, 23				/* threshold from the strategy (`small below`) */
+	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
+	li	t0, 15				/* threshold from the strategy (`small below`) */
 	bltu	a1, t0, .Lclear_bytes
 
 	/*
-	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
-	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
+	 * Alignment check.
+	 * A misaligned dst takes the alignment head, out of line.
 	 *
-	 *	while (dst & (SZREG - 1))
-	 *		*dst++ = 0;
+	 *	if (dst & (SZREG - 1)) goto head;
 	 *
 	 * Register roles:
-	 *	t1 - dst rounded up to SZREG
+	 *	t1 - dst & (SZREG - 1)
 	 */
-.Lclear_head:
-	addi	t1, a0, SZREG-1
-	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-	beq	a0, t1, .Lclear_head_done
-1:
-	fixup sb, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 1
-	bltu	a0, t1, 1b
+	andi	t1, a0, SZREG-1
+	bnez	t1, .Lclear_head
 .Lclear_head_done:
 
 	/*
-	 * Word fill.
-	 * Store 2 zero word(s) per iteration.
+	 * Size class.
+	 * Calls with a whole 32-byte block left take the first word loop,
+	 * out of line; shorter ones go straight to the second class.
 	 *
-	 *	while (end - dst >= 16) store 2 zero words;
+	 *	if (end - dst >= 32) goto words;
 	 *
 	 * Register roles:
-	 *	a2 - loop limit: end - 16
+	 *	a2 - end - 32
 	 */
-.Lclear_words:
-	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
-1:
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	addi	a0, a0, 2*SZREG
-	bleu	a0, a2, 1b
+	addi	a2, a3, -4*SZREG
+	bleu	a0, a2, .Lclear_words
 
 	/*
-	 * Tail.
-	 * Whole words that did not fill a block, one at a time.
+	 * Word fill, second class.
+	 * Store 1 zero word(s) per iteration.
 	 *
-	 *	while (end - dst >= 8) copy one word;
+	 *	while (end - dst >= 8) store 1 zero words;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
 	 */
-.Lclear_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lclear_tail_words_done
+.Lclear_words_then:
+	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
+	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, SZREG
 	bleu	a0, a2, 1b
-.Lclear_tail_words_done:
+.Lclear_words_then_skip:
 
 	/*
-	 * Byte fill.
-	 * Small sizes, and what is left after the word loops.
+	 * Tail.
+	 * The last word loop takes a word at a time: less than one is left.
+	 * Then one word that ends at the end of the buffer; it overlaps bytes
+	 * already zeroed, which this core may store misaligned.
 	 *
-	 *	while (dst < end) *dst++ = 0;
+	 *	if (dst != end) zero the word ending at end;
 	 */
-.Lclear_bytes:
-	bgeu	a0, a3, .Lclear_done
-1:
-	fixup sb, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 1
-	bltu	a0, a3, 1b
+.Lclear_tail:
+	beq	a0, a3, .Lclear_done
+	fixup REG_S, zero, -SZREG(a3), .Lclear_fault
 
 	/*
 	 * Done.
@@ -423,6 +411,109 @@ SYM_FUNC_START(__clear_user)
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	li	a0, 0
 	ret
+
+	/*
+	 * Last bytes, overlapping pieces.
+	 * Fewer than SZREG bytes are left and dst is aligned: store a zero
+	 * word, halfword and byte, each naturally aligned, ending at end
+	 * rounded down to 4, to 2, and at end.  Together they cover the r
+	 * bytes left; a piece that lands on bytes stored already stores
+	 * zero again.  No test, so no branch to mispredict.
+	 *
+	 *	*(u32 *)(round_down(end, 4) - 4) = 0;
+	 *	*(u16 *)(round_down(end, 2) - 2) = 0;
+	 *	*(u8 *)(end - 1) = 0;
+	 */
+.Lclear_tail_pieces:
+	andi	a0, a3, -4			/* end rounded down to 4 */
+	fixup sw, zero, -4(a0), .Lclear_fault_minus_4
+	andi	a0, a3, -2			/* end rounded down to 2 */
+	fixup sh, zero, -2(a0), .Lclear_fault_minus_2
+	addi	a0, a3, -1
+	fixup sb, zero, 0(a0), .Lclear_fault
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_pieces_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Byte fill.
+	 * Small sizes, and what is left after the word loops.
+	 *
+	 *	while (dst < end) *dst++ = 0;
+	 */
+.Lclear_bytes:
+	bgeu	a0, a3, .Lclear_bytes_done
+1:
+	fixup sb, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 1
+	bltu	a0, a3, 1b
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_bytes_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Alignment head, overlapping pieces.
+	 * dst is misaligned.  Store a zero byte, halfword and word, each
+	 * naturally aligned, at dst rounded up to 1, 2 and 4: together they
+	 * cover every byte up to the aligned dst, a piece that lands on
+	 * bytes stored already stores zero again, and the halfword and word
+	 * may run up to 4 bytes past the aligned dst.  Then the word at the
+	 * aligned dst, so that exactly the bytes below the new dst are stored.
+	 * No test, so no branch to mispredict; the threshold guarantees
+	 * n >= 15.
+	 *
+	 *	*(u8 *)dst = 0; dst = round_up(dst, 2);
+	 *	*(u16 *)dst = 0; dst = round_up(dst, 4);
+	 *	*(u32 *)dst = 0; dst = round_up(dst, 8);
+	 *	*(u64 *)dst = 0; dst += 8;
+	 */
+.Lclear_head:
+	fixup sb, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 1
+	andi	a0, a0, -2			/* dst rounded up to 2 */
+	fixup sh, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 2
+	andi	a0, a0, -4			/* dst rounded up to 4 */
+	fixup sw, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 4
+	andi	a0, a0, -8			/* dst rounded up to SZREG */
+	fixup REG_S, zero, 0(a0), .Lclear_fault	/* again over bytes the pieces stored */
+	addi	a0, a0, SZREG
+	j	.Lclear_head_done
+
+	/*
+	 * Word fill.
+	 * Store 4 zero word(s) per iteration.
+	 *
+	 *	while (end - dst >= 32) store 4 zero words;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 32
+	 */
+.Lclear_words:
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	addi	a0, a0, 4*SZREG
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lclear_done		/* nothing left */
+	j	.Lclear_words_then		/* what is left: the second class */
 
 	/*
 	 * Fault exits.
@@ -436,8 +527,16 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lclear_fault_plus_24:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_plus_16:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
 .Lclear_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
+	addi	a0, a0, 10			/* 10 bytes more than the exit below */
+.Lclear_fault_minus_2:
+	addi	a0, a0, 2			/* 2 bytes more than the exit below */
+.Lclear_fault_minus_4:
+	addi	a0, a0, -4			/* a0 is 4 bytes ahead of the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM

@@ -223,7 +223,6 @@ SYM_FUNC_START(__asm_copy_to_user)
 	srli	t0, a4, 3
 	add	a1, a1, t0			/* back to the first source byte not copied */
 	beq	a0, a3, .Lcopy_done		/* nothing left */
-	j	.Lcopy_bytes			/* bytes left */
 
 	/*
 	 * Byte copy.

@@ -489,7 +489,7 @@ SYM_FUNC_START(__clear_user)
 	 * Tail.
 	 * Whole words that did not fill a block, one at a time.
 	 *
-	 *	while (end - dst >= 8) copy one word;
+	 *	while (end - dst >= 8) zero one word;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
