@@ -1,8 +1,8 @@
 """How long a full proof of each example routine takes (issue 4: at most 60 s
 per routine on this 2-core machine, 30 s the long-term goal).
 
-Usage: python bench/verify_speed.py [--jobs 2] [EXAMPLE.copy ...]
-Writes bench/results/verify_speed.json (after every routine, so a killed
+Usage: python bench/verify_speed.py [--jobs 2] [--out FILE] [EXAMPLE.copy ...]
+Writes bench/results/verify_speed.json, or --out (after every routine, so a killed
 run keeps what it measured) and prints a line per routine.  Routines run one
 after another, each spreading its queries over --jobs processes, as
 `copygen verify` runs them.
@@ -35,6 +35,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("examples", nargs="*", default=sorted(str(p) for p in (ROOT / "examples").glob("*.copy")))
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "verify_speed.json",
+                    help="the JSON to write (default: bench/results/verify_speed.json)")
     args = ap.parse_args()
     from copygen.gen.build import build_file
     from copygen.verify.inputs import routines
@@ -46,7 +48,7 @@ def main() -> None:
             jobs.append((str(res.elf), sym, kind))
             names.append(Path(ex).stem)
     t0 = time.time()
-    out = ROOT / "bench" / "results" / "verify_speed.json"
+    out = args.out
     out.parent.mkdir(parents=True, exist_ok=True)
     rows = []
     for name, (elf, sym, kind) in zip(names, jobs):
@@ -58,7 +60,7 @@ def main() -> None:
               f"not proved: {', '.join(bad) or '-'}", flush=True)
         wall = time.time() - t0
         out.write_text(json.dumps({
-            "command": "python bench/verify_speed.py", "jobs": args.jobs,
+            "command": " ".join(["python", "bench/verify_speed.py", *sys.argv[1:]]), "jobs": args.jobs,
             "cores": os.cpu_count(), "wall_seconds": round(wall, 1),
             "max_seconds": max(r["seconds"] for r in rows), "routines": rows}, indent=2) + "\n")
     print(f"wall {wall:.0f} s for {len(rows)} routines, {args.jobs} processes each "
