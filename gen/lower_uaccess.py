@@ -42,7 +42,7 @@ from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
-from copygen.gen.pieces import (head_overlap, head_pieces, shift_pieces, tail_overlap,
+from copygen.gen.pieces import (head_overlap, head_pieces, head_word, shift_pieces, tail_overlap,
                                 tail_pieces)
 from copygen.gen.strategy import ClearUser, CopyUser, Phases
 from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
@@ -236,16 +236,16 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                            inline_done=done if inline_shift else None)
         phases.append(_with_body(body, shift_pieces(pfx, ph, exits)) if pieces
                       else _then_bytes(pfx, body))
-    if overlap:
+    if overlap and not copy:
         phases += tail_overlap(pfx, exits)
-    elif pieces:
+    elif pieces and not overlap:
         phases += tail_pieces(pfx, ph, exits, copy, sum_held)
     # the byte loop returns on its own: no jump back to the return above
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]
     words_below = ph.inline not in ("words", "both")
     if ph.align != "none" and overlap:
-        phases.append(head_overlap(pfx, exits))
+        phases.append(head_word(pfx, exits) if copy else head_overlap(pfx, exits))
     elif ph.align != "none":
         phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift,
                                   words_below=ph.word_block if words_below else 0) if pieces

@@ -213,6 +213,48 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
                  (), tuple(body))
 
 
+def head_word(pfx: str, exits: FaultExits) -> Phase:
+    """A copy's alignment head as misaligned words (`ends overlap` on a
+    target with fast misaligned access), out of line: entered with dst
+    misaligned and n >= 2 * SZREG - 1, returns to `head_done` with dst
+    rounded up to SZREG plus one word, src moved as far.  The word at dst
+    covers every byte up to the aligned dst, the word at the aligned dst
+    (from the source byte that belongs there) the rest of the first one
+    and more, so that exactly the bytes below the new dst are copied; the
+    loops go on from there.
+
+    Faults: both loads come before either store and move no cursor, and
+    the first store faults before anything is stored: each resumes the
+    byte loop at the first byte (retry exit 0, 0).  The second store lies
+    in the aligned word that holds dst + SZREG - 1, a byte the first store
+    wrote, so in a page already written: it cannot fault (its exit is the
+    same)."""
+    retry = exits.retry(0, 0)
+    body = [Insn("REG_L", ("t0", "0(a1)"), retry),
+            Insn("addi", ("t1", "a0", "SZREG")),
+            Insn("andi", ("t1", "t1", ALIGN_MASK), note="dst rounded up to SZREG, past dst"),
+            Insn("sub", ("t2", "t1", "a0")),
+            Insn("add", ("t2", "a1", "t2"), note="the source byte of the aligned dst"),
+            Insn("REG_L", ("t3", "0(t2)"), retry),
+            Insn("REG_S", ("t0", "0(a0)"), retry),
+            Insn("REG_S", ("t3", "0(t1)"), retry, note="again over bytes the first word stored"),
+            Insn("addi", ("a0", "t1", "SZREG")),
+            Insn("addi", ("a1", "t2", "SZREG")),
+            Insn("j", (f".L{pfx}_head_done",))]
+    return Phase(f".L{pfx}_head", "Alignment head, two misaligned words",
+                 ("dst is misaligned.  Copy the first SZREG bytes as one word (this",
+                  "core loads and stores it misaligned), then the word at dst rounded",
+                  "up to SZREG, from the source byte that belongs there: it stores",
+                  "again some bytes of the first, the same values, so that exactly",
+                  "the bytes below the new dst are copied.  No loop, so no branch",
+                  "to mispredict; the threshold guarantees n >= 15."),
+                 ("w0 = *(u64 *)src; w1 = *(u64 *)(src + round_up(dst + 1, 8) - dst);",
+                  "*(u64 *)dst = w0; *(u64 *)round_up(dst + 1, 8) = w1;",
+                  "src += round_up(dst + 1, 8) + 8 - dst; dst = round_up(dst + 1, 8) + 8;"),
+                 (("t0", "the word at dst"), ("t1", "dst rounded up to SZREG"),
+                  ("t2", "its source"), ("t3", "the word at the aligned dst")), tuple(body))
+
+
 def tail_overlap(pfx: str, exits: FaultExits) -> list[Phase]:
     """A clear's last r < SZREG bytes without a test (`ends overlap`), out
     of line, and their own return: a word ending at end rounded down to 4,

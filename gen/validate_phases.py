@@ -322,8 +322,10 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     """`ends pieces` stores a sub-word head and tail from aligned words: it
     needs the class layout, aligned word loads, and loops that leave less
     than a word.  `ends overlap` stores zero over bytes it or an earlier
-    store zeroed already, which a copy cannot do with one value; it needs
-    the class layout and loops that leave less than a word too."""
+    store zeroed already; a copy may store again only bytes of the same
+    source, so there it is one misaligned word at each end (a fast target's
+    head word and `tail overlap`).  Both need the class layout and loops
+    that leave less than a word too."""
     if kind not in UACCESS_LOWERED:
         raise CopygenError(f"`ends` applies to copy_user, clear_user and memcpy with "
                            f"`form asm`, not {kind}", setting.loc,
@@ -331,10 +333,13 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     how = setting.values[0]
     if how == "bytes":
         return
-    if how == "overlap" and kind != "clear_user":
-        raise CopygenError("`ends overlap` stores zero pieces over bytes already stored, "
-                           "which only a clear may do", setting.loc,
-                           hint="use `ends pieces` in a copy")
+    if how == "overlap" and kind != "clear_user" and not (kind == "copy_user" and fast
+                                                          and ph.tail == "overlap"):
+        raise CopygenError("`ends overlap` in a copy stores one misaligned word at each end: "
+                           "it needs a target with fast misaligned access and `tail overlap`"
+                           if kind == "copy_user" else
+                           f"`ends overlap` applies to clear_user and copy_user, not {kind}",
+                           setting.loc, hint="use `ends pieces`, or `ends bytes`")
     if not ph.tested:
         raise CopygenError(f"`ends {how}` needs size classes: a `then words` line",
                            setting.loc, hint="add e.g. `then words unroll 1`")
@@ -347,7 +352,9 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
         raise CopygenError("`ends pieces` loads the aligned words around the ends; on a "
                            "target with fast misaligned access the word loop's source is not "
                            "aligned", setting.loc, hint="use `tail overlap` on this target")
-    words_left = ph.word_tail or ph.then_unroll == 1
+    # a copy's `tail overlap` takes the words left one at a time, then its word
+    words_left = ph.word_tail or ph.then_unroll == 1 or (kind == "copy_user"
+                                                         and ph.tail == "overlap")
     shift_left = not ph.shift_unroll or ph.word_tail or ph.last_shift_unroll == 1
     if not (words_left and shift_left):
         raise CopygenError(f"`ends {how}` stores less than a word at the end, but the last "

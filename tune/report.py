@@ -50,7 +50,8 @@ def status_text(row: dict) -> str:
     disqualified with the clause, or not proved; then any guard the point
     fails."""
     names = shown_names(row.get("guard", {}))
-    slower = [f"{n} {'cell' if n == 1 else 'cells'} slower than {names[g]}" for g, n in row.get("guard", {}).items() if n]
+    slower = [f"{n} {'cell' if n == 1 else 'cells'} slower than {names[g]}"
+              for g, n in row.get("guard", {}).items() if n]
     text = _proof_text(row)
     if row.get("pruned"):
         text = f"pruned: {row['pruned']}" + ("" if row.get("verdict") is None else f"; {text}")

@@ -14,7 +14,8 @@ symbolic amount become fixed byte selections.  A shift amount computed on
 the path (from a cursor the path moved) is not a register the split
 names: `forced` finds the one value the facts of a case leave it.
 
-Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).  May import z3, verify.world, verify.z3ops, verify.nowrap,
+Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).
+May import z3, verify.world, verify.z3ops, verify.nowrap,
 verify.budget.
 """
 from __future__ import annotations

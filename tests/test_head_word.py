@@ -1,0 +1,102 @@
+"""`ends overlap` in a copy_user (a target with fast misaligned access):
+the alignment head is one misaligned word, the end one misaligned word
+(`tail overlap`).  Validation, the code, results under qemu-user with
+faults on either side, the cycles on c910, and the proof."""
+from __future__ import annotations
+
+import pytest
+
+from copygen.errors import CopygenError
+from copygen.gen.validate import load_text
+from copygen.measure.bench import Bench, Case
+from copygen.mutate import oracle as qemu
+from tests.conftest import build_text
+
+COPY = """target c910 {{ xlen 64; misaligned {speed}; profile c910 }}
+copy_user k for c910 {{
+    small below 16
+    align dst
+    words unroll 4 schedule pipelined
+    then words unroll 2
+    {ends}
+    shift off
+    tail {tail}
+    fault exact
+}}
+"""
+
+
+def _text(ends="ends overlap", tail="overlap", speed="fast"):
+    return COPY.format(ends=ends, tail=tail, speed=speed)
+
+
+@pytest.fixture(scope="module")
+def word(tmp_path_factory):
+    return build_text(tmp_path_factory, _text(), "head_word")
+
+
+@pytest.fixture(scope="module")
+def byte(tmp_path_factory):
+    return build_text(tmp_path_factory, _text(ends=""), "head_bytes")
+
+
+@pytest.mark.parametrize("tail, speed, says", [
+    ("words", "fast", "needs a target with fast misaligned access and `tail overlap`"),
+    ("overlap", "slow", "this target")])
+def test_a_copy_takes_overlapping_ends_only_with_fast_words_at_both_ends(tail, speed, says):
+    with pytest.raises(CopygenError, match=says) as err:
+        load_text(_text(tail=tail, speed=speed), "t.copy")
+    assert err.value.loc is not None and err.value.loc.line > 0
+
+
+def test_the_head_is_two_words_whose_faults_resume_the_byte_loop(word):
+    text = (word.outdir / "uaccess.S").read_text()
+    head = text[text.index(".Lcopy_head:"):]
+    head = head[:head.index("j\t.Lcopy_head_done")]
+    accesses = [ln.split()[1] for ln in head.splitlines() if ln.strip().startswith("fixup")]
+    assert accesses == ["REG_L,", "REG_L,", "REG_S,", "REG_S,"]     # both loads first
+    assert head.count(".Lcopy_bytes") == 4 and "lbu" not in head and "1:" not in head
+
+
+@pytest.mark.parametrize("fn", ["to", "from"])
+def test_the_copies_are_exact_under_qemu(word, fn, tmp_path):
+    """Every size up to 80 at every offset pair, and calls whose user
+    buffer meets an unmapped page a few bytes in (the head word faults)
+    or further on."""
+    exe = qemu.build_harness(word.objects, tmp_path / "harness")
+    side = "dst" if fn == "to" else "src"
+    cases = [qemu.Case(fn, d, s, n, seed=n * 64 + 8 * d + s)
+             for n in range(81) for d in range(8) for s in range(8)]
+    for k in (1, 3, 7, 8, 13, 40):
+        for n in range(k + 1, k + 50, 3):
+            for other in (0, 5):
+                d, s = (qemu.PAGE - k, other) if side == "dst" else (other, qemu.PAGE - k)
+                cases.append(qemu.Case(fn, d, s, n, side, qemu.PAGE, seed=k * 1000 + n))
+    results = qemu.run_cases(exe, cases)
+    assert len(results) == len(cases)
+    for case, r in zip(cases, results):
+        assert r.ret == case.exact_return() and r.prefix_ok and r.rest_untouched \
+            and not r.sum_at_exit, case
+
+
+def test_a_misaligned_copy_costs_less_on_c910(word, byte):
+    """The byte head took one iteration a byte up to the aligned dst; the
+    two words cost the same whatever the offset (a cycle more than a head
+    of one byte), and nothing when dst is aligned."""
+    new, old = Bench(word.elf, "c910", 128), Bench(byte.elf, "c910", 128)
+    for n, s, d in ((72, 1, 1), (64, 3, 3), (32, 5, 2), (128, 2, 4)):
+        case = Case("__asm_copy_to_user", n, s, d)
+        assert new.run(case).cycles < old.run(case).cycles, case
+    for n, s, d in ((16, 0, 0), (72, 0, 0), (128, 0, 0)):
+        case = Case("__asm_copy_to_user", n, s, d)
+        assert new.run(case).cycles <= old.run(case).cycles, case
+    case = Case("__asm_copy_to_user", 72, 7, 7)
+    assert new.run(case).cycles <= old.run(case).cycles + 1
+
+
+@pytest.mark.slow
+def test_the_head_word_is_proved_for_every_n(word):
+    from copygen.verify.prove import prove_routine
+    rep = prove_routine(str(word.elf), "__asm_copy_to_user", "to", jobs=2)
+    rep.status.pop("B2s")
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
