@@ -5,8 +5,8 @@
  *
  * c910_tune_copy (target c910: xlen 64, misaligned fast):
  *   small below 16; align dst; words unroll 4 schedule pipelined;
- *     then words unroll 2 schedule loads_first; shift off; tail words;
- *     fault exact
+ *     then words unroll 2 schedule loads_first; shift off; tail overlap;
+ *     ends overlap; fault exact
  * c910_tune_clear (target c910: xlen 64, misaligned fast):
  *   small below 15; align dst; words unroll 4 schedule loads_first;
  *     then words unroll 1 schedule loads_first; tail overlap; ends overlap;
@@ -123,8 +123,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	/*
 	 * Tail.
 	 * Whole words that did not fill a block, one at a time.
+	 * Then one word that ends at the end of the buffer; it overlaps bytes
+	 * already copied, which this core may load and store misaligned.
 	 *
 	 *	while (end - dst >= 8) copy one word;
+	 *	if (dst != end) copy the word ending at end;
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
@@ -140,14 +143,11 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
-
-	/*
-	 * Anything left.
-	 * Bytes left over take the byte loop.
-	 *
-	 *	if (dst != end) goto bytes;
-	 */
-	bne	a0, a3, .Lcopy_bytes
+	beq	a0, a3, .Lcopy_done
+	sub	t1, a3, a0			/* bytes left, < SZREG */
+	add	t1, a1, t1			/* src end */
+	fixup REG_L, t0, -SZREG(t1), .Lcopy_bytes
+	fixup REG_S, t0, -SZREG(a3), .Lcopy_bytes	/* some bytes again, equal */
 
 	/*
 	 * Done.
@@ -188,26 +188,35 @@ SYM_FUNC_START(__asm_copy_to_user)
 	ret
 
 	/*
-	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
-	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
+	 * Alignment head, two misaligned words.
+	 * dst is misaligned.  Copy the first SZREG bytes as one word (this
+	 * core loads and stores it misaligned), then the word at dst rounded
+	 * up to SZREG, from the source byte that belongs there: it stores
+	 * again some bytes of the first, the same values, so that exactly
+	 * the bytes below the new dst are copied.  No loop, so no branch
+	 * to mispredict; the threshold guarantees n >= 15.
 	 *
-	 *	while (dst & (SZREG - 1))
-	 *		*dst++ = *src++;
+	 *	w0 = *(u64 *)src; w1 = *(u64 *)(src + round_up(dst + 1, 8) - dst);
+	 *	*(u64 *)dst = w0; *(u64 *)round_up(dst + 1, 8) = w1;
+	 *	src += round_up(dst + 1, 8) + 8 - dst; dst = round_up(dst + 1, 8) + 8;
 	 *
 	 * Register roles:
+	 *	t0 - the word at dst
 	 *	t1 - dst rounded up to SZREG
-	 *	t0 - byte in flight
+	 *	t2 - its source
+	 *	t3 - the word at the aligned dst
 	 */
 .Lcopy_head:
-	addi	t1, a0, SZREG-1
-	andi	t1, t1, -SZREG			/* t1 = dst rounded up to SZREG */
-1:
-	fixup lbu, t0, 0(a1), .Lcopy_fault
-	fixup sb, t0, 0(a0), .Lcopy_fault
-	addi	a1, a1, 1
-	addi	a0, a0, 1
-	bltu	a0, t1, 1b
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	addi	t1, a0, SZREG
+	andi	t1, t1, -SZREG			/* dst rounded up to SZREG, past dst */
+	sub	t2, t1, a0
+	add	t2, a1, t2			/* the source byte of the aligned dst */
+	fixup REG_L, t3, 0(t2), .Lcopy_bytes
+	fixup REG_S, t0, 0(a0), .Lcopy_bytes
+	fixup REG_S, t3, 0(t1), .Lcopy_bytes	/* again over bytes the first word stored */
+	addi	a0, t1, SZREG
+	addi	a1, t2, SZREG
 	j	.Lcopy_head_done
 
 	/*
