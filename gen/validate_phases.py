@@ -323,9 +323,9 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
     needs the class layout, aligned word loads, and loops that leave less
     than a word.  `ends overlap` stores zero over bytes it or an earlier
     store zeroed already; a copy may store again only bytes of the same
-    source, so there it is one misaligned word at each end (a fast target's
-    head word and `tail overlap`).  Both need the class layout and loops
-    that leave less than a word too."""
+    source, so there it is misaligned words at both ends (a fast target's
+    two head words and `tail overlap`).  Both need the class layout and
+    loops that leave less than a word too."""
     if kind not in UACCESS_LOWERED:
         raise CopygenError(f"`ends` applies to copy_user, clear_user and memcpy with "
                            f"`form asm`, not {kind}", setting.loc,
@@ -335,7 +335,7 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
         return
     if how == "overlap" and kind != "clear_user" and not (kind == "copy_user" and fast
                                                           and ph.tail == "overlap"):
-        raise CopygenError("`ends overlap` in a copy stores one misaligned word at each end: "
+        raise CopygenError("`ends overlap` in a copy stores misaligned words at both ends: "
                            "it needs a target with fast misaligned access and `tail overlap`"
                            if kind == "copy_user" else
                            f"`ends overlap` applies to clear_user and copy_user, not {kind}",
