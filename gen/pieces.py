@@ -214,7 +214,7 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
 
 
 def head_word(pfx: str, exits: FaultExits) -> Phase:
-    """A copy's alignment head as misaligned words (`ends overlap` on a
+    """A copy's alignment head as two words (`ends overlap` on a
     target with fast misaligned access), out of line: entered with dst
     misaligned and n >= 2 * SZREG - 1, returns to `head_done` with dst
     rounded up to SZREG plus one word, src moved as far.  The word at dst
@@ -241,7 +241,7 @@ def head_word(pfx: str, exits: FaultExits) -> Phase:
             Insn("addi", ("a0", "t1", "SZREG")),
             Insn("addi", ("a1", "t2", "SZREG")),
             Insn("j", (f".L{pfx}_head_done",))]
-    return Phase(f".L{pfx}_head", "Alignment head, two misaligned words",
+    return Phase(f".L{pfx}_head", "Alignment head, two words",
                  ("dst is misaligned.  Copy the first SZREG bytes as one word (this",
                   "core loads and stores it misaligned), then the word at dst rounded",
                   "up to SZREG, from the source byte that belongs there: it stores",

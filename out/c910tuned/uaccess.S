@@ -188,7 +188,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	ret
 
 	/*
-	 * Alignment head, two misaligned words.
+	 * Alignment head, two words.
 	 * dst is misaligned.  Copy the first SZREG bytes as one word (this
 	 * core loads and stores it misaligned), then the word at dst rounded
 	 * up to SZREG, from the source byte that belongs there: it stores
