@@ -8,11 +8,6 @@ Public API (see docs/emulator.md): `Machine` (with `attach` for an
 Imports nothing outside `emu`: never `gen`, `verify` or `measure`.
 """
 
-# the modules of this package that only time a run: a change to them can
-# change a routine's cycles, never what it computes
-TIMING_MODULES = frozenset({"cost.py", "vcost.py", "ooo.py", "memhier.py", "predictor.py",
-                            "profile.py"})
-
 from copygen.emu.api import RETURN_SENTINEL, STACK_TOP, CallResult, Machine
 from copygen.emu.decode import Insn, decode, disassemble
 from copygen.emu.errors import (ConfigError, ElfError, EmuError, IllegalInstruction, MapError, Oops,
@@ -20,6 +15,11 @@ from copygen.emu.errors import (ConfigError, ElfError, EmuError, IllegalInstruct
 from copygen.emu.machine import Fault
 from copygen.emu.observer import Fanout, Observer
 from copygen.emu.profile import Profile, load_profile
+
+# the modules of this package that only time a run: a change to them can
+# change a routine's cycles, never what it computes
+TIMING_MODULES = frozenset({"cost.py", "vcost.py", "ooo.py", "memhier.py", "predictor.py",
+                            "profile.py"})
 
 __all__ = [
     "Machine", "CallResult", "Fault", "Observer", "Fanout", "RETURN_SENTINEL", "STACK_TOP",

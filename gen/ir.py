@@ -64,21 +64,16 @@ def without_jumps_to_next(phases: tuple[Phase, ...]) -> tuple[Phase, ...]:
     """The phases with every `j L` dropped that L directly follows (the next
     phase's label, or a label right after it in the same body): the jump
     only costs a taken branch there."""
-    out = list(phases)
-    for i, ph in enumerate(out):
-        nxt = out[i + 1].label if i + 1 < len(out) else None
-        body = list(ph.body)
-        keep = []
-        for k, item in enumerate(body):
-            follow = body[k + 1].name if k + 1 < len(body) and isinstance(body[k + 1], Label) \
-                else (nxt if k + 1 == len(body) else None)
-            targets = {follow, f"{follow}f"} if follow is not None and follow.isdigit() \
-                else {follow}
-            if isinstance(item, Insn) and item.op == "j" and not item.fixup \
-                    and follow is not None and len(item.operands) == 1 \
-                    and item.operands[0] in targets:
-                continue
-            keep.append(item)
-        if len(keep) != len(body):
-            out[i] = replace(ph, body=tuple(keep))
+    out = []
+    for i, ph in enumerate(phases):
+        nxt = phases[i + 1].label if i + 1 < len(phases) else None
+        after = [it.name if isinstance(it, Label) else None for it in ph.body[1:]] + [nxt]
+        keep = tuple(it for it, label in zip(ph.body, after) if not _jumps_to(it, label))
+        out.append(ph if len(keep) == len(ph.body) else replace(ph, body=keep))
     return tuple(out)
+
+
+def _jumps_to(item, label: str | None) -> bool:
+    """item is a plain `j` to label (`1f` for a numeric one)."""
+    return (label is not None and isinstance(item, Insn) and item.op == "j" and not item.fixup
+            and item.operands in ((label,), (f"{label}f",)))

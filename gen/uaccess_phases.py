@@ -256,22 +256,19 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     retry = copy and retries(ph)
     if ph.tail == "steps":
         return _tail_steps(pfx, ph, exits, copy)
-    if _words_left(ph, copy):
-        body = _tail_words(pfx, exits, copy, retry)
-        why = ["Whole words that did not fill a block, one at a time."]
-    else:
-        body, why = [], ["The last word loop takes a word at a time: less than one is left."]
+    words, verb = _words_left(ph, copy), "copy" if copy else "zero"
+    body: list = _tail_words(pfx, exits, copy, retry) if words else []
+    why = ["Whole words that did not fill a block, one at a time." if words else
+           "The last word loop takes a word at a time: less than one is left."]
+    pseudo: tuple = (f"while (end - dst >= 8) {verb} one word;",) if words else ()
     if ph.tail == "overlap":
         body += _tail_overlap(pfx, exits, copy, done, retry)
         why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
         why.append("already copied, which this core may load and store misaligned." if copy else
                    "already zeroed, which this core may store misaligned.")
+        pseudo += (f"if (dst != end) {verb} the word ending at end;",)
     if not body:
         return None
-    words = _words_left(ph, copy)
-    pseudo = ((f"while (end - dst >= 8) {'copy' if copy else 'zero'} one word;",) if words else ()) + \
-        ((f"if (dst != end) {'copy' if copy else 'zero'} the word ending at end;",)
-         if ph.tail == "overlap" else ())
     regs = ((("a2", "loop limit: end - 8"),) if words else ()) + \
         ((("t0", "word in flight"),) if copy else ())
     return Phase(f".L{pfx}_tail", "Tail", tuple(why), pseudo, regs, tuple(body))
