@@ -44,7 +44,7 @@ from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
 from copygen.gen.pieces import (head_overlap, head_pieces, head_word, shift_pieces, tail_overlap,
                                 tail_pieces)
-from copygen.gen.strategy import ClearUser, CopyUser, Phases
+from copygen.gen.strategy import SZREG, ClearUser, CopyUser, Phases
 from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
                                         fault_phase, fill_phase, head_phase, tail_phase,
@@ -184,19 +184,30 @@ def _into_shift(ph: Phases, fast: bool, copy: bool) -> tuple[bool, bool]:
     return shift, shift and ph.ends == "pieces" and ph.align != "none"
 
 
+def _entered_then(ph: Phases, copy: bool) -> bool:
+    """A clear whose second class is entered in line without a test: the
+    first loop lies out of line and the threshold leaves an aligned dst at
+    least one of the second class's blocks.  The head and the first loop
+    then test for that block themselves (_class_reentry)."""
+    return (not copy and ph.tested and ph.align != "none"
+            and ph.inline not in ("words", "both")
+            and ph.threshold >= ph.then_unroll * SZREG)
+
+
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
     big = ph.word_block
     pieces = ph.ends in ("pieces", "overlap")
+    entered = _entered_then(ph, copy)
     phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
     if ph.align != "none":
+        back = () if entered else (Label(f".L{pfx}_head_done"),)
         phases.append(Phase(None, "Alignment check",
                             ("A misaligned dst takes the alignment head, out of line.",),
                             ("if (dst & (SZREG - 1)) goto head;",), (("t1", "dst & (SZREG - 1)"),),
                             (Insn("andi", ("t1", "a0", "SZREG-1")),
-                             Insn("bnez", ("t1", f".L{pfx}_head")),
-                             Label(f".L{pfx}_head_done"))))
+                             Insn("bnez", ("t1", f".L{pfx}_head")), *back)))
     inline_words = ph.inline in ("words", "both")
     if copy and not fast:
         back = _into_shift(ph, fast, copy)[1] and inline_words
@@ -207,7 +218,8 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
         phases.append(_with_body(_words(pfx, ph, exits, fast, copy, tested=False, ready=big),
                                  [Insn("beq", ("a0", END, f".L{pfx}_done"),
                                        note="nothing left (forward: predicted not taken)")]))
-    phases.append(_words(pfx, ph, exits, fast, copy, then=True))
+    phases.append(fill_phase(pfx, ph, exits, then=True, tested=False, entered=True) if entered
+                  else _words(pfx, ph, exits, fast, copy, then=True))
     tail = tail_phase(pfx, ph, exits, copy)
     if tail:
         phases.append(tail)
@@ -250,13 +262,41 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
         phases.append(head_pieces(pfx, ph, exits, copy, into_shift=head_into_shift,
                                   words_below=ph.word_block if words_below else 0) if pieces
                       else head_phase(pfx, exits, copy, out_of_line=True))
-    if words_below:
+    if _entered_then(ph, copy):
+        phases += _class_reentry(pfx, ph, exits)
+    elif words_below:
         phases.append(_then_bytes(pfx, _words(pfx, ph, exits, fast, copy, tested=False,
                                               ready=ph.word_block),
                                   f".L{pfx}_words_then", "what is left: the second class"))
     if shift and not inline_shift:
         phases.append(shift_blocks_phase(pfx, ph, exits))
     return phases
+
+
+def _class_reentry(pfx: str, ph: Phases, exits: FaultExits) -> list[Phase]:
+    """Out of line, after the head (_entered_then): the size class test the
+    head returns to, the first loop, and the test for a block of the
+    second class, branching into its loop in line or past it."""
+    big, then = ph.word_block, ph.then_unroll * SZREG
+    first = fill_phase(pfx, ph, exits, tested=False, ready=big)
+    return [
+        Phase(f".L{pfx}_head_done", "Size class, after the head",
+              (f"dst is aligned now.  Calls with a whole {big}-byte block left go on",
+               "into the first word loop; shorter ones test for the second class."),
+              (f"if (end - dst < {big}) goto then_test;",), (("a2", f"end - {big}"),),
+              (Insn("addi", (LIMIT, END, units(-big))),
+               Insn("bgtu", ("a0", LIMIT, f".L{pfx}_then_test"),
+                    note="less than a whole block"))),
+        _with_body(first, [Insn("beq", ("a0", END, f".L{pfx}_done"), note="nothing left")]),
+        Phase(f".L{pfx}_then_test", "Second class, tested",
+              (f"What is left here may be less than one {then}-byte block: the",
+               "second class's loop in line is entered only with one, else the tail."),
+              (f"if (end - dst >= {then}) goto words_then_loop;", "goto words_then_skip;"),
+              (("a2", f"loop limit: end - {then}"),),
+              (Insn("addi", (LIMIT, END, units(-then))),
+               Insn("bleu", ("a0", LIMIT, f".L{pfx}_words_then_loop")),
+               Insn("j", (f".L{pfx}_words_then_skip",), note="less than one block left"))),
+    ]
 
 
 def _size_class(pfx: str, big: int, inline: bool) -> Phase:

@@ -35,7 +35,8 @@ def sum_off() -> list[Insn]:
 
 def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: str,
           user: bool = True, retry: bool = False, shift: bool = False,
-          tested: bool = False, once: bool = False, ready: int = 0) -> list:
+          tested: bool = False, once: bool = False, ready: int = 0,
+          entered: bool = False) -> list:
     """A bottom-tested loop over whole blocks with an exact bound.
 
     It runs while a0 + (1 + lookahead) * size <= end, i.e. a0 <= LIMIT.
@@ -43,6 +44,8 @@ def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: s
     block; `tested` (size classes) skips it when less than a block remains.
     `once` (a tail step, tested, no lookahead): the block at most once.
     `ready`: the caller's own test left LIMIT = end - ready.
+    `entered` (untested): the loop's first block is also labelled `_loop`
+    and its end `_skip`, for code elsewhere that tests for a block itself.
     """
     assert not once or (tested and not block.lookahead)
     size = sum(s.offset for s in block.body if s.kind == "adv_dst")
@@ -60,6 +63,8 @@ def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: s
     ahead = lead(block.prologue)
     if block.lookahead:
         out.append(Insn("bgtu", ("a0", LIMIT, f".L{pfx}_{name}_last")))
+    if entered:
+        out.append(Label(f".L{pfx}_{name}_loop"))
     if not once:
         out.append(Label("1"))
     out += attach(block.body, exits, policy, user, retry, ahead, shift)
@@ -68,7 +73,7 @@ def block_loop(pfx: str, name: str, block: S.Block, exits: FaultExits, policy: s
     if block.lookahead:
         out.append(Label(f".L{pfx}_{name}_last", "the block already in registers"))
         out += attach(block.epilogue, exits, policy, user, retry, ahead, shift)
-    if tested:
+    if tested or entered:
         out.append(Label(skip))
     return out
 
@@ -174,17 +179,24 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
 
 
 def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
-               tested: bool | None = None, ready: int = 0) -> Phase:
-    """clear_user's word loop (or its second class): zero words, no source."""
+               tested: bool | None = None, ready: int = 0, entered: bool = False) -> Phase:
+    """clear_user's word loop (or its second class): zero words, no source.
+    `entered`: reached in line only with a whole block left (see block_loop)."""
     unroll = ph.then_unroll if then else ph.word_unroll
     name = "words_then" if then else "words"
     size = unroll * S.SZREG
     loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
-                      tested=ph.tested if tested is None else tested, ready=ready)
+                      tested=ph.tested if tested is None else tested, ready=ready,
+                      entered=entered)
+    why = (f"Store {unroll} zero word(s) per iteration.",)
+    pseudo = f"while (end - dst >= {size}) store {unroll} zero words;"
+    if entered:
+        why += (f"In line, dst is aligned and n >= {ph.threshold}: at least one block is",
+                "left, so the loop needs no test in front; the head and the first",
+                "loop test for a block themselves and branch into it.")
+        pseudo = f"do store {unroll} zero words; while (end - dst >= {size});"
     return Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if then else ""),
-                 (f"Store {unroll} zero word(s) per iteration.",),
-                 (f"while (end - dst >= {size}) store {unroll} zero words;",),
-                 (("a2", f"loop limit: end - {size}"),), tuple(loop))
+                 why, (pseudo,), (("a2", f"loop limit: end - {size}"),), tuple(loop))
 
 
 def shift_tail(ph: Phases) -> bool:

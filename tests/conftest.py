@@ -59,7 +59,8 @@ GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
                  "test_progress.py": 35, "test_computed_jump.py": 30, "test_memset_asm.py": 200,
                  "test_ends_overlap.py": 110, "test_vector_wide_proof.py": 130,
                  "test_fault_restart.py": 60, "test_vector_ff_vl.py": 20, "test_head_word.py": 50,
-                 "test_short_bytes.py": 50, "test_memmove_entry.py": 45}
+                 "test_short_bytes.py": 50, "test_memmove_entry.py": 45,
+                 "test_fallthrough.py": 40}
 
 
 def group_of(nodeid: str) -> str:

@@ -157,8 +157,10 @@ def test_pieces_replace_the_byte_loop_at_both_ends(pieces_build):
         assert body.index(f".L{pfx}_done:") < body.index(f".L{pfx}_tail_pieces:")
         head = body[body.index(f".L{pfx}_head:"):]
         # a copy's head goes on into the shift copy or, its own size-class
-        # test made, falls into the first word loop laid out below it
-        end = (f".L{pfx}_words:" if pfx == "copy" else f"j\t.L{pfx}_head_done")
+        # test made, falls into the first word loop laid out below it; a
+        # clear's falls into its own size-class test (its second class in
+        # line has none: n >= 8 leaves it a word)
+        end = f".L{pfx}_words:" if pfx == "copy" else f".L{pfx}_head_done:"
         head = head[:head.index(end)]
         if pfx == "copy":
             fall = head[head.index("bgtu\ta0, a2, .Lcopy_words_then"):]

@@ -1,7 +1,10 @@
-"""Jumps and loops a routine does not need: a `j` to the label right after
-it (gen.ir.without_jumps_to_next), and a clear's one-word tail loop after a
-last word loop that already stores one word a turn (gen.uaccess_phases).
-The code they leave is checked under qemu-user, faults included."""
+"""Jumps, tests and loops a routine does not need: a `j` to the label right
+after it (gen.ir.without_jumps_to_next), a clear's one-word tail loop after
+a last word loop that already stores one word a turn (gen.uaccess_phases),
+and the test in front of a clear's second class in line when the threshold
+leaves it a block (gen.lower_uaccess: the head and the first loop test for
+it themselves).  The code they leave is checked under qemu-user, faults
+included, and (slow) proved for every n."""
 from __future__ import annotations
 
 import pytest
@@ -57,6 +60,36 @@ def test_a_one_word_last_loop_leaves_no_tail_loop_and_no_jump_to_done(clears):
     assert ".Lclear_tail:" not in _body(clears[1, "words"])
     two = _body(clears[2, "words"])
     assert ".Lclear_tail_words_done" in two and "while (end - dst >= 8) zero one word;" in two
+
+
+def _straight(body: str) -> str:
+    """From entry to the first return."""
+    return body[:body.index("\tret\n")]
+
+
+def test_a_second_class_the_threshold_fills_is_entered_without_a_test(clears):
+    one = _body(clears[1, "overlap"])
+    line = _straight(one)
+    # in line: no skip test in front of the one-word loop; out of line the
+    # head (into the size test) and the first loop test for a word themselves
+    assert "bgtu\ta0, a2, .Lclear_words_then_skip" not in line
+    assert ".Lclear_words_then_loop:" in line and ".Lclear_head_done" not in line
+    rest = one[len(line):]
+    assert "\tj\t.Lclear_head_done" not in rest
+    assert rest.count("bleu\ta0, a2, .Lclear_words_then_loop") == 1
+    assert "bgtu\ta0, a2, .Lclear_then_test" in rest
+    # two words a turn need 16 bytes, more than n >= 15 leaves: tested in line
+    two = _straight(_body(clears[2, "words"]))
+    assert "bgtu\ta0, a2, .Lclear_words_then_skip" in two
+    assert "_then_test" not in _body(clears[2, "words"])
+
+
+@pytest.mark.slow
+def test_the_untested_second_class_is_proved_for_every_n(clears):
+    from copygen.verify.prove import prove_routine
+    from copygen.verify.verdict import verdict
+    rep = prove_routine(str(clears[1, "overlap"].elf), "__clear_user", "clear")
+    assert verdict(rep) == "proved", rep.status
 
 
 @pytest.mark.parametrize("key", [(1, "overlap"), (1, "words"), (2, "words")])

@@ -599,7 +599,6 @@ SYM_FUNC_START(__clear_user)
 	 */
 	andi	t1, a0, SZREG-1
 	bnez	t1, .Lclear_head
-.Lclear_head_done:
 
 	/*
 	 * Size class.
@@ -617,15 +616,18 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Word fill, second class.
 	 * Store 1 zero word(s) per iteration.
+	 * In line, dst is aligned and n >= 16: at least one block is
+	 * left, so the loop needs no test in front; the head and the first
+	 * loop test for a block themselves and branch into it.
 	 *
-	 *	while (end - dst >= 8) store 1 zero words;
+	 *	do store 1 zero words; while (end - dst >= 8);
 	 *
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
 	 */
 .Lclear_words_then:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
-	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
+.Lclear_words_then_loop:
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, SZREG
@@ -691,7 +693,20 @@ SYM_FUNC_START(__clear_user)
 	fixup sb, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 1
 	bltu	a0, t1, 1b
-	j	.Lclear_head_done
+
+	/*
+	 * Size class, after the head.
+	 * dst is aligned now.  Calls with a whole 64-byte block left go on
+	 * into the first word loop; shorter ones test for the second class.
+	 *
+	 *	if (end - dst < 64) goto then_test;
+	 *
+	 * Register roles:
+	 *	a2 - end - 64
+	 */
+.Lclear_head_done:
+	addi	a2, a3, -8*SZREG
+	bgtu	a0, a2, .Lclear_then_test	/* less than a whole block */
 
 	/*
 	 * Word fill.
@@ -715,7 +730,22 @@ SYM_FUNC_START(__clear_user)
 	addi	a0, a0, 8*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lclear_done		/* nothing left */
-	j	.Lclear_words_then		/* what is left: the second class */
+
+	/*
+	 * Second class, tested.
+	 * What is left here may be less than one 8-byte block: the
+	 * second class's loop in line is entered only with one, else the tail.
+	 *
+	 *	if (end - dst >= 8) goto words_then_loop;
+	 *	goto words_then_skip;
+	 *
+	 * Register roles:
+	 *	a2 - loop limit: end - 8
+	 */
+.Lclear_then_test:
+	addi	a2, a3, -SZREG
+	bleu	a0, a2, .Lclear_words_then_loop
+	j	.Lclear_words_then_skip		/* less than one block left */
 
 	/*
 	 * Fault exits.
