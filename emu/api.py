@@ -130,12 +130,14 @@ class Machine:
         if self.cost is not None:
             self.cost.cache.reset()
 
-    def reset_predictor(self) -> None:
+    def reset_predictor(self, origin: str | int = 0) -> None:
         """Forget what an out-of-order profile's branch predictor learnt (its
-        counters and global history persist across calls otherwise)."""
+        counters and global history persist across calls otherwise).  From
+        now on it indexes branches by their distance from `origin` (a
+        symbol or an address; emu.predictor)."""
         predictor = getattr(self.cost, "predictor", None)
         if predictor is not None:
-            predictor.reset()
+            predictor.reset(origin if isinstance(origin, int) else self.symbol(origin))
 
     def predictor_history(self) -> int | None:
         """The global history an out-of-order profile's branch predictor

@@ -14,6 +14,12 @@ Kinds (profile `[predictor] kind`):
 * `gshare`: the same counters indexed by (pc >> 1) xor the last `history`
   outcomes (global history register, newest outcome in bit 0).
 
+A counter predictor indexes with pc - `origin` (0 unless reset with
+another): a bench that sets it to the entry of the routine it measures
+places every routine alike in the table, as if each were linked at the
+same address, so that a routine's cycles do not move with the size of
+unrelated code linked before it (its branches meeting other entries).
+
 Jumps (`jal`, `jalr`) are taken as predicted (BTB and return stack).
 Imports: nothing outside the standard library.
 """
@@ -27,7 +33,7 @@ class StaticPredictor:
     def mispredicted(self, pc: int, backward: bool, taken: bool) -> int:
         return int(taken != backward)
 
-    def reset(self) -> None:
+    def reset(self, origin: int = 0) -> None:
         pass
 
 
@@ -41,13 +47,15 @@ class CounterPredictor:
         self.hmask = (1 << history) - 1
         self.table = [1] * entries
         self.ghr = 0
+        self.origin = 0
 
-    def reset(self) -> None:
+    def reset(self, origin: int = 0) -> None:
         self.table[:] = [1] * self.entries
         self.ghr = 0
+        self.origin = origin
 
     def mispredicted(self, pc: int, backward: bool, taken: bool) -> int:
-        idx = ((pc >> 1) ^ self.ghr) & self.mask
+        idx = (((pc - self.origin) >> 1) ^ self.ghr) & self.mask
         c = self.table[idx]
         miss = int((c >= 2) != taken)
         if taken:

@@ -6,7 +6,9 @@ side of the copy is user memory; places the buffers at the requested offsets
 from a page boundary, runs every case warm (a first call fills the modelled
 L1 D-cache, as a benchmark loop over the same buffers does; on an
 out-of-order profile as many as its branch predictor needs to reach the
-steady state of such a loop), and checks the
+steady state of such a loop, with the routine's branches indexed by
+their distance from its entry, so that unrelated code linked before it
+does not move its cells), and checks the
 result of every measured call (return value and destination bytes), so a
 number is never reported for a wrong copy.
 Imports: emu (TIMING_MODULES, api, errors, profile), the standard library.  Never gen or verify.
@@ -196,7 +198,7 @@ class Bench:
         measured call's path has been trained twice from its own history
         (a counter a transient call moved the other way needs two)."""
         m = self.machine
-        m.reset_predictor()
+        m.reset_predictor(origin=routine)
         seen = m.predictor_history()
         for i in range(WARM_CALLS_MAX):
             m.call(routine, *args, vector_at_entry=vector)
