@@ -42,8 +42,8 @@ from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
-from copygen.gen.pieces import (head_overlap, head_pieces, head_word, shift_pieces, tail_overlap,
-                                tail_pieces)
+from copygen.gen.pieces import (head_overlap, head_pieces, head_word, shift_pieces, short_words,
+                                tail_overlap, tail_pieces)
 from copygen.gen.strategy import SZREG, ClearUser, CopyUser, Phases
 from copygen.gen.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
@@ -194,13 +194,22 @@ def _entered_then(ph: Phases, copy: bool) -> bool:
             and ph.threshold >= ph.then_unroll * SZREG)
 
 
+def _short_words(ph: Phases, copy: bool) -> bool:
+    """A clear whose calls of SZREG bytes up to the threshold store two
+    overlapping words (pieces.short_words): both ends overlap, on a core
+    that stores misaligned words (`tail overlap` needs one)."""
+    return (not copy and ph.tested and ph.ends == "overlap" and ph.tail == "overlap"
+            and ph.threshold > SZREG)
+
+
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
     big = ph.word_block
     pieces = ph.ends in ("pieces", "overlap")
     entered = _entered_then(ph, copy)
-    phases = [entry_phase(pfx, ph, "a2" if copy else "a1", f".L{pfx}_bytes", sum_held)]
+    small = f".L{pfx}_short" if _short_words(ph, copy) else f".L{pfx}_bytes"
+    phases = [entry_phase(pfx, ph, "a2" if copy else "a1", small, sum_held)]
     if ph.align != "none":
         back = () if entered else (Label(f".L{pfx}_head_done"),)
         phases.append(Phase(None, "Alignment check",
@@ -252,6 +261,8 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
         phases += tail_overlap(pfx, exits)
     elif pieces and not overlap:
         phases += tail_pieces(pfx, ph, exits, copy, sum_held)
+    if _short_words(ph, copy):
+        phases += short_words(pfx)
     # the byte loop returns on its own: no jump back to the return above
     phases += [byte_phase(pfx, exits, copy, f".L{pfx}_bytes_done"),
                done_phase(pfx, sum_held, f".L{pfx}_bytes_done")]

@@ -25,7 +25,10 @@ aligned word, over the bytes past it the word may have stored), and a
 word, halfword and byte ending at end rounded down to 4, 2 and 1.  They cover
 the end's bytes whatever its alignment, and a piece that lands on bytes
 already zeroed zeroes them again.  a0 steps onto each piece (or a fault
-exit's offset names it), so a fault returns end minus its address.
+exit's offset names it), so a fault returns end minus its address.  With
+`tail overlap` as well (a core that stores misaligned words), a clear of
+SZREG bytes up to the threshold stores a word at dst and one ending at
+end instead of taking the byte loop (`short_words`).
 
 Role: phase builders for `ends pieces` and `ends overlap`.  May import gen.ir, gen.fixups,
 gen.strategy, gen.uaccess_phases.
@@ -283,6 +286,36 @@ def tail_overlap(pfx: str, exits: FaultExits) -> list[Phase]:
                    "*(u8 *)(end - 1) = 0;"),
                   (), tuple(body)),
             done_phase(pfx, False, f".L{pfx}_pieces_done")]
+
+
+def short_words(pfx: str) -> list[Phase]:
+    """A clear of SZREG bytes up to the threshold (`ends overlap` with
+    `tail overlap`, a core that stores misaligned words): a word at dst
+    and a word ending at end, which overlap, and their own return; fewer
+    than SZREG bytes take the byte loop.  n < threshold <= 2 * SZREG - 1,
+    so the two words cover the buffer and lie inside it.
+
+    Faults: either store resumes the byte loop at a0, its own address (a0
+    moves past the first word once it is stored), which zeroes what is
+    accessible and returns exactly what is not: a misaligned word may
+    cross into a page that faults, and the bytes before that page must
+    still be zeroed."""
+    retry = f".L{pfx}_bytes"
+    body = [Insn("li", ("t0", "SZREG")),
+            Insn("bltu", ("a1", "t0", retry), note="fewer than SZREG bytes: one at a time"),
+            Insn("REG_S", ("zero", "0(a0)"), retry),
+            Insn("addi", ("a0", "a0", "SZREG")),
+            Insn("REG_S", ("zero", "-SZREG(a3)"), retry, note="over bytes the first word stored")]
+    return [Phase(f".L{pfx}_short", "Short clear, two overlapping words",
+                  ("Fewer bytes than the threshold: from SZREG bytes on, a zero word at",
+                   "dst and one ending at end cover them (this core stores misaligned",
+                   "words); the second stores zero again over bytes the first stored.",
+                   "A fault in either resumes the byte loop at a0."),
+                  ("if (n < SZREG) goto bytes;",
+                   "*(u64 *)dst = 0; dst += SZREG;",
+                   "*(u64 *)(end - SZREG) = 0;"),
+                  (("t0", "SZREG"),), tuple(body)),
+            done_phase(pfx, False, f".L{pfx}_short_done")]
 
 
 def shift_pieces(pfx: str, ph: Phases, exits: FaultExits) -> list:

@@ -334,11 +334,13 @@ def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool)
     first = ("The caller holds sstatus.SUM.  Remember where dst ends," if sum_held
              else "Enable user memory access (sstatus.SUM), remember where dst ends,")
     regs = ((END, "end of dst"), ("t0", "threshold"))
+    short = small_to.endswith("_short")
     return Phase(None, "Entry",
                  (first,
-                  f"and send copies shorter than {ph.threshold} bytes to the byte loop,",
+                  f"and send copies shorter than {ph.threshold} bytes to the "
+                  + ("short path," if short else "byte loop,"),
                   "where the set-up below would cost more than it saves."),
-                 (f"if (n < {ph.threshold}) goto bytes;",),
+                 (f"if (n < {ph.threshold}) goto {'short' if short else 'bytes'};",),
                  regs if sum_held else (("t6", "SR_SUM"),) + regs, tuple(body))
 
 

@@ -3,13 +3,20 @@ after it (gen.ir.without_jumps_to_next), a clear's one-word tail loop after
 a last word loop that already stores one word a turn (gen.uaccess_phases),
 and the test in front of a clear's second class in line when the threshold
 leaves it a block (gen.lower_uaccess: the head and the first loop test for
-it themselves).  The code they leave is checked under qemu-user, faults
-included, and (slow) proved for every n."""
+it themselves).  And the byte loop a short clear does not need: with both
+ends overlapping, 8 bytes up to the threshold store two overlapping words
+(gen.pieces.short_words), whose faults resume the byte loop.  The code
+they leave is checked under qemu-user, faults included, and (slow) proved
+for every n."""
 from __future__ import annotations
 
 import pytest
 
+from click.testing import CliRunner
+
+from copygen.cli import main
 from copygen.gen.ir import Insn, Label, Phase, without_jumps_to_next
+from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from tests.conftest import build_text
 
@@ -82,6 +89,45 @@ def test_a_second_class_the_threshold_fills_is_entered_without_a_test(clears):
     two = _straight(_body(clears[2, "words"]))
     assert "bgtu\ta0, a2, .Lclear_words_then_skip" in two
     assert "_then_test" not in _body(clears[2, "words"])
+
+
+def test_a_short_clear_stores_two_overlapping_words(clears):
+    short = _body(clears[1, "overlap"])
+    assert "bltu\ta1, t0, .Lclear_short" in _straight(short)
+    path = short[short.index(".Lclear_short:"):short.index(".Lclear_short_done:")]
+    assert "bltu\ta1, t0, .Lclear_bytes" in path
+    assert path.count("fixup REG_S, zero, ") == 2 and path.count(", .Lclear_bytes") == 3
+    # a word tail (not `tail overlap`) keeps the byte loop for short calls
+    words = _body(clears[1, "words"])
+    assert ".Lclear_short" not in words and "bltu\ta1, t0, .Lclear_bytes" in _straight(words)
+
+
+def test_the_short_words_cost_less_than_bytes_from_8_bytes_on(clears):
+    """c910: 8 to 14 bytes through two words against the byte loop of the
+    same clear with a word tail; below 8 one test more (a cycle)."""
+    for profile in ("c910", "p550"):
+        short, words = (Bench(clears[1, t].elf, profile, 16) for t in ("overlap", "words"))
+        for d in (0, 3):
+            for n in range(1, 15):
+                a = short.run(Case("__clear_user", n, 0, d)).cycles
+                b = words.run(Case("__clear_user", n, 0, d)).cycles
+                assert (a < b - 4) if n >= 8 else (a <= b + 1), (profile, n, d, a, b)
+
+
+def test_a_short_word_whose_fault_returns_n_is_caught(clears, tmp_path):
+    """The first word's fault resumes the byte loop: a word that crosses
+    into a faulting page has bytes before the page to zero.  Sent to the
+    plain exit instead (return n), the verifier finds the call that shows
+    C5 broken among its sample runs."""
+    text = (clears[1, "overlap"].outdir / "uaccess.S").read_text()
+    good = "fixup REG_S, zero, 0(a0), .Lclear_bytes"
+    assert text.count(good) == 1
+    bad = tmp_path / "uaccess.S"
+    bad.write_text(text.replace(good, "fixup REG_S, zero, 0(a0), .Lclear_fault"))
+    r = CliRunner().invoke(main, ["verify", str(bad), "--routine", "clear_user", "--no-cache",
+                                  "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 3, r.output
+    assert "C5" in r.output and "VIOLATED" in r.output and "returned" in r.output
 
 
 @pytest.mark.slow

@@ -339,10 +339,10 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 15 bytes to the byte loop,
+	 * and send copies shorter than 15 bytes to the short path,
 	 * where the set-up below would cost more than it saves.
 	 *
-	 *	if (n < 15) goto bytes;
+	 *	if (n < 15) goto short;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
@@ -353,7 +353,7 @@ SYM_FUNC_START(__clear_user)
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
 	li	t0, 15				/* threshold from the strategy (`small below`) */
-	bltu	a1, t0, .Lclear_bytes
+	bltu	a1, t0, .Lclear_short
 
 	/*
 	 * Alignment check.
@@ -448,6 +448,37 @@ SYM_FUNC_START(__clear_user)
 	 * Every byte was stored: disable user access, return 0.
 	 */
 .Lclear_pieces_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Short clear, two overlapping words.
+	 * Fewer bytes than the threshold: from SZREG bytes on, a zero word at
+	 * dst and one ending at end cover them (this core stores misaligned
+	 * words); the second stores zero again over bytes the first stored.
+	 * A fault in either resumes the byte loop at a0.
+	 *
+	 *	if (n < SZREG) goto bytes;
+	 *	*(u64 *)dst = 0; dst += SZREG;
+	 *	*(u64 *)(end - SZREG) = 0;
+	 *
+	 * Register roles:
+	 *	t0 - SZREG
+	 */
+.Lclear_short:
+	li	t0, SZREG
+	bltu	a1, t0, .Lclear_bytes		/* fewer than SZREG bytes: one at a time */
+	fixup REG_S, zero, 0(a0), .Lclear_bytes
+	addi	a0, a0, SZREG
+	fixup REG_S, zero, -SZREG(a3), .Lclear_bytes	/* over bytes the first word stored */
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_short_done:
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	li	a0, 0
