@@ -197,9 +197,10 @@ def _entered_then(ph: Phases, copy: bool) -> bool:
 def _short_words(ph: Phases, copy: bool) -> bool:
     """A clear whose calls of SZREG bytes up to the threshold store two
     overlapping words (pieces.short_words): both ends overlap, on a core
-    that stores misaligned words (`tail overlap` needs one)."""
+    that stores misaligned words (`tail overlap` needs one), and the two
+    words cover every such call (a threshold of at most 2 * SZREG)."""
     return (not copy and ph.tested and ph.ends == "overlap" and ph.tail == "overlap"
-            and ph.threshold > SZREG)
+            and SZREG < ph.threshold <= 2 * SZREG)
 
 
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,

@@ -292,8 +292,9 @@ def short_words(pfx: str) -> list[Phase]:
     """A clear of SZREG bytes up to the threshold (`ends overlap` with
     `tail overlap`, a core that stores misaligned words): a word at dst
     and a word ending at end, which overlap, and their own return; fewer
-    than SZREG bytes take the byte loop.  n < threshold <= 2 * SZREG - 1,
-    so the two words cover the buffer and lie inside it.
+    than SZREG bytes take the byte loop.  The caller keeps it to
+    thresholds of at most 2 * SZREG: SZREG <= n < 2 * SZREG, so the two
+    words cover the buffer and lie inside it.
 
     Faults: either store resumes the byte loop at a0, its own address (a0
     moves past the first word once it is stored), which zeroes what is
