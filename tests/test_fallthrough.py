@@ -114,8 +114,9 @@ def test_two_words_are_left_out_where_they_would_not_cover_a_short_call(tmp_path
 
 
 def test_the_short_words_cost_less_than_bytes_from_8_bytes_on(clears):
-    """c910: 8 to 14 bytes through two words against the byte loop of the
-    same clear with a word tail; below 8 one test more (a cycle)."""
+    """On c910 and p550: 8 to 14 bytes through two words against the byte
+    loop of the same clear with a word tail; below 8 one test more (a
+    cycle)."""
     for profile in ("c910", "p550"):
         short, words = (Bench(clears[1, t].elf, profile, 16) for t in ("overlap", "words"))
         for d in (0, 3):
@@ -143,6 +144,8 @@ def test_a_short_word_whose_fault_returns_n_is_caught(clears, tmp_path):
 
 @pytest.mark.slow
 def test_the_untested_second_class_is_proved_for_every_n(clears):
+    """The clear with both: its in-line second class untested, its short
+    calls in two words."""
     from copygen.verify.prove import prove_routine
     from copygen.verify.verdict import verdict
     rep = prove_routine(str(clears[1, "overlap"].elf), "__clear_user", "clear")
