@@ -195,7 +195,9 @@ def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
                 "left, so the loop needs no test in front; the head and the first",
                 "loop test for a block themselves and branch into it.")
         pseudo = f"do store {unroll} zero words; while (end - dst >= {size});"
-    return Phase(f".L{pfx}_{name}", "Word fill" + (", second class" if then else ""),
+    # entered: nothing branches to the phase's start, only to its loop
+    label = None if entered else f".L{pfx}_{name}"
+    return Phase(label, "Word fill" + (", second class" if then else ""),
                  why, (pseudo,), (("a2", f"loop limit: end - {size}"),), tuple(loop))
 
 

@@ -392,7 +392,6 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a2 - loop limit: end - 8
 	 */
-.Lclear_words_then:
 	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
 .Lclear_words_then_loop:
 1:
