@@ -64,6 +64,26 @@ def test_mutants_of_clear_user_are_caught_with_their_clause(kind, clauses, tmp_p
     assert violated & clauses, (m.description, rep.as_dict())
 
 
+def test_a_last_byte_left_unwritten_breaks_c1_and_c3_each_by_its_own_check(tmp_path):
+    """The byte loop stops a byte short and returns 0: without a fault that
+    breaks C1, with one at the last byte C3.  Both clauses' covers at that
+    return are asked as one check; when it fails each is run, and each
+    clause is reported with its own counterexample (all_clauses: the proof
+    runs although the sample runs already break C1)."""
+    text = (ROOT / "out" / "pre2021" / "uaccess.S").read_text()
+    start = text.index("SYM_FUNC_START(__clear_user)")
+    head, body = text[:start], text[start:]
+    old = ("\tbgeu\ta0, a3, .Lclear_done\n1:\n\tfixup sb, zero, 0(a0), .Lclear_fault\n"
+           "\taddi\ta0, a0, 1\n\tbltu\ta0, a3, 1b\n")
+    assert old in body
+    short = old.replace("a3,", "t5,").replace("a3\n", "t5\n")
+    src = tmp_path / "short.S"
+    src.write_text(head + body.replace(old, "\taddi\tt5, a3, -1\n" + short))
+    rep = prove_routine(_elf(src, tmp_path), "__clear_user", "clear", all_clauses=True)
+    assert rep.status["C1"] == "violated" and rep.status["C3"] == "violated", rep.as_dict()
+    assert rep.examples["C1"]["returned"] == 0 and rep.examples["C3"]["returned"] == 0
+
+
 def test_return_size_bug_is_caught_in_clear_user(tmp_path):
     rep = prove_routine(_elf(KERNEL_STYLE / "bug_return_size_on_fault.S", tmp_path),
                         "__clear_user", "clear")

@@ -373,3 +373,29 @@ def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
     for c in faults:
         assert replace(c, goal=z3.BoolVal(False)).run(proof.data) is None
     assert replace(faults[0], goal=z3.BoolVal(False), inside=()).run(proof.data) is not None
+
+
+def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
+    """At an end that returns 0, "every byte of [0, n) written" is C1's goal
+    without a fault and C3's with one: one check under the path condition
+    alone stands for both (each part run only if it fails)."""
+    from copygen.verify.houdini import Proof
+    from copygen.verify.prove import ClauseChecker
+    from copygen.verify.world import World
+    prog, routine = _routine(built_examples, "pre2021", "__clear_user")
+    w = World("clear")
+    ck = ClauseChecker(Proof(prog, routine, w))
+    ck.returns()
+    both = [c for c in ck.checks if c.parts]
+    assert both
+    for c in both:
+        assert [p.clause for p in c.parts] == ["C1", "C3"]
+        assert all(z3.eq(p.goal, c.goal) for p in c.parts)
+        assert not any(z3.eq(f, w.NF) or z3.eq(f, z3.Not(w.NF)) for f in c.cond)
+        assert any(z3.eq(f, w.NF) for f in c.parts[0].cond)
+        assert any(z3.eq(f, z3.Not(w.NF)) for f in c.parts[1].cond)
+        alone = [d for d in ck.checks if d.clause in ("C1", "C3") and not d.parts
+                 and (d.start, d.pc) == (c.start, c.pc) and z3.eq(d.goal, c.goal)]
+        assert alone == []
+    # the fault exit's cover of [0, n - ret) is C3's own
+    assert any(c.clause == "C3" and not c.parts and "not stored" in c.what for c in ck.checks)

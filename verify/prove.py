@@ -88,6 +88,10 @@ class Check:
     # (verify.coverage.inside_goals): asked first, the goal only if one fails
     inside: tuple = ()
     inside_cond: tuple = ()
+    # the checks this one stands for: it asks their common goal under a
+    # condition each of theirs implies, so that it holding proves them
+    # all; when it fails each is run, and the clauses get their own verdicts
+    parts: tuple = ()
 
     def run(self, data) -> str | None:
         """None when the check holds, else what went wrong."""
@@ -145,6 +149,9 @@ class Check:
         loose = [c for c in self.cond if not mentions(c, fo)]
         if len(loose) == len(self.cond):
             return False
+        full = data.prover(self.start, self.cond)
+        if full.facts_for([self.goal]) is full.loose:
+            return False      # the full query leaves them out already (World.fault_free)
         return data.prover(self.start, loose).valid_within(self.goal, RELAXED_MS) == z3.unsat
 
 
@@ -176,19 +183,29 @@ class ClauseChecker:
     def run(self, jobs: int = 1) -> None:
         failed: set[str] = set()      # per process: later checks of a failed clause are skipped
 
-        def one(i: int) -> str | None:
-            chk = self.checks[i]
+        def alone(chk: Check) -> str | None:
             if chk.clause in failed:
                 return SKIPPED
             why = chk.run(self.p.data)
             if why is not None:
                 failed.add(chk.clause)
             return why
+
+        def one(i: int) -> list:
+            """[(-1, why)] for the check, or [(j, why)] for each of its parts."""
+            chk = self.checks[i]
+            if not chk.parts:
+                return [(-1, alone(chk))]
+            if not any(p.clause in failed for p in chk.parts) and chk.run(self.p.data) is None:
+                return [(-1, None)]
+            return [(j, alone(p)) for j, p in enumerate(chk.parts)]
         self.p.data.prepare([start for start, _ in self.p.segments], jobs)
-        for chk, why in zip(self.checks, fork_map(one, len(self.checks), jobs)):
-            self.checked.add(chk.clause)
-            if why is not None and why != SKIPPED and chk.clause not in self.failures:
-                self.failures[chk.clause] = replace(chk, what=why)
+        for chk, outcomes in zip(self.checks, fork_map(one, len(self.checks), jobs)):
+            self.checked.update(c.clause for c in (chk.parts or (chk,)))
+            for j, why in outcomes:
+                c = chk if j < 0 else chk.parts[j]
+                if why is not None and why != SKIPPED and c.clause not in self.failures:
+                    self.failures[c.clause] = replace(c, what=why)
         self.checks = []
 
     def obligations(self) -> None:
@@ -227,12 +244,20 @@ class ClauseChecker:
                          else "returns with SUM set")
                 nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
                 self._bv("C1", start, nf, ret == 0, pc, "returns non-zero without a fault")
-                self._cover("C1", start, nf, st, w.N, pc, "leaves a byte unwritten without a fault")
+                c1 = self._cover("C1", start, nf, st, w.N, pc,
+                                 "leaves a byte unwritten without a fault")
                 self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
                 self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
                 done = z3.ULT(w.W, w.N - ret)
-                self._cover("C3", start, f + [z3.ULE(ret, w.N)], st, w.N - ret, pc,
-                            "a byte counted as copied was not stored")
+                if z3.is_true(z3.simplify(ret == 0)):
+                    # C1 without a fault and C3 with one ask the same cover
+                    # of [0, n): asked once, under the path condition alone
+                    c3 = self._cover("C3", start, f, st, w.N, pc,
+                                     "a byte counted as copied was not stored", add=False)
+                    self._together(c1, c3, cond)
+                else:
+                    self._cover("C3", start, f + [z3.ULE(ret, w.N)], st, w.N - ret, pc,
+                                "a byte counted as copied was not stored")
                 self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
                            "a byte counted as copied holds the wrong value")
                 self._untouched(start, f + [z3.ULE(ret, w.N)], st, ret, pc)
@@ -258,16 +283,32 @@ class ClauseChecker:
                 chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond))
         self.checks.append(chk)
 
-    def _cover(self, clause, start, cond, st, upto, pc, what) -> None:
+    def _cover(self, clause, start, cond, st, upto, pc, what, add: bool = True) -> list:
         """Every byte of [0, upto) written: through verify.coverage's W-free
-        goals when the path's stores allow, else one query over W."""
+        goals when the path's stores allow, else one query over W.  The
+        checks, added to the list unless `add` is false."""
         head_written, head_iv = self.p.data.head_cursor(start)
         goals = cover_goals(self.w.W, st.written, upto, head_written, head_iv)
         if goals is None:
-            self._bv(clause, start, cond + [z3.ULT(self.w.W, upto)], st.written, pc, what)
-            return
-        for g in goals:
-            self._bv(clause, start, cond, g, pc, what, relax=clause == "C3")
+            checks = [Check(clause, start, pc, [*cond, z3.ULT(self.w.W, upto)], st.written, what)]
+        else:
+            checks = [Check(clause, start, pc, list(cond), g, what, relax=clause == "C3")
+                      for g in goals]
+        if add:
+            self.checks.extend(checks)
+        return checks
+
+    def _together(self, first: list, second: list, cond) -> None:
+        """Replace the checks `first` (added) by ones that also stand for
+        `second`, pairwise: the same goals under conditions `cond` plus one
+        literal each (fault or none), asked under `cond` alone.  Tried
+        loosely first, as C3's cover is."""
+        assert len(first) == len(second)
+        for a, b in zip(first, second):
+            assert z3.eq(a.goal, b.goal)
+            i = next(i for i, c in enumerate(self.checks) if c is a)
+            extra = a.cond[len(cond):]
+            self.checks[i] = replace(a, cond=[*cond, *extra[1:]], relax=True, parts=(a, b))
 
     def termination(self, jobs: int = 1) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every
