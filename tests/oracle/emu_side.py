@@ -24,13 +24,14 @@ _A, _C, _M = 1103515245, 12345, (1 << 32) - 1
 
 
 def _lcg_tables() -> tuple[np.ndarray, np.ndarray]:
-    """x_{i+1} = A_i * x_0 + C_i (mod 2^32) for i in 0..ARENA-1."""
+    """x_{i+1} = A_i * x_0 + C_i (mod 2^32) for i in 0..ARENA-1, as uint32:
+    numpy's uint32 products wrap mod 2^32 as the harness's do."""
     a_pow, c_sum, mul, add = [], [], 1, 0
     for _ in range(ARENA):
         mul, add = (mul * _A) & _M, (add * _A + _C) & _M
         a_pow.append(mul)
         c_sum.append(add)
-    return np.array(a_pow, dtype=np.uint64), np.array(c_sum, dtype=np.uint64)
+    return np.array(a_pow, dtype=np.uint32), np.array(c_sum, dtype=np.uint32)
 
 
 _APOW, _CSUM = _lcg_tables()
@@ -38,8 +39,9 @@ _APOW, _CSUM = _lcg_tables()
 
 def fill(seed: int) -> bytes:
     """The bytes harness.c's fill(p, ARENA, seed) writes."""
-    x = (_APOW * np.uint64(seed & _M) + _CSUM) & np.uint64(_M)
-    return ((x >> np.uint64(16)) & np.uint64(0xFF)).astype(np.uint8).tobytes()
+    x = _APOW * np.uint32(seed & _M)
+    x += _CSUM
+    return (x >> np.uint32(16)).astype(np.uint8).tobytes()
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class EmuHarness:
 
     def __init__(self, elf: str | Path) -> None:
         self.m = emu.Machine.from_elf(elf)
+        self._mapped: dict[str, tuple[int, bool]] = {}     # side -> (base, user) as mapped
         syms = self.m.image.symbols
         self.symbol = dict(_SYMBOL)
         for fn in ("memcpy", "memmove", "memset"):   # harness.c calls the __ aliases
@@ -68,10 +71,17 @@ class EmuHarness:
         return {side: (USER_ARENA if user == side else KERNEL_ARENA + (0 if side == "dst" else 2 * ARENA),
                        user == side) for side in ("dst", "src")}
 
+    def _map_arenas(self, arenas: dict) -> None:
+        """Both arenas mapped whole with the case's permissions; only what
+        differs from the last case's mapping is mapped again."""
+        for side, (base, user) in arenas.items():
+            if self._mapped.get(side) != (base, user):
+                self.m.map(base, ARENA, user=user)
+                self._mapped[side] = (base, user)
+
     def run(self, case: Case) -> EmuResult:
         m, arenas = self.m, self._arenas(case)
-        for side, (base, user) in arenas.items():
-            m.map(base, ARENA, user=user)
+        self._map_arenas(arenas)
         (dbase, _), (sbase, _) = arenas["dst"], arenas["src"]
         m.write(sbase, fill(case.seed))
         m.write(dbase, fill(case.seed ^ 0x5A5A5A5A))
@@ -82,10 +92,10 @@ class EmuHarness:
             assert case.fault_at % PAGE == 0 and case.fault_at < ARENA
             base, user = arenas[case.fault_side]
             m.map(base + case.fault_at, ARENA - case.fault_at, user=user, readable=False, writable=False)
+            self._mapped.pop(case.fault_side)
         args = {"clear": (d, case.n), "memset": (d, 0xA5, case.n)}.get(case.fn, (d, s, case.n))
         r = m.call(self.symbol[case.fn], *args)
-        for side, (base, user) in arenas.items():
-            m.map(base, ARENA, user=user)
+        self._map_arenas(arenas)
         ret = r.ret
         if case.fn in ("memcpy", "memmove", "memset"):
             ret = int(ret != d)
