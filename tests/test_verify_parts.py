@@ -275,6 +275,21 @@ def test_a_counter_model_evaluates_the_callers_formulas():
     assert q.true_in_model([z3.UGT(x, 7), x == 3, z3.Or(x == 8, x == 9)]) == [True, False, True]
 
 
+def test_a_replayed_model_gives_the_callers_terms_their_values():
+    """The replay builds its run from a model of the failed check taken in
+    the query's own context (the model the solver picks then does not
+    depend on what ran before in the process); it reads the caller's terms."""
+    from copygen.verify.budget import Query
+    n, fo = z3.BitVecs("n fo", 64)
+    nf = z3.Bool("nf")
+    q = Query([n == 40, z3.ULT(fo, n), z3.UGE(fo, 39), z3.Not(nf)], logic="QF_ABV")
+    assert q.check(1000) == z3.sat
+    m = q.model()
+    assert m.eval(n + 1, model_completion=True).as_long() == 41
+    assert m.eval(fo, model_completion=True).as_long() == 39
+    assert z3.is_false(m.eval(nf, model_completion=True))
+
+
 def test_c1_reads_as_the_string_routines_contract():
     """memcpy, memmove and memset return dst: their C1 says so, not the
     user copy's "returns 0" with a source to compare."""

@@ -65,3 +65,19 @@ class Query:
         m = self.solver.model()
         return [z3.is_true(m.eval(f, model_completion=True))
                 for f in translated(fs, self.ctx)]
+
+    def model(self) -> "QueryModel":
+        """The model of the last (sat) check, for terms of the caller's context."""
+        return QueryModel(self)
+
+
+class QueryModel:
+    """A Query's model that evaluates terms of the caller's context: the
+    model comes from the query's own context, so which model the solver
+    picks does not depend on what else ran in the process."""
+
+    def __init__(self, query: Query) -> None:
+        self.query, self.m = query, query.solver.model()
+
+    def eval(self, e, model_completion: bool = False):
+        return self.m.eval(e.translate(self.query.ctx), model_completion=model_completion)

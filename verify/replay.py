@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import z3
 
-from copygen.verify.budget import budget
+from copygen.verify.budget import Query
 from copygen.verify.clauses import OVERLAP_KINDS, STRING_KINDS
 from copygen.verify.concrete import MARGIN, PAGE, Scenario, loads_outside, run, verdicts
 from copygen.verify.exhaustive import scenarios
@@ -46,11 +46,9 @@ def _model(proof, f, fault: bool | None):
     for limit in SHRINK + (None,):
         extra = want + ([] if limit is None else [z3.ULE(w.N, bv(limit))])
         pr = proof.data.prover(f.start, f.cond, extra)
-        s = z3.SolverFor("QF_ABV")
-        budget(s, 20000)
-        s.add(*pr.base, z3.Not(f.goal))
-        if s.check() == z3.sat:
-            return s.model()
+        q = Query([*pr.base, z3.Not(f.goal)], logic="QF_ABV")
+        if q.check(20000) == z3.sat:
+            return q.model()
     return None
 
 
