@@ -56,10 +56,10 @@ class RoutineReport:
                 "calls": self.calls}
 
 
-# how long a C3 coverage goal is tried without the fault point's
-# constraints before it is asked in full; C1's goals, under "no fault",
-# gain nothing from it, so only C3 tries it (docs/verifier.md, "What makes
-# it fast enough")
+# how long a C3 coverage goal (alone or standing for C1's too) is tried
+# without the fault point's constraints before it is asked in full; C1's
+# goals, under "no fault", gain nothing from it, so C1 alone does not try
+# it (docs/verifier.md, "What makes it fast enough")
 RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
