@@ -414,3 +414,13 @@ def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
         assert alone == []
     # the fault exit's cover of [0, n - ret) is C3's own
     assert any(c.clause == "C3" and not c.parts and "not stored" in c.what for c in ck.checks)
+
+
+def test_a_proving_process_keeps_what_z3_frees():
+    """glibc takes the heap thresholds (verify.heap), so the one-shot
+    contexts a proof creates and deletes reuse the heap's memory instead of
+    faulting fresh pages in; a second call changes nothing."""
+    import platform
+    from copygen.verify.heap import keep_freed
+    assert keep_freed() == (platform.libc_ver()[0] == "glibc")
+    assert keep_freed() == keep_freed()

@@ -24,6 +24,7 @@ from copygen.verify.budget import Query
 from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.gcguard import proving
+from copygen.verify.heap import keep_freed
 from copygen.verify.houdini import Proof
 from copygen.verify.infer import bases, guess
 from copygen.verify.samples import collect
@@ -393,6 +394,7 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     buffers, else followed: `callee(symbol, kind)` gives that proof
     (default: a new one; verify.cache passes one through the cache)."""
     t0 = time.time()
+    keep_freed()
     jobs = jobs or default_jobs()
     if callee is None:
         def callee(sym: str, kind: str) -> RoutineReport:
