@@ -236,7 +236,8 @@ class ClauseChecker:
                 self._bv("A1", start, cond, saved, pc, "callee-saved register or ra changed")
                 if string:
                     self._bv("C1", start, cond, ret == w.D, pc, "does not return dst")
-                    self._cover("C1", start, cond, st, w.N, pc, "a byte not written")
+                    self.checks.extend(self._cover("C1", start, cond, st, w.N, pc,
+                                                   "a byte not written"))
                     self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
                     continue
                 self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == w.sum_at_entry, pc,
@@ -246,18 +247,21 @@ class ClauseChecker:
                 self._bv("C1", start, nf, ret == 0, pc, "returns non-zero without a fault")
                 c1 = self._cover("C1", start, nf, st, w.N, pc,
                                  "leaves a byte unwritten without a fault")
-                self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
-                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
-                done = z3.ULT(w.W, w.N - ret)
-                if z3.is_true(z3.simplify(ret == 0)):
+                zero = z3.is_true(z3.simplify(ret == 0))
+                if zero:
                     # C1 without a fault and C3 with one ask the same cover
                     # of [0, n): asked once, under the path condition alone
                     c3 = self._cover("C3", start, f, st, w.N, pc,
-                                     "a byte counted as copied was not stored", add=False)
-                    self._together(c1, c3, cond)
-                else:
-                    self._cover("C3", start, f + [z3.ULE(ret, w.N)], st, w.N - ret, pc,
-                                "a byte counted as copied was not stored")
+                                     "a byte counted as copied was not stored")
+                    c1 = self._together(c1, c3, cond)
+                self.checks.extend(c1)
+                self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
+                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
+                done = z3.ULT(w.W, w.N - ret)
+                if not zero:
+                    self.checks.extend(self._cover("C3", start, f + [z3.ULE(ret, w.N)], st,
+                                                   w.N - ret, pc,
+                                                   "a byte counted as copied was not stored"))
                 self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
                            "a byte counted as copied holds the wrong value")
                 self._untouched(start, f + [z3.ULE(ret, w.N)], st, ret, pc)
@@ -283,32 +287,28 @@ class ClauseChecker:
                 chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond))
         self.checks.append(chk)
 
-    def _cover(self, clause, start, cond, st, upto, pc, what, add: bool = True) -> list:
-        """Every byte of [0, upto) written: through verify.coverage's W-free
-        goals when the path's stores allow, else one query over W.  The
-        checks, added to the list unless `add` is false."""
+    def _cover(self, clause, start, cond, st, upto, pc, what) -> list:
+        """The checks of "every byte of [0, upto) written": verify.coverage's
+        W-free goals when the path's stores allow, else one query over W."""
         head_written, head_iv = self.p.data.head_cursor(start)
         goals = cover_goals(self.w.W, st.written, upto, head_written, head_iv)
         if goals is None:
-            checks = [Check(clause, start, pc, [*cond, z3.ULT(self.w.W, upto)], st.written, what)]
-        else:
-            checks = [Check(clause, start, pc, list(cond), g, what, relax=clause == "C3")
-                      for g in goals]
-        if add:
-            self.checks.extend(checks)
-        return checks
+            return [Check(clause, start, pc, [*cond, z3.ULT(self.w.W, upto)], st.written, what)]
+        return [Check(clause, start, pc, list(cond), g, what, relax=clause == "C3")
+                for g in goals]
 
-    def _together(self, first: list, second: list, cond) -> None:
-        """Replace the checks `first` (added) by ones that also stand for
-        `second`, pairwise: the same goals under conditions `cond` plus one
-        literal each (fault or none), asked under `cond` alone.  Tried
-        loosely first, as C3's cover is."""
+    @staticmethod
+    def _together(first: list, second: list, cond) -> list:
+        """Checks that stand for `first` and `second` pairwise: the same
+        goals under `cond` plus one literal each (fault or none), asked
+        under `cond` alone.  Tried loosely first, as C3's cover is."""
         assert len(first) == len(second)
+        out = []
         for a, b in zip(first, second):
             assert z3.eq(a.goal, b.goal)
-            i = next(i for i, c in enumerate(self.checks) if c is a)
-            extra = a.cond[len(cond):]
-            self.checks[i] = replace(a, cond=[*cond, *extra[1:]], relax=True, parts=(a, b))
+            extra = a.cond[len(cond) + 1:]         # past the fault literal
+            out.append(replace(a, cond=[*cond, *extra], relax=True, parts=(a, b)))
+        return out
 
     def termination(self, jobs: int = 1) -> tuple[bool, str]:
         """Each loop head has a measure (a `le` bound x - t <= c) that every
