@@ -289,10 +289,12 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
 
 
 def _words_left(ph: Phases, copy: bool) -> bool:
-    """Whether the loops before the tail can leave a whole word: not when a
-    clear's last word loop (the second class, tested at its entry) stores
-    one word a turn."""
-    return copy or not (ph.tested and ph.then_unroll == 1)
+    """Whether the loops before the tail can leave a whole word: not when
+    the last word loop (the second class, tested at its entry) takes one
+    word a turn and no shift copy (whose blocks may leave words) leads
+    to the tail too."""
+    shifted = copy and ph.last_shift_unroll > 0
+    return shifted or not (ph.tested and ph.then_unroll == 1)
 
 
 def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:

@@ -100,3 +100,28 @@ def test_the_head_word_is_proved_for_every_n(word):
     rep = prove_routine(str(word.elf), "__asm_copy_to_user", "to", jobs=2)
     rep.status.pop("B2s")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
+@pytest.fixture(scope="module")
+def one_word(tmp_path_factory):
+    text = _text().replace("words unroll 4 schedule pipelined\n    then words unroll 2",
+                           "words unroll 2\n    then words unroll 1")
+    return build_text(tmp_path_factory, text, "head_word_one")
+
+
+def test_no_tail_word_loop_follows_a_one_word_loop(one_word):
+    """The second class copies a word a turn and no shift copy leads to
+    the tail: less than a word is left, so the tail is the overlapping
+    word alone (a word loop there would be dead code, never reached by a
+    run, and the prover would have no invariant for its head)."""
+    text = (one_word.outdir / "uaccess.S").read_text()
+    tail = text[text.index(".Lcopy_tail:"):text.index(".Lcopy_done:")]
+    assert "_tail_words_done" not in text and "1b" not in tail
+    assert tail.count("fixup") == 2
+
+
+@pytest.mark.slow
+def test_the_head_word_before_one_word_loops_is_proved_for_every_n(one_word):
+    from copygen.verify.prove import prove_routine
+    rep = prove_routine(str(one_word.elf), "__asm_copy_to_user", "to", jobs=2)
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
