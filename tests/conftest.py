@@ -18,6 +18,9 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
 _RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
 SHARED_PROOFS = (Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}" if _RUN
                  else Path(tempfile.mkdtemp(prefix="copygen-test-proofs-")))
+# and one store of solver answers (verify.answers): a query another test
+# already asked, to the character, is answered as the solver answered it
+os.environ.setdefault("COPYGEN_ANSWERS", str(SHARED_PROOFS / "answers"))
 
 
 def build_text(tmp_path_factory, text: str, name: str):

@@ -16,11 +16,16 @@ same facts give the same steps and the same answer, whatever ran before it
 in the process and however busy the machine is.
 
 Role: `budget` (limits on a solver) and `Query` (a one-shot query in a
-fresh context).  May import z3 only.
+fresh context, whose answer verify.answers may already know).  May import
+z3, verify.answers and the standard library.
 """
 from __future__ import annotations
 
+import time
+
 import z3
+
+from copygen.verify import answers
 
 # Units per idle millisecond: bench/solver_units.py logs every query of
 # `copygen verify` with its units and seconds; docs/verifier.md has the
@@ -53,12 +58,25 @@ class Query:
 
     def __init__(self, facts, logic: str = "QF_BV") -> None:
         self.ctx = z3.Context()
+        self.logic = logic
         self.solver = z3.SolverFor(logic, ctx=self.ctx)
-        self.solver.add(*translated(facts, self.ctx))
+        self.facts = translated(facts, self.ctx)
+        self.solver.add(*self.facts)
 
     def check(self, ms: int) -> z3.CheckSatResult:
+        """The answer within ms idle milliseconds' worth of steps: one the
+        answer store kept for this very query (verify.answers), or the
+        solver's."""
+        limit = ms * UNITS_PER_MS
+        known = answers.recall(self.facts, self.logic, limit)
+        if known is not None:
+            return known
         budget(self.solver, ms)
-        return self.solver.check()
+        t0 = time.perf_counter()
+        r = self.solver.check()
+        answers.remember(self.facts, self.logic, limit, r, time.perf_counter() - t0,
+                         self.solver.reason_unknown() if r == z3.unknown else "")
+        return r
 
     def true_in_model(self, fs) -> list[bool]:
         """For each of fs: true in the model of the last (sat) check."""

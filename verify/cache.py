@@ -11,7 +11,7 @@ one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
 Role: store and fetch reports.  May import emu (TIMING_MODULES), emu.elf, verify.prove (the
-report type), the standard library.
+report type), verify.answers, the standard library.
 """
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ from pathlib import Path
 from copygen import __version__
 from copygen.emu.elf import read_elf
 from copygen.emu import TIMING_MODULES
+from copygen.verify import answers
 from copygen.verify.prove import RoutineReport
 
 
@@ -99,7 +100,11 @@ def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | No
     `prove(callee)` runs the proof when the caller has its own (progress,
     --bounded), else verify.prove.prove_routine does.  `callee` proves a
     routine the proof takes by its own contract (verify.summary) through
-    the same cache."""
+    the same cache.  The solver's answers go to the cache's `answers/`
+    (verify.answers): a routine that shares queries with one proved
+    before, another variant of a sweep or the same code at another
+    address, proves faster."""
+    answers.configure(cache.root / "answers" if cache else None)
     key = code_key(elf, symbol, kind, bounded, all_clauses) if cache else None
     rep = cache.get(key) if cache else None
     if rep is None:

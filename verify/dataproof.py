@@ -15,13 +15,16 @@ the path (from a cursor the path moved) is not a register the split
 names: `forced` finds the one value the facts of a case leave it.
 
 Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).
-May import z3, verify.world, verify.z3ops, verify.nowrap,
+May import z3, verify.answers, verify.world, verify.z3ops, verify.nowrap,
 verify.budget.
 """
 from __future__ import annotations
 
+import time
+
 import z3
 
+from copygen.verify import answers
 from copygen.verify.budget import Query, budget, translated
 from copygen.verify.nowrap import lemmas
 from copygen.verify.z3ops import bv, mentions
@@ -38,6 +41,8 @@ TIMEOUT_MS = 120000
 # solver with the full budget (docs/verifier.md, "What makes it fast
 # enough", has both figures).
 INCREMENTAL_MS = 10000
+# the question all_valid asks, for verify.answers: every goal in turn
+ALL_VALID = "QF_BV, each goal in turn"
 # Budget of one query over all the leaves of a store's bytes (all_bytes_ok)
 # before they are asked one by one.
 BATCH_MS = 10000
@@ -94,6 +99,16 @@ class ByteProver:
         in a context of its own: the same goals in the same order take the
         same steps)."""
         base = self.facts_for(goals)
+        asked = [*base, *goals]
+        if answers.recall(asked, ALL_VALID, INCREMENTAL_MS) == z3.unsat:
+            return True
+        t0 = time.perf_counter()
+        if not self._all_valid(base, goals):
+            return False
+        answers.remember(asked, ALL_VALID, INCREMENTAL_MS, z3.unsat, time.perf_counter() - t0)
+        return True
+
+    def _all_valid(self, base: list, goals: list) -> bool:
         key = base is self.loose
         if key not in self._inc:
             self._inc[key] = Query(base)

@@ -33,14 +33,17 @@ MEMORY_KINDS = ("cursor", "rcursor", "pcursor", "word")
 
 
 def fresh_state(world: World, pc: int, base: dict[int, str] | None = None,
-                frame: dict | None = None) -> SymState:
+                frame: dict | None = None, entry: int = 0) -> SymState:
     """An arbitrary state at loop head pc.  A register that moves with a
     buffer is written term + fresh offset: the same set of states, but the
     solver sees D + W - (D + off) simplify to W - off.  `frame` maps a
     register number or "stack" to the value every path into the head
     brings (see _explore): pinned, stack accesses from the head are
-    recognised and what the prologue saved is still known."""
-    tag = f"L{pc:x}"
+    recognised and what the prologue saved is still known.  The state's
+    variables are named by the head's distance from the routine's `entry`:
+    the same code at another address asks the solver the same queries
+    (verify.answers keeps their answers)."""
+    tag = f"L{pc - entry:x}" if pc >= entry else f"Lm{entry - pc:x}"
     terms = term_exprs(world)
     xs = [bv(0)] + [z3.BitVec(f"{tag}_x{i}", 64) for i in range(1, 32)]
     for r, t in (base or {}).items():
@@ -343,6 +346,6 @@ def _explore_once(prog, routine, world: World, bases: dict, dropped: set, before
         if old is not None and _same_frame(old[0].pins, frame):
             heads[pc], seg = old
         else:
-            heads[pc] = fresh_state(world, pc, bases.get(pc), frame)
+            heads[pc] = fresh_state(world, pc, bases.get(pc), frame, routine.entry)
             seg = ex.run(heads[pc].clone())
         segments.append((pc, seg))
