@@ -125,3 +125,33 @@ def test_the_head_word_before_one_word_loops_is_proved_for_every_n(one_word):
     from copygen.verify.prove import prove_routine
     rep = prove_routine(str(one_word.elf), "__asm_copy_to_user", "to", jobs=2)
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
+DEAD_LOOP = """.Lcopy_tail:
+	addi	a2, a3, -SZREG
+	bgtu	a0, a2, .Ldead_done
+9:
+	fixup REG_L, t0, 0(a1), .Lcopy_bytes
+	addi	a1, a1, SZREG
+	addi	a0, a0, SZREG
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_bytes
+	bleu	a0, a2, 9b
+.Ldead_done:
+"""
+
+
+@pytest.mark.slow
+def test_a_loop_no_run_reaches_is_proved_never_entered(one_word, tmp_path):
+    """A word loop after the one-word loop (what the generator once emitted
+    there): no sample run reaches its head, so there is nothing to guess
+    from; the guess that it is never reached holds (no path into it is
+    feasible) and the copy is proved, the loop's own paths vacuously."""
+    from copygen.inputs import linked_elf
+    from copygen.verify.prove import prove_routine
+    text = (one_word.outdir / "uaccess.S").read_text().replace(".Lcopy_tail:\n", DEAD_LOOP)
+    src = tmp_path / "dead.S"
+    src.write_text(text)
+    elf = linked_elf(str(src), tmp_path / "dead")
+    rep = prove_routine(str(elf), "__asm_copy_to_user", "to", jobs=2)
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+    assert sorted(rep.invariants.values()).count(1) == 1     # the dead loop's head: `never`

@@ -28,6 +28,9 @@ Families (each checked by induction later; a guess is never trusted):
              an end a whole number of blocks away; m = block size - 1)
   scaled     x[a] - term == (x[b] << k) + c   (a count of words or blocks
              and the bytes they cover: GCC keeps both, e.g. t1 = 8 * a7 + 8)
+  never      false: the head is never reached (guessed where no sample run
+             reached it; it stands only if every path into the head is
+             infeasible, and then every path from it holds vacuously)
 
 Role: generate and evaluate.  May import z3, verify.world, verify.z3ops.
 """
@@ -95,6 +98,9 @@ class Cand:
         return f"{self.kind}{self.args}"
 
 
+# the guess at a loop head no sample run reached
+NEVER = Cand("never", ())
+
 # bounds of one family differ only in their constant; +1: a larger one is stronger
 BOUND_KINDS = {"ge": 1, "rge": 1, "le": -1, "rle": -1, "nge": 1}
 
@@ -135,7 +141,7 @@ def registers(c: Cand) -> frozenset[int]:
         return frozenset(a[:2])
     if k == "scaled":
         return frozenset((a[0], a[2]))
-    return frozenset()         # nge, fact, status: about the arguments or sstatus
+    return frozenset()         # nge, fact, status, never: about the arguments, sstatus, or none
 
 
 def atom_value(atom, x) -> int:
@@ -154,6 +160,8 @@ def formula(c: Cand, xs, sstatus, watched, written, w: World, terms):
     k, a = c.kind, c.args
     if k == "unchanged":
         return xs[a[0]] == w.R0[a[0]]
+    if k == "never":
+        return z3.BoolVal(False)
     if k == "linear":
         (atom_a, ta, atom_b, tb, cst) = a
         lhs = atom_expr(atom_a, xs) - terms[ta]

@@ -20,6 +20,7 @@ import z3
 from copygen.verify.clauses import BY_KIND, OVERLAP_KINDS, STRING_KINDS, holds_sum, required
 from copygen.verify.coverage import cover_goals, inside_goals
 from copygen.verify.bounded import apply_bounded
+from copygen.verify.candidates import NEVER
 from copygen.verify.budget import Query
 from copygen.verify.dataproof import TIMEOUT_MS
 from copygen.verify.early import decides, does_not_terminate, violated_by_runs
@@ -334,6 +335,8 @@ class ClauseChecker:
         if not back:
             return True
         head = self.p.heads[h]
+        if NEVER in self.p.inv[h]:
+            return True         # a loop never entered
         for c in self.p.inv[h]:
             # le: x - t <= c, the distance c - (x - t) to the end; ge (a
             # backward copy): x - t >= c, the distance (x - t) - c to the start
@@ -416,10 +419,13 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
 
 def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> dict:
     """The candidates of every loop head (one head per process), less
-    those about registers dead there."""
-    heads = sorted(snaps)
+    those about registers dead there; a head no sample run reached gets
+    the guess that it is never reached (Houdini keeps it only if no path
+    leads there)."""
+    heads = sorted(pc for pc, states in snaps.items() if states)
     guessed = fork_map(lambda i: guess(snaps[heads[i]], kind, roles[heads[i]]), len(heads), jobs)
-    return prune(prog, routine, dict(zip(heads, guessed)))
+    unseen = {pc: [NEVER] for pc in routine.cut_points if not snaps.get(pc)}
+    return prune(prog, routine, {**dict(zip(heads, guessed)), **unseen})
 
 
 def summaries(prog: Program, symbol: str, kind: str, found: dict,
