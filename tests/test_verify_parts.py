@@ -246,8 +246,9 @@ def test_a_query_takes_the_same_steps_whatever_ran_before_and_stops_at_its_budge
     after other work in the process, and a budget below that number stops
     the query, however fast or busy the machine is.  (The solver's own
     steps: the store of answers, verify.answers, stays out of it.)"""
+    from copygen.verify import answers
     from copygen.verify.budget import UNITS_PER_MS, Query
-    monkeypatch.delenv("COPYGEN_ANSWERS", raising=False)
+    monkeypatch.setattr(answers, "store", lambda: None)
     x, y = z3.BitVecs("x y", 16)
     wide = [z3.ZeroExt(16, v) for v in (x, y)]
     # unsat (65521 is prime), and only a search through multipliers says so
