@@ -96,3 +96,12 @@ def test_a_loop_head_is_named_by_its_distance_from_the_entry():
     c = fresh_state(w, 0x80200040, entry=0x80200100)
     assert [str(v) for v in a.x] == [str(v) for v in b.x]
     assert str(a.x[5]) != str(c.x[5])
+
+
+def test_a_check_in_the_callers_context_keeps_its_unsat_only(store):
+    from copygen.verify.budget import shared_check
+    r, s = shared_check(_mul(4093), 3000)
+    assert r == z3.unsat and len(_kept(store)) == 1
+    assert shared_check(_mul(4093), 3000) == (z3.unsat, None)
+    r, s = shared_check(_mul(4095), 3000)
+    assert r == z3.sat and s.model() is not None and len(_kept(store)) == 1

@@ -15,8 +15,9 @@ asks).  So a one-shot query is translated into a context of its own: the
 same facts give the same steps and the same answer, whatever ran before it
 in the process and however busy the machine is.
 
-Role: `budget` (limits on a solver) and `Query` (a one-shot query in a
-fresh context, whose answer verify.answers may already know).  May import
+Role: `budget` (limits on a solver), `Query` (a one-shot query in a
+fresh context) and `shared_check` (one check in the caller's context),
+whose answers verify.answers may already know.  May import
 z3, verify.answers and the standard library.
 """
 from __future__ import annotations
@@ -39,6 +40,28 @@ def budget(s: z3.Solver, ms: int) -> None:
     """Limit each check of s to ms idle milliseconds' worth of steps."""
     s.set("rlimit", ms * UNITS_PER_MS)
     s.set("timeout", ms * BACKSTOP)
+
+
+# how shared_check asks, for verify.answers
+SHARED = "one check on a solver of the caller's context"
+
+
+def shared_check(facts: list, ms: int) -> tuple[z3.CheckSatResult, z3.Solver | None]:
+    """One check of facts on a solver of the caller's context, within a
+    budget: (answer, the solver, for a sat answer's model), or (unsat,
+    None) when verify.answers kept that answer.  Only unsat is kept: such
+    a solver shares the context's history, so where it gives up may
+    depend on what ran before."""
+    limit = ms * UNITS_PER_MS
+    if answers.recall(facts, SHARED, limit) == z3.unsat:
+        return z3.unsat, None
+    s = z3.Solver()
+    budget(s, ms)
+    s.add(*facts)
+    t0 = time.perf_counter()
+    r = s.check()
+    answers.remember(facts, SHARED, limit, r, time.perf_counter() - t0)
+    return r, s
 
 
 def translated(fs, ctx: z3.Context) -> list:

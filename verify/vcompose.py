@@ -42,7 +42,7 @@ proves C1-C6 and B1 of that whole (Composition with vector_exact and no
 hand-over), and the copy-shaped glue with the hand-over too.
 
 Role: composed RoutineReports from component reports.  May import z3,
-verify.answers, verify.budget, verify.clauses, verify.prove, verify.world.
+verify.budget, verify.clauses, verify.prove, verify.world.
 """
 from __future__ import annotations
 
@@ -52,8 +52,7 @@ from dataclasses import dataclass
 
 import z3
 
-from copygen.verify import answers
-from copygen.verify.budget import UNITS_PER_MS, budget
+from copygen.verify.budget import shared_check
 from copygen.verify.clauses import BY_KIND, USER
 from copygen.verify.prove import RoutineReport
 from copygen.verify.world import MAX_N
@@ -65,9 +64,6 @@ BELOW_INT = f"holds for n <= {INT_LIMIT - 1}"
 # idle milliseconds' worth of solver steps per clause; each query is a
 # few dozen bit-vector terms
 QUERY_MS = 20_000
-# how a composition's query is asked, for verify.answers (unsat alone is
-# kept: the solver lives in the prover's context)
-ASKED = "one check of a composition on a solver of the prover's context"
 
 # composed clause -> (the vector routine's clauses, the scalar copy's) it rests on
 DEPENDS = {
@@ -211,16 +207,8 @@ class Composition:
             for c, pre, claim in goals:
                 if c != clause:
                     continue
-                asked = [*self.world(max_n), cond, pre, z3.Not(claim), *self._facts_for(c, facts)]
-                limit = QUERY_MS * UNITS_PER_MS
-                if answers.recall(asked, ASKED, limit) == z3.unsat:
-                    continue
-                s = z3.Solver()
-                budget(s, QUERY_MS)
-                s.add(*asked)
-                t0 = time.perf_counter()
-                res = s.check()
-                answers.remember(asked, ASKED, limit, res, time.perf_counter() - t0)
+                res, s = shared_check([*self.world(max_n), cond, pre, z3.Not(claim),
+                                       *self._facts_for(c, facts)], QUERY_MS)
                 if res == z3.unknown:
                     return Outcome("unknown", f"{path}: the solver gave up ({s.reason_unknown()})")
                 if res == z3.sat:

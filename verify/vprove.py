@@ -34,7 +34,7 @@ the kernel's design (the C glue hands the rest to the scalar copy, which
 finds the exact byte).
 
 Role: produce a verify.prove.RoutineReport for a vector routine.  May
-import z3, emu.vsemantics, verify.answers, verify.budget, verify.clauses, verify.explore, verify.program,
+import z3, emu.vsemantics, verify.budget, verify.clauses, verify.explore, verify.program,
 verify.prove, verify.vreplay, verify.vstate, verify.world, verify.z3ops.
 """
 from __future__ import annotations
@@ -45,8 +45,7 @@ from dataclasses import dataclass
 import z3
 
 from copygen.emu.vsemantics import VILL
-from copygen.verify import answers
-from copygen.verify.budget import UNITS_PER_MS, budget
+from copygen.verify.budget import shared_check
 from copygen.verify.explore import End, Segment
 from copygen.verify.clauses import holds_sum, vector_clauses, vector_clear_clauses
 from copygen.verify.program import Program, ProgramError
@@ -64,8 +63,6 @@ CLEAR_SYMBOL = "__asm_vector_clear_user"
 # each query's budget, in idle milliseconds' worth of Z3 steps (verify.budget):
 # the same answer on a loaded machine as on an idle one
 QUERY_MS = 120_000
-# how a clause's query is asked, for verify.answers
-ASKED = "one check on a solver of the prover's context"
 
 
 @dataclass
@@ -145,18 +142,7 @@ class VectorProof:
         self.checked.add(clause)
         if clause in self.failures:
             return
-        facts = [*self.w.preconditions(), *cond, z3.Not(goal)]
-        limit = QUERY_MS * UNITS_PER_MS
-        if answers.recall(facts, ASKED, limit) == z3.unsat:
-            return
-        s = z3.Solver()
-        budget(s, QUERY_MS)
-        s.add(*facts)
-        t0 = time.perf_counter()
-        r = s.check()
-        # only unsat is kept: this solver lives in the prover's context,
-        # so where it gives up may depend on what it was asked before
-        answers.remember(facts, ASKED, limit, r, time.perf_counter() - t0)
+        r, s = shared_check([*self.w.preconditions(), *cond, z3.Not(goal)], QUERY_MS)
         if r != z3.unsat:
             self.queries[clause] = [*cond, z3.Not(goal)]
         if r == z3.sat:
