@@ -212,6 +212,42 @@ def test_alignment_cases_a_path_excludes_are_dropped_and_the_rest_kept():
     assert live(one, [z3.BoolVal(False)]) == one
 
 
+def test_a_misalignment_case_puts_its_value_into_every_other_formula():
+    """Under the case (S - D) & 7 == k the byte prover's facts and goals
+    have k in place of the misalignment, whichever form simplify gave it;
+    the case fact itself stays, a formula without the term is the same
+    object, and a prover without a case changes nothing."""
+    import z3
+    from copygen.verify.dataproof import ByteProver, CaseValue, split_offsets
+    from copygen.verify.world import World
+    w = World("to")
+    k, case = split_offsets(w)[5]
+    x = z3.BitVec("x", 64)
+    shifted = z3.simplify(x - ((w.S - w.D) & 7) * 8)
+    assert any(z3.eq(v, w.S) for v in _symbols(shifted))
+    cv = CaseValue.of(w, [z3.ULT(x, w.N), case])
+    assert cv.k == 5
+    assert z3.eq(cv.put(shifted), z3.simplify(x - 40))
+    low = z3.simplify(z3.Extract(2, 0, w.S - w.D)) == 1
+    assert z3.is_false(cv.put(low))
+    assert cv.put(case) is case
+    plain = z3.ULT(x, w.N)
+    assert cv.put(plain) is plain
+    pr = ByteProver(w, [case, shifted == 0])
+    assert any(z3.eq(f, case) for f in pr.base)
+    assert any(z3.eq(f, z3.simplify(x - 40 == 0)) for f in pr.base)
+    assert not any(z3.eq(f, shifted == 0) for f in pr.base)
+    assert pr.valid([], x == 40) == z3.unsat
+    assert pr.valid([], x == 48) == z3.sat
+    none = ByteProver(w, [shifted == 0])
+    assert none.case.k is None and none.case.put(shifted) is shifted
+
+
+def _symbols(e):
+    from copygen.verify.z3ops import z3_vars
+    return z3_vars(e)
+
+
 def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
     from copygen.verify.program import back_edges, join_cuts, segment_paths
     # three diamonds in a row: 2 * 2 * 2 paths; a cut at the middle join splits them

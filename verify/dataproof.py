@@ -10,9 +10,11 @@ correct already (the invariant); a constant must equal the expected byte.
 Before splitting, registers the start invariant pins to source words
 (`word` candidates) are replaced by those words, and the misalignment
 (S - D) & 7 is split into its 8 values, so that funnel shifts by a
-symbolic amount become fixed byte selections.  A shift amount computed on
-the path (from a cursor the path moved) is not a register the split
-names: `forced` finds the one value the facts of a case leave it.
+symbolic amount become fixed byte selections; under a case its value is
+put in for the misalignment in every other fact and goal (`CaseValue`).
+A shift amount computed on the path (from a cursor the path moved) is not
+a register the split names: `forced` finds the one value the facts of a
+case leave it.
 
 Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).
 May import z3, verify.answers, verify.world, verify.z3ops, verify.nowrap,
@@ -70,6 +72,11 @@ class ByteProver:
 
     def __init__(self, world, base_facts: list):
         self.world = world
+        # under one misalignment case every other formula has the case's
+        # value put in for (S - D) & 7, in each form simplify gives it
+        # (`CaseValue`); the case fact itself stays as it is
+        self.case = CaseValue.of(world, base_facts)
+        base_facts = self.case.facts(base_facts)
         # preconditions, BV invariants, path condition, and the no-wrap
         # lemmas of their pointer comparisons (verify.nowrap)
         self.base = base_facts + lemmas(world, base_facts)
@@ -98,6 +105,7 @@ class ByteProver:
         """Every goal follows from the base facts (one incremental solver,
         in a context of its own: the same goals in the same order take the
         same steps)."""
+        goals = self.case.facts(goals)
         base = self.facts_for(goals)
         asked = [*base, *goals]
         if answers.recall(asked, ALL_VALID, INCREMENTAL_MS) == z3.unsat:
@@ -126,6 +134,7 @@ class ByteProver:
         return True
 
     def _fresh(self, facts: list, goal, limit_ms: int = TIMEOUT_MS) -> z3.CheckSatResult:
+        facts, goal = self.case.facts(facts), self.case.put(goal)
         return Query([*self.facts_for([*facts, goal]), *facts, z3.Not(goal),
                       *lemmas(self.world, [*facts, goal])]).check(limit_ms)
 
@@ -137,7 +146,8 @@ class ByteProver:
         """[(term, value)] when the facts leave each term one value; [] when
         the facts cannot hold together (nothing to check); None when some
         term may take two values or the solver gives up."""
-        q = Query([*self.base, *facts, *lemmas(self.world, facts)])
+        put = self.case.facts(facts)
+        q = Query([*self.base, *put, *lemmas(self.world, put)])
         r = q.check(TIMEOUT_MS)
         if r == z3.unsat:
             return []
@@ -193,6 +203,7 @@ class ByteProver:
     def _any_fails(self, obligations: list) -> z3.CheckSatResult:
         """unsat when every (facts, goal) follows from the base facts: the
         disjunction of (facts and not goal) over all of them has no model."""
+        obligations = [(self.case.facts(facts), self.case.put(goal)) for facts, goal in obligations]
         formulas = [f for facts, goal in obligations for f in (*facts, goal)]
         some = z3.Or(*[z3.And(*facts, z3.Not(goal)) for facts, goal in obligations])
         return Query([*self.facts_for(formulas), some,
@@ -217,8 +228,68 @@ def shift_amounts(e) -> list:
 
 def split_offsets(world):
     """The 8 cases of the source/destination misalignment."""
-    off = (world.S - world.D) & bv(7)
+    off = misalignment(world)
     return [(k, off == k) for k in range(8)]
+
+
+def misalignment(world):
+    """(S - D) & 7, as split_offsets states its cases."""
+    return (world.S - world.D) & bv(7)
+
+
+class CaseValue:
+    """The value one misalignment case gives (S - D) & 7, put in for that
+    term wherever a formula has it.  The case fact `(S - D) & 7 == k`
+    stays among the facts, so a formula with k put in is equivalent to the
+    original under it.  The solver does not see by itself that `Extract(2,
+    0, S) + 7 * Extract(2, 0, D)` (simplify's form of the term) is k and
+    bit-blasts both; with k put in, a shift copy's byte goals are about
+    fixed offsets (docs/verifier.md has the figures)."""
+
+    _done: dict = {}      # (ast id, k) -> (formula, with k put in)
+
+    def __init__(self, fact=None, pairs=()) -> None:
+        self.fact, self.pairs = fact, list(pairs)
+        self.k = fact.arg(1).as_long() if fact is not None else None
+
+    @classmethod
+    def of(cls, world, facts: list) -> "CaseValue":
+        """The case among facts, if there is one (else a no-op)."""
+        off = misalignment(world)
+        for f in facts:
+            if z3.is_eq(f) and z3.eq(f.arg(0), off) and z3.is_bv_value(f.arg(1)):
+                k = f.arg(1).as_long()
+                low = z3.Extract(2, 0, world.S - world.D)
+                forms = [(off, bv(k)), (z3.simplify(off), bv(k)),
+                         (low, z3.BitVecVal(k, 3)), (z3.simplify(low), z3.BitVecVal(k, 3))]
+                pairs = []
+                for t, v in forms:
+                    if not any(z3.eq(t, u) for u, _ in pairs):
+                        pairs.append((t, v))
+                return cls(f, pairs)
+        return cls()
+
+    def put(self, e):
+        """e with the case's value put in (e itself without a case, or when
+        e does not mention the term)."""
+        if not self.pairs or (self.fact is not None and z3.eq(e, self.fact)):
+            return e
+        key = (e.get_id(), self.k)
+        hit = self._done.get(key)
+        if hit is not None and z3.eq(hit[0], e):
+            return hit[1]
+        out = z3.substitute(e, *self.pairs)
+        if z3.eq(out, e):
+            out = e
+        else:
+            out = z3.simplify(z3.substitute(z3.simplify(out), *self.pairs))
+        if len(self._done) > 200000:
+            self._done.clear()
+        self._done[key] = (e, out)
+        return out
+
+    def facts(self, fs) -> list:
+        return [self.put(f) for f in fs]
 
 
 def split_alignments(world):
