@@ -23,8 +23,15 @@ from exits import exit_status  # noqa: E402
 
 
 def _one(elf, sym, kind, jobs):
+    """One routine's proof as `copygen verify` runs it: a vector routine at
+    every VLEN (verify.vprove, in this process), the others over `jobs`."""
     from copygen.verify.prove import prove_routine
-    rep = prove_routine(elf, sym, kind, jobs=jobs)
+    from copygen.verify.vprove import prove_vectors
+    from copygen.verify.world import VECTOR_KINDS
+    if kind in VECTOR_KINDS:
+        rep = prove_vectors(elf, symbol=sym)
+    else:
+        rep = prove_routine(elf, sym, kind, jobs=jobs)
     return {"routine": sym, "kind": kind, "seconds": round(rep.seconds, 1),
             "status": rep.status,
             "not_proved": {c: rep.detail.get(c, "") for c, st in rep.status.items()
