@@ -221,7 +221,7 @@ def test_a_misalignment_case_puts_its_value_into_every_other_formula():
     from copygen.verify.dataproof import ByteProver, CaseValue, split_offsets
     from copygen.verify.world import World
     w = World("to")
-    k, case = split_offsets(w)[5]
+    _, case = split_offsets(w)[5]
     x = z3.BitVec("x", 64)
     shifted = z3.simplify(x - ((w.S - w.D) & 7) * 8)
     assert any(z3.eq(v, w.S) for v in _symbols(shifted))
