@@ -463,3 +463,29 @@ def test_a_proving_process_keeps_what_z3_frees():
     from copygen.verify.heap import keep_freed
     assert keep_freed() == (platform.libc_ver()[0] == "glibc")
     assert keep_freed() == keep_freed()
+
+
+def test_houdini_checks_a_loop_path_after_the_paths_into_its_loop():
+    """Within a stage, the path from the entry drops a guess at the head
+    before the head's own loop path is checked: the loop path is checked
+    once, from what is left, not first from every guess and again after.
+    The greatest inductive subset is the same either way."""
+    from types import SimpleNamespace
+    from copygen.verify.houdini import Proof
+    head = 0x100
+    guesses = ["a", "b", "c"]
+    # the entry refutes "c"; round the loop every guess at the start holds again
+    refutes = {None: {"c"}, head: set()}
+    calls = []
+    proof = Proof.__new__(Proof)
+    proof.inv = {head: list(guesses)}
+    proof.data = SimpleNamespace(prepare=lambda starts, jobs: None)
+
+    def kept(start, end, plain, memory):
+        calls.append((start, tuple(proof.inv[start]) if start is not None else None))
+        return [c for c in proof.inv[end.pc] if c not in refutes[start]], []
+    proof._kept = kept
+    end = SimpleNamespace(pc=head)
+    proof._fixpoint([(head, end), (None, end)], 1, {}, None)
+    assert proof.inv[head] == ["a", "b"]
+    assert calls == [(None, None), (head, ("a", "b"))]

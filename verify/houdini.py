@@ -114,7 +114,11 @@ class Proof:
     def _fixpoint(self, ends: list, jobs: int, seen_plain: dict, seen_mem: dict | None) -> None:
         """Rounds until nothing changes; `seen_*` map a path to the size of its
         start's invariant when it was last checked (sets only shrink).  With
-        seen_mem None the memory candidates are left alone."""
+        seen_mem None the memory candidates are left alone.  `ends` are
+        the paths into one stage's heads; a round checks those from
+        outside the stage while any is due, then the ones round it."""
+        stage = {end.pc for _, end in ends}
+
         def version(start) -> int:
             return -1 if start is None else len(self.inv[start])
         while True:
@@ -126,6 +130,11 @@ class Proof:
                     todo.append((i, plain, mem))
             if not todo:
                 return
+            # paths from outside the stage first: their starts are settled,
+            # and what they drop at a head shrinks the start of the paths
+            # round the stage before those are checked
+            outside = [t for t in todo if ends[t[0]][0] not in stage]
+            todo = outside or todo
             for i, plain, mem in todo:
                 seen_plain[i] = version(ends[i][0])
                 if seen_mem is not None:
