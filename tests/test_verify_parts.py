@@ -94,6 +94,25 @@ def test_interval_goals_agree_with_the_question_over_every_byte():
         assert _valid(fs, z3.Implies(z3.ULT(W, v(24)), written)) == covered
 
 
+
+def test_stores_that_meet_end_to_start_are_one_interval():
+    """A block of stores at one base's consecutive offsets is one interval
+    for the cover goals (one right end to cover instead of one per store),
+    the same set of bytes; a store past a gap stays apart."""
+    from copygen.verify.coverage import intervals
+    W, a = z3.BitVecs("W a", 64)
+    v = lambda n: z3.BitVecVal(n, 64)
+    stores = [(16, 4), (0, 8), (8, 8), (24, 8)]
+    written = z3.Or(*[z3.ULT(W - (a + v(off)), v(size)) for off, size in stores])
+    ivs = intervals(W, written)
+    assert len(ivs) == 2
+    assert sorted(z3.simplify(hi - lo).as_long() for _, lo, hi in ivs) == [8, 20]
+    assert _valid([], written == z3.Or(*[member(W) for member, _, _ in ivs]))
+    # the cover of [a, a + 20) holds, of [a, a + 21) not
+    for upto, covered in ((20, True), (21, False)):
+        goals = cover_goals(W, written, a + v(upto), start=a)
+        assert _valid([], z3.And(*goals)) == covered, upto
+
 def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
     """copy_from_user's loads-first block: a fault on any of its 8 loads
     resumes the byte loop at the same cursors; merged, the one end's

@@ -51,9 +51,30 @@ def intervals(W, written, head_written=None, head_iv=None) -> list | None:
         lo = z3.simplify(W - off)
         if mentions(lo, W):
             return None
-        out.append((lambda p, lo=lo, size=size: z3.ULT(p - lo, size), lo,
-                    z3.simplify(lo + size)))
-    return out
+        out.append((lo, size.as_long()))
+    return _merged(out)
+
+
+def _merged(ivs: list) -> list:
+    """[(membership, lo, hi)] of the intervals: head intervals as they
+    are, and runs of constant-size intervals that meet end to start (a
+    block of stores at one base register's consecutive offsets) joined
+    into one interval of their summed size, the same set of points."""
+    heads = [iv for iv in ivs if len(iv) == 3]
+    sized = [iv for iv in ivs if len(iv) == 2]
+    merged = True
+    while merged:
+        merged = False
+        for i, (lo, size) in enumerate(sized):
+            hi = z3.simplify(lo + size)
+            j = next((j for j, (lo2, _) in enumerate(sized) if j != i and z3.eq(lo2, hi)), None)
+            if j is not None and size + sized[j][1] < 1 << 63:
+                sized[i] = (lo, size + sized[j][1])
+                del sized[j]
+                merged = True
+                break
+    return heads + [(lambda p, lo=lo, size=size: z3.ULT(p - lo, bv(size)), lo,
+                     z3.simplify(lo + size)) for lo, size in sized]
 
 
 def cover_goals(W, written, upto, head_written=None, head_iv=None, start=None) -> list | None:
