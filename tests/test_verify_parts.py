@@ -448,6 +448,47 @@ def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
     assert replace(faults[0], goal=z3.BoolVal(False), inside=()).run(proof.data) is not None
 
 
+
+def test_a_fault_exits_count_bound_and_store_intervals_need_no_fault_facts(
+        built_examples, monkeypatch):
+    """C2 (the count is at most n) and C4's store intervals at a fault exit
+    follow from the path without the constraints that place the fault
+    point: each is asked so first (fewer hypotheses, so a proof stands),
+    and in full only if that fails."""
+    from copygen.verify import prove
+    from copygen.verify.houdini import Proof
+    from copygen.verify.infer import bases
+    from copygen.verify.samples import collect
+    from copygen.verify.world import KINDS, World
+    from copygen.verify.z3ops import mentions
+    sym = "__clear_user"
+    prog, routine = _routine(built_examples, "kernel2021", sym)
+    kind = KINDS[sym]
+    snaps = collect(prog.image, sym, kind, routine.cut_points)
+    roles = {pc: prog.address_roles(pc) for pc in snaps}
+    guesses = prove.guess_all(prog, routine, snaps, kind, roles, 1)
+    w = World(kind)
+    proof = Proof(prog, routine, w, {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    proof.houdini(guesses)
+    ck = prove.ClauseChecker(proof)
+    ck.returns()
+    loose = []
+    real = prove.Check._holds_loosely
+
+    def spy(self, data, goal, cond):
+        ok = real(self, data, goal, cond)
+        loose.append((self.clause, ok))
+        return ok
+    monkeypatch.setattr(prove.Check, "_holds_loosely", spy)
+    faulting = lambda c: any(mentions(f, w.FO) for f in c.cond)
+    c2 = [c for c in ck.checks if c.clause == "C2" and faulting(c)]
+    c4 = [c for c in ck.checks if c.clause == "C4" and c.inside and faulting(c)]
+    assert c2 and c4
+    for c in c2 + c4:
+        del loose[:]
+        assert c.run(proof.data) is None
+        assert loose == [(c.clause, True)], c.what
+
 def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
     """At an end that returns 0, "every byte of [0, n) written" is C1's goal
     without a fault and C3's with one: one check under the path condition

@@ -58,10 +58,11 @@ class RoutineReport:
                 "calls": self.calls}
 
 
-# how long a C3 coverage goal (alone or standing for C1's too) is tried
-# without the fault point's constraints before it is asked in full; C1's
-# goals, under "no fault", gain nothing from it, so C1 alone does not try
-# it (docs/verifier.md, "What makes it fast enough")
+# how long a fault path's C3 coverage goal (alone or standing for C1's
+# too), its C2 bound on the count and its C4 store intervals are tried
+# without the fault point's constraints before they are asked in full;
+# C1's goals, under "no fault", gain nothing from it, so C1 alone does not
+# try it (docs/verifier.md, "What makes it fast enough")
 RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
@@ -85,6 +86,7 @@ class Check:
     what: str
     state: object = None
     relax: bool = False   # try first without the fault point's constraints
+    relax_inside: bool = False    # the same for the `inside` goals
     points: tuple = ()    # W's values that matter: asked one by one if the solver gives up
     # W-free goals that together imply the goal under `inside_cond`
     # (verify.coverage.inside_goals): asked first, the goal only if one fails
@@ -100,10 +102,14 @@ class Check:
         if self.state is not None:
             return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
                 else self.what
-        if self.relax and self._holds_loosely(data):
+        if self.relax and self._holds_loosely(data, self.goal, self.cond):
             return None
-        if self.inside and data.prover(self.start, self.inside_cond).valid([], z3.And(*self.inside)) == z3.unsat:
-            return None
+        if self.inside:
+            inside = z3.And(*self.inside)
+            if self.relax_inside and self._holds_loosely(data, inside, self.inside_cond):
+                return None
+            if data.prover(self.start, self.inside_cond).valid([], inside) == z3.unsat:
+                return None
         pr = data.prover(self.start, self.cond)
         if self.points:
             r = self._relative(pr)
@@ -140,20 +146,21 @@ class Check:
                 return r
         return z3.unsat
 
-    def _holds_loosely(self, data) -> bool:
-        """The goal follows from the path condition without the constraints
-        that place the fault point (fewer hypotheses, so this proves the
-        check; the coverage goals on fault paths rarely need them, and they
-        make each query slower).  A short limit: otherwise ask in full."""
+    def _holds_loosely(self, data, goal, cond) -> bool:
+        """`goal` follows from the path condition `cond` without the
+        constraints that place the fault point (fewer hypotheses, so this
+        proves the check; the coverage goals, the count's bound and the
+        store intervals on fault paths rarely need them, and they make each
+        query slower).  A short limit: otherwise ask in full."""
         fo = data.w.FO
-        if mentions(self.goal, fo):
+        if mentions(goal, fo):
             return False
-        loose = [c for c in self.cond if not mentions(c, fo)]
-        if len(loose) == len(self.cond):
+        loose = [c for c in cond if not mentions(c, fo)]
+        if len(loose) == len(cond):
             return False
-        if len(data.w.fault_free(self.cond, self.goal)) < len(self.cond):
+        if len(data.w.fault_free(cond, goal)) < len(cond):
             return False      # the full query leaves them out already (World.fault_free)
-        return data.prover(self.start, loose).valid_within(self.goal, RELAXED_MS) == z3.unsat
+        return data.prover(self.start, loose).valid_within(goal, RELAXED_MS) == z3.unsat
 
 
 def _ask(facts: list, goal, limit_ms: int) -> z3.CheckSatResult:
@@ -257,7 +264,7 @@ class ClauseChecker:
                     c1 = self._together(c1, c3, cond)
                 self.checks.extend(c1)
                 self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
-                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n")
+                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n", relax=True)
                 done = z3.ULT(w.W, w.N - ret)
                 if not zero:
                     self.checks.extend(self._cover("C3", start, f + [z3.ULE(ret, w.N)], st,
@@ -285,7 +292,7 @@ class ClauseChecker:
             head_written, head_iv = self.p.data.head_cursor(start, reach=True)
             goals = inside_goals(w.W, st.written, w.N - ret, head_written, head_iv)
             if goals is not None:
-                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond))
+                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond), relax_inside=True)
         self.checks.append(chk)
 
     def _cover(self, clause, start, cond, st, upto, pc, what) -> list:
