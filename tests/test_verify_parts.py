@@ -94,7 +94,6 @@ def test_interval_goals_agree_with_the_question_over_every_byte():
         assert _valid(fs, z3.Implies(z3.ULT(W, v(24)), written)) == covered
 
 
-
 def test_stores_that_meet_end_to_start_are_one_interval():
     """A block of stores at one base's consecutive offsets is one interval
     for the cover goals (one right end to cover instead of one per store),
@@ -112,6 +111,7 @@ def test_stores_that_meet_end_to_start_are_one_interval():
     for upto, covered in ((20, True), (21, False)):
         goals = cover_goals(W, written, a + v(upto), start=a)
         assert _valid([], z3.And(*goals)) == covered, upto
+
 
 def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
     """copy_from_user's loads-first block: a fault on any of its 8 loads
@@ -448,7 +448,6 @@ def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
     assert replace(faults[0], goal=z3.BoolVal(False), inside=()).run(proof.data) is not None
 
 
-
 def test_a_fault_exits_count_bound_and_store_intervals_need_no_fault_facts(
         built_examples, monkeypatch):
     """C2 (the count is at most n) and C4's store intervals at a fault exit
@@ -488,6 +487,7 @@ def test_a_fault_exits_count_bound_and_store_intervals_need_no_fault_facts(
         del loose[:]
         assert c.run(proof.data) is None
         assert loose == [(c.clause, True)], c.what
+
 
 def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
     """At an end that returns 0, "every byte of [0, n) written" is C1's goal

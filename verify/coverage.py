@@ -34,7 +34,8 @@ def intervals(W, written, head_written=None, head_iv=None) -> list | None:
     """`written` as [(membership of a point p, left end, right end)], None
     when it is not a union of intervals.  The head's own flag counts as the
     interval head_iv = (lo, hi) its cursor gives ([0, lim) for a forward
-    copy, [lim, n) for a backward one)."""
+    copy, [lim, n) for a backward one); stores that meet end to start are
+    one interval (`_merged`)."""
     out = []
     for d in _disjuncts(written):
         if z3.is_false(d):
