@@ -62,20 +62,21 @@ def _merged(ivs: list) -> list:
     block of stores at one base register's consecutive offsets) joined
     into one interval of their summed size, the same set of points."""
     heads = [iv for iv in ivs if len(iv) == 3]
-    sized = [iv for iv in ivs if len(iv) == 2]
-    merged = True
-    while merged:
-        merged = False
-        for i, (lo, size) in enumerate(sized):
-            hi = z3.simplify(lo + size)
-            j = next((j for j, (lo2, _) in enumerate(sized) if j != i and z3.eq(lo2, hi)), None)
-            if j is not None and size + sized[j][1] < 1 << 63:
-                sized[i] = (lo, size + sized[j][1])
-                del sized[j]
-                merged = True
+    runs = [[lo, size, z3.simplify(lo + size)] for lo, size in (iv for iv in ivs if len(iv) == 2)]
+    starting = {}                 # left end's id -> the run that starts there
+    for i, (lo, _, _) in enumerate(runs):
+        starting.setdefault(lo.get_id(), i)
+    for i, run in enumerate(runs):
+        while run is not None:
+            j = starting.get(run[2].get_id())
+            if j is None or j == i or runs[j] is None or run[1] + runs[j][1] >= 1 << 63:
                 break
-    return heads + [(lambda p, lo=lo, size=size: z3.ULT(p - lo, bv(size)), lo,
-                     z3.simplify(lo + size)) for lo, size in sized]
+            _, size, hi = runs[j]
+            runs[j] = None
+            del starting[run[2].get_id()]
+            run[1], run[2] = run[1] + size, hi
+    return heads + [(lambda p, lo=lo, size=size: z3.ULT(p - lo, bv(size)), lo, hi)
+                    for lo, size, hi in filter(None, runs)]
 
 
 def cover_goals(W, written, upto, head_written=None, head_iv=None, start=None) -> list | None:

@@ -85,8 +85,9 @@ class Check:
     goal: object
     what: str
     state: object = None
-    relax: bool = False   # try first without the fault point's constraints
-    relax_inside: bool = False    # the same for the `inside` goals
+    # try first without the fault point's constraints (the `inside` goals
+    # where there are some, else the goal)
+    relax: bool = False
     points: tuple = ()    # W's values that matter: asked one by one if the solver gives up
     # W-free goals that together imply the goal under `inside_cond`
     # (verify.coverage.inside_goals): asked first, the goal only if one fails
@@ -102,14 +103,14 @@ class Check:
         if self.state is not None:
             return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
                 else self.what
-        if self.relax and self._holds_loosely(data, self.goal, self.cond):
-            return None
         if self.inside:
             inside = z3.And(*self.inside)
-            if self.relax_inside and self._holds_loosely(data, inside, self.inside_cond):
+            if self.relax and self._holds_loosely(data, inside, self.inside_cond):
                 return None
             if data.prover(self.start, self.inside_cond).valid([], inside) == z3.unsat:
                 return None
+        elif self.relax and self._holds_loosely(data, self.goal, self.cond):
+            return None
         pr = data.prover(self.start, self.cond)
         if self.points:
             r = self._relative(pr)
@@ -292,7 +293,7 @@ class ClauseChecker:
             head_written, head_iv = self.p.data.head_cursor(start, reach=True)
             goals = inside_goals(w.W, st.written, w.N - ret, head_written, head_iv)
             if goals is not None:
-                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond), relax_inside=True)
+                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond), relax=True)
         self.checks.append(chk)
 
     def _cover(self, clause, start, cond, st, upto, pc, what) -> list:
