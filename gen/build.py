@@ -62,7 +62,6 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
                        ("uaccess_vector.S", emit.render_vector(st, src)),
                        ("string.c", emit.render_string(st, src)),
                        ("memcpy.S", emit.render_memcpy(st, src)),
-                       ("memmove.S", emit.render_memmove(st, src)),
                        ("memset.S", emit.render_memset(st, src))):
         path = outdir / name
         if text is None:
@@ -94,8 +93,7 @@ def content_key(st: Strategy) -> str:
     vector = emit.render_vector(st, src)
     for text in (emit.render_uaccess(st, src), emit.render_string(st, src)):
         h.update(b"\0" if text is None else text.encode())
-    for text in (emit.render_memset(st, src), emit.render_memcpy(st, src),
-                 emit.render_memmove(st, src)):
+    for text in (emit.render_memset(st, src), emit.render_memcpy(st, src)):
         if text is not None:        # string functions in C keep the keys they had
             h.update(text.encode())
     if vector is not None:          # scalar strategies keep the keys they had
@@ -118,7 +116,7 @@ def build_cached(path: str | Path, cache_root: Path, profiles=None) -> BuildResu
         res = BuildResult(str(path), outdir, warnings=list(st.warnings), elf=elf,
                           symbols=st.routines())
         res.files = [outdir / n for n in ("uaccess.S", "uaccess_vector.S", "string.c", "memcpy.S",
-                                          "memmove.S", "memset.S")
+                                          "memset.S")
                      if (outdir / n).exists()]
         res.objects = [f.with_suffix(".o") for f in res.files]
         return res

@@ -74,13 +74,6 @@ class CFunction:
     params: str
     doc: Comment
     phases: tuple[CPhase, ...]
-    declared: bool = False       # a prototype first: global, called from assembly only
-
-    def prelude(self) -> tuple[str, ...]:
-        """Lines before the doc comment: the prototype of a function that
-        only assembly calls (-Wmissing-prototypes asks for one), a blank."""
-        return (f"{self.ret}{self.symbol}({self.params});", "") if self.declared else ()
-
     def phase(self, title: str) -> CPhase | None:
         return next((p for p in self.phases if p.title == title), None)
 

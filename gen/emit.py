@@ -6,7 +6,7 @@ deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.ir, gen.cir, gen.strategy,
 gen.lower_uaccess, gen.lower_vector, gen.lower_string, gen.lower_memset,
-gen.lower_memcpy, gen.resources.
+gen.lower_memcpy, gen.lower_memmove, gen.resources.
 """
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ import jinja2
 from copygen import __version__
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.resources import templates_dir
-from copygen.gen.lower_memcpy import memcpy_function, memmove_entry
+from copygen.gen.lower_memcpy import memcpy_function
+from copygen.gen.lower_memmove import memmove_function as memmove_asm_function
 from copygen.gen.lower_memset import memset_function
 from copygen.gen.lower_string import string_unit
 from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
 from copygen.gen.lower_vector import clear_function, vector_function
-from copygen.gen.strategy import OVERLAP_C, Phases, StringLib, Strategy, Target, Vector
+from copygen.gen.strategy import Phases, StringLib, Strategy, Target, Vector
 
 
 
@@ -165,7 +166,7 @@ def string_banner(lib: StringLib, source: str) -> dict:
     return _banner(source, [_named(lib.name, lib.target),
                             *_labelled("memcpy:  ", _memcpy_settings(lib)),
                             f"  memmove: forward {move.forward}; backward {move.backward}"
-                            + ("; form asm: entry in memmove.S" if lib.memmove_asm else ""),
+                            + ("; form asm: in memcpy.S" if lib.memmove_asm else ""),
                             *_labelled("memset:  ", memset)])
 
 
@@ -211,16 +212,21 @@ def render_string(st: Strategy, source: str, exports: bool = True,
     if st.string is None:
         return None
     unit = string_unit(st.string)
+    if not unit.functions:          # every function in assembly
+        return None
     return env().get_template("string.c.j2").render(
         unit=unit, banner=string_banner(st.string, source),
         symbols={fn.symbol: symbol_lines(fn, exports, prefixes) for fn in unit.functions})
 
 
-def _render_function(fn: Function, alias: str, banner: dict, exports: bool,
+def _render_function(fns: list[tuple[Function, str]], banner: dict, exports: bool,
                      prefixes: tuple[str, ...]) -> str:
+    """An assembly file of (function, weak alias) pairs."""
+    entries = [{"fn": fn, "alias": alias,
+                "prefixed": [f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)]}
+               for fn, alias in fns]
     return env().get_template("string_function.S.j2").render(
-        fn=fn, alias=alias, exports=exports, banner=banner,
-        prefixed=[f"{pre}{name}" for pre in prefixes for name in (alias, fn.symbol)])
+        entries=entries, exports=exports, banner=banner)
 
 
 def render_memset(st: Strategy, source: str, exports: bool = True,
@@ -231,7 +237,7 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
     lib = st.string
     if lib is None or not lib.memset_asm:
         return None
-    return _render_function(memset_function(lib.memset), "memset",
+    return _render_function([(memset_function(lib.memset), "memset")],
                             _function_banner(lib, source, "memset",
                                              settings(lib.memset, fill=True)),
                             exports, prefixes)
@@ -240,27 +246,20 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
 def render_memcpy(st: Strategy, source: str, exports: bool = True,
                   prefixes: tuple[str, ...] = ()) -> str | None:
     """memcpy.S, when the string block's memcpy is in assembly (`form asm`),
-    with the same symbols as render_memset gives memset."""
+    with the same symbols as render_memset gives memset; with memmove's
+    `form asm` the whole of memmove follows memcpy, with its symbols."""
     lib = st.string
     if lib is None or not lib.memcpy_asm:
         return None
-    return _render_function(memcpy_function(lib), "memcpy",
-                            _function_banner(lib, source, "memcpy",
-                                             settings(lib.memcpy) + ["form asm"]),
-                            exports, prefixes)
-
-
-def render_memmove(st: Strategy, source: str, exports: bool = True,
-                   prefixes: tuple[str, ...] = ()) -> str | None:
-    """memmove.S, when memmove's entry is in assembly (memmove's `form
-    asm`), with the same symbols as render_memset gives memset."""
-    lib = st.string
-    if lib is None or not lib.memmove_asm:
-        return None
-    return _render_function(memmove_entry(lib), "memmove",
-                            _function_banner(lib, source, "memmove", [
-                                "form asm", f"overlapping buffers in {OVERLAP_C} (string.c)"]),
-                            exports, prefixes)
+    fns = [(memcpy_function(lib), "memcpy")]
+    parts = settings(lib.memcpy) + ["form asm"]
+    if lib.memmove_asm:
+        fns.append((memmove_asm_function(lib), "memmove"))
+    banner = _function_banner(lib, source, "memcpy", parts)
+    if lib.memmove_asm:
+        banner["strategy"] += _labelled("memmove: ", [
+            f"forward memcpy; backward {lib.memmove.backward}", "form asm: in memcpy.S"])
+    return _render_function(fns, banner, exports, prefixes)
 
 
 def symbol_lines(fn, exports: bool, prefixes: tuple[str, ...]) -> list[str]:

@@ -17,15 +17,8 @@ before its first store), then the byte loop for the rest.  On a short
 call the head's pieces, the size classes' tests and the tail's pieces
 cost more than the bytes themselves.
 
-With memmove's `form asm`, memmove's entry is assembly too (memmove.S):
-buffers that do not overlap go to memcpy by a tail call, without a frame,
-the others to __memmove_overlap in string.c.  (In string.c the same test
-costs a call inside a frame wherever the kernel is built with frame
-pointers, which turn off sibling calls.)  It is a file of its own, not
-part of memcpy.S: kexec's purgatory links memcpy.S without string.c.
-
-Role: turn the user copy's Function into memcpy's, and write memmove's
-entry.  May import gen.ir, gen.lower_uaccess, gen.strategy.
+Role: turn the user copy's Function into memcpy's.  May import gen.ir,
+gen.lower_uaccess, gen.strategy.
 """
 from __future__ import annotations
 
@@ -33,7 +26,7 @@ from dataclasses import replace
 
 from copygen.gen.ir import Function, Insn, Label, Phase
 from copygen.gen.lower_uaccess import copy_user_function
-from copygen.gen.strategy import OVERLAP_C, CopyUser, StringLib
+from copygen.gen.strategy import CopyUser, StringLib
 
 SAVED = "a7"
 PFX = "memcpy"
@@ -95,31 +88,6 @@ def _short_phase(below: int, k: int) -> Phase:
                   "goto bytes;"),
                  (("t1", "end of the whole blocks"),) + tuple((t, "byte in flight") for t in temps),
                  tuple(body))
-
-
-def memmove_entry(lib: StringLib) -> Function:
-    """__memmove (weak alias memmove) in memmove.S: memcpy for disjoint
-    buffers, the C copy of overlapping ones otherwise."""
-    assert lib.memmove_asm and lib.memcpy_asm
-    test = Phase(None, "Overlap test",
-                 ("dst - src < n: dst starts inside the source, so the copy must go",
-                  "backwards; src - dst < n: the source starts inside dst.  Buffers",
-                  "that do neither are disjoint: memcpy copies them and returns dst",
-                  "to the caller (a tail call: no frame).  The others go to",
-                  f"{OVERLAP_C} in string.c, which returns to the caller too."),
-                 ("if (dst - src >= n && src - dst >= n) goto memcpy;",
-                  f"return {OVERLAP_C}(dst, src, n);"),
-                 (("t0", "dst - src"), ("t1", "src - dst")),
-                 (Insn("sub", ("t0", "a0", "a1")),
-                  Insn("sub", ("t1", "a1", "a0")),
-                  Insn("bltu", ("t0", "a2", ".Lmemmove_overlap"), note="dst inside the source"),
-                  Insn("bltu", ("t1", "a2", ".Lmemmove_overlap"), note="src inside dst"),
-                  Insn("tail", ("__memcpy",), note="disjoint"),
-                  Label(".Lmemmove_overlap"),
-                  Insn("tail", (OVERLAP_C,))))
-    return Function(
-        "__memmove", (), ("Copy n bytes from src to dst; the buffers may overlap.",),
-        (("a0", "dst"), ("a1", "src"), ("a2", "n")), "a0: dst", (test,))
 
 
 def memcpy_function(lib: StringLib) -> Function:

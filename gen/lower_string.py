@@ -30,7 +30,7 @@ May import gen.cir, gen.strategy and the standard library.
 from __future__ import annotations
 
 from copygen.gen.cir import BLANK, Comment, CFunction, CPhase, CTypedef, CUnit, Stmt
-from copygen.gen.strategy import OVERLAP_C, SZREG, Phases, StringLib, Target
+from copygen.gen.strategy import SZREG, Phases, StringLib, Target
 
 BYTE_BITS = 8
 COPY_PARAMS = "void *dest, const void *src, size_t count"
@@ -253,16 +253,6 @@ def memcpy_function(lib: StringLib) -> CFunction:
 
 
 def _memmove_doc(lib: StringLib) -> Comment:
-    if lib.memmove_asm:
-        return Comment(0, (
-            "memmove of overlapping buffers: memmove's entry in memmove.S sends",
-            "disjoint ones to memcpy and the others here.  When dst does not start",
-            "inside [src, src + count), copying forwards never overwrites a source",
-            "byte before it is read: bytes until dst is aligned, whole words when",
-            "src is aligned too, then bytes.  Otherwise copy backwards" + (
-                ": bytes until" if lib.memmove.backward == "words" else ", one byte at a time."),
-            *(("the end of dst is aligned, then whole words when the source end is",
-               "aligned too, then bytes.") if lib.memmove.backward == "words" else ())))
     fwd = ", so memcpy\ndoes it" if lib.memmove.forward == "memcpy" else ""
     if lib.memmove.forward == "memcpy" and lib.memcpy_asm:
         fwd = (", so memcpy\ndoes it where the buffers are disjoint, and a word copy"
@@ -295,16 +285,14 @@ def _forward_overlap_safe(p: Phases) -> list[Stmt | Comment]:
             *_byte_loop(2, "*d++ = *s++;", "return dest;")]
 
 
-def _forward_disjoint_only(entry_asm: bool = False) -> list[Stmt | Comment]:
+def _forward_disjoint_only() -> list[Stmt | Comment]:
     """memcpy in assembly for disjoint buffers only; else bytes until dst
-    is aligned, whole words when src is aligned too, then bytes.  With the
-    entry in assembly (`entry_asm`) disjoint buffers never come here."""
+    is aligned, whole words when src is aligned too, then bytes."""
     why = ("dst starts below src and overlaps it: memcpy's contract is",
            "disjoint buffers (memcpy.S is proved for those), so copy",
            "forwards here, each word loaded before it is stored.")
-    test = [] if entry_asm else [
-        *_stmts(2, "if (likely((uintptr_t)s - (uintptr_t)d >= count))\t/* disjoint */"),
-        *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why)]
+    test = [*_stmts(2, "if (likely((uintptr_t)s - (uintptr_t)d >= count))\t/* disjoint */"),
+            *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why)]
     return [*test, *_stmts(2, "if (count >= SZREG) {"), *_head(3, "*d++ = *s++;"),
             *_stmts(3, "if (!((uintptr_t)s & WORD_MASK)) {"),
             *_one_word_loop(4, "*(word_t *)d = *(const word_t *)s;", "d", "s"),
@@ -317,13 +305,13 @@ def _memmove_forward(lib: StringLib) -> CPhase:
     if lib.memmove.forward == "bytes":
         body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
     elif lib.memcpy_asm:
-        body = _forward_disjoint_only(lib.memmove_asm)
+        body = _forward_disjoint_only()
     elif "overlap" in (lib.memcpy.align, lib.memcpy.tail):
         body = _forward_overlap_safe(lib.memcpy)
     else:
         body = _stmts(2, "return __memcpy(dest, src, count);")
     test = "(uintptr_t)d - (uintptr_t)s >= count"
-    if lib.memcpy_asm and not lib.memmove_asm:
+    if lib.memcpy_asm:
         # forwards into the tuned memcpy.S is the call's common path: as
         # the fall-through it costs no taken branch (the disjoint test
         # inside is hinted the same way)
@@ -350,9 +338,6 @@ def memmove_function(lib: StringLib) -> CFunction:
     if lib.memmove.backward == "words":
         phases.append(_backward_words())
     phases.append(CPhase("backward bytes", tuple(_byte_loop(1, "*--d = *--s;", "return dest;"))))
-    if lib.memmove_asm:
-        return CFunction(OVERLAP_C, None, "void *", COPY_PARAMS, _memmove_doc(lib),
-                         tuple(phases), declared=True)
     return CFunction("__memmove", "memmove", "void *", COPY_PARAMS, _memmove_doc(lib),
                      tuple(phases))
 
@@ -418,6 +403,7 @@ def string_unit(lib: StringLib) -> CUnit:
     # a fast core's word loop reads the source through uword_t; a slow
     # core never makes a misaligned access, so it has no use for one
     types = (WORD_T, UWORD_T) if lib.target.fast_misaligned else (WORD_T,)
-    fns = ((() if lib.memcpy_asm else (memcpy_function(lib),)) + (memmove_function(lib),)
+    fns = ((() if lib.memcpy_asm else (memcpy_function(lib),))
+           + (() if lib.memmove_asm else (memmove_function(lib),))
            + (() if lib.memset_asm else (memset_function(lib),)))
     return CUnit(types, fns)

@@ -190,13 +190,7 @@ class ClearUser:
 class MemmoveSpec:
     forward: str = "memcpy"      # "memcpy": reuse memcpy's strategy | "bytes"
     backward: str = "words"      # "bytes" | "words"
-    form: str = "c"              # "asm": the entry in memmove.S, the overlaps in C
-
-
-# string.c's copy of overlapping buffers when memmove's entry is in
-# memmove.S (`form asm`): the entry tail-calls it (measure.size.PARTS counts
-# its code as memmove's under this name)
-OVERLAP_C = "__memmove_overlap"
+    form: str = "c"              # "asm": all of memmove in memcpy.S, after memcpy
 
 
 @dataclass(frozen=True)
@@ -217,9 +211,9 @@ class StringLib:
 
     @property
     def memmove_asm(self) -> bool:
-        """memmove's entry is in assembly (memmove.S, `form asm`): disjoint
-        buffers go on to memcpy, overlapping ones to string.c's
-        __memmove_overlap, both by a tail call."""
+        """memmove is in memcpy.S (`form asm`, gen.lower_memmove): disjoint
+        buffers branch into memcpy there, overlapping ones are copied in
+        place."""
         return self.memmove.form == "asm"
 
     @property

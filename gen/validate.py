@@ -58,7 +58,7 @@ def _memmove(item: Item, memcpy_asm: bool) -> MemmoveSpec:
     forward = s["forward"].values[0] if "forward" in s else "memcpy"
     form = s["form"].values[0] if "form" in s else "c"
     if form == "asm" and not (memcpy_asm and forward == "memcpy"):
-        raise CopygenError("memmove's `form asm` is an entry in memmove.S that jumps into "
+        raise CopygenError("memmove's `form asm` puts memmove in memcpy.S, which branches into "
                            "memcpy: it needs `forward memcpy` and memcpy with `form asm`",
                            s["form"].loc, hint="add `form asm` to memcpy and `forward memcpy` "
                                                "here, or remove the line")

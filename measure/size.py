@@ -10,10 +10,7 @@ has the address and the size of the code it names: it is a row of its own
 with the same bytes, not more code.  The exception table is not `.text`
 (it is read-only data the kernel searches on a fault) and is reported
 apart: `extable_bytes`, the entries whose faulting instruction lies in the
-routine times the size of an entry in the layout the ELF uses.  A memmove
-whose entry is in assembly (memmove's `form asm`) tail-calls a C function
-for overlapping buffers that nothing else calls: its bytes are memmove's
-(`PARTS`).
+routine times the size of an entry in the layout the ELF uses.
 
 Role: the size measure behind `copygen bench`, `rank` and `tune`.
 Imports: emu.elf, measure.bench, the standard library.
@@ -38,17 +35,10 @@ class RoutineSize:
         return asdict(self)
 
 
-# routine -> the functions only it calls, whose code counts as its own
-# (the name gen.strategy.OVERLAP_C gives string.c's function)
-PARTS = {"memmove": ("__memmove_overlap",), "__memmove": ("__memmove_overlap",)}
-
-
 def routine_size(image: ElfImage, symbol: str) -> RoutineSize:
-    """The size of `symbol` in `image` (an ElfError when it has none), its
-    PARTS included."""
+    """The size of `symbol` in `image` (an ElfError when it has none)."""
     start = image.address_of(symbol)
-    text = image.sizes.get(symbol, 0) + sum(image.sizes.get(p, 0) for p in PARTS.get(symbol, ())
-                                             if p in image.symbols)
+    text = image.sizes.get(symbol, 0)
     entries = sum(1 for insn in image.extable if start <= insn < start + text)
     kind = KINDS[symbol].name if symbol in KINDS else symbol
     return RoutineSize(symbol, kind, text, entries * image.extable_entry)

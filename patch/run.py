@@ -302,12 +302,14 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
         evidence.prove(before, ("string",), cache, req.jobs, None, tell)
     with clock("bench"):
         rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
+    memcpy_s = step.files.get(stringfile.MEMCPY_S) or ""
     step.change = message.Change(("string",), message.string_layout(asm),
                                  {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
                                  {p.name: p.calibration_error for p in profiles},
                                  draft=req.allow_unproven and any(
-                                     p.verdict != "proved" for p in after.proofs["string"]))
+                                     p.verdict != "proved" for p in after.proofs["string"]),
+                                 memmove_entry="SYM_FUNC_START(__memmove)" in memcpy_s)
 
 
 def _commit_steps(req, st, tree, layout, steps) -> str:

@@ -1,7 +1,9 @@
 """A string block as a kernel change: the generated string.c goes in as
 arch/riscv/lib/string.c and replaces memcpy.S, memmove.S and memset.S;
 a memcpy or memset in assembly (`form asm`, `tail jump`) replaces the
-text of its .S file instead, and its object stays in the Makefile.
+text of its .S file instead, and its object stays in the Makefile; a
+memmove in assembly lives in memcpy.S, and with all three in assembly
+there is no string.c.
 
 plan() reads the tree at HEAD: the Makefile of arch/riscv/lib must build
 memcpy.o, memset.o and memmove.o (one `+= NAME.o` line each); the first of
@@ -25,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copygen.gen.emit import render_memcpy, render_memmove, render_memset, render_string
+from copygen.gen.emit import render_memcpy, render_memset, render_string
 from copygen.errors import CopygenError, Loc
 from copygen.gen.strategy import Strategy
 
@@ -63,10 +65,10 @@ def _object_line(name: str) -> re.Pattern:
     return re.compile(rf"^lib-y\s*\+=\s*{name}\.o\s*$")
 
 
-def makefile(text: str, kept: tuple[str, ...] = ()) -> str:
+def makefile(text: str, kept: tuple[str, ...] = (), string_o: bool = True) -> str:
     """The Makefile with string.o instead of the three objects, but for
-    those `kept` (still built from their own .S); with all three kept
-    (memmove's entry in memmove.S), string.o after the last of them."""
+    those `kept` (still built from their own .S); without `string_o` (every
+    function in assembly, memmove inside memcpy.S) the others just go."""
     lines = text.splitlines(keepends=True)
     found = {n: next((i for i, ln in enumerate(lines) if _object_line(n).match(ln)), None)
              for n in REPLACED}
@@ -77,15 +79,14 @@ def makefile(text: str, kept: tuple[str, ...] = ()) -> str:
                            hint="copygen patch replaces memcpy.S, memmove.S and memset.S "
                                 "as Linux 5.x-6.x build them")
     gone = {i for n, i in found.items() if n not in kept}
+    first = min(gone)
     out = []
     for i, ln in enumerate(lines):
-        if gone and i == min(gone):
+        if i == first and string_o:
             out.append(re.sub(r"\w+\.o", "string.o", ln))
         elif i not in gone:
             out.append(ln)
-        if not gone and i == max(found.values()):
-            out.append(re.sub(r"\w+\.o", "string.o", ln))
-    return "".join(out).rstrip("\n") + "\n" + BUILD_FLAGS
+    return "".join(out).rstrip("\n") + "\n" + (BUILD_FLAGS if string_o else "")
 
 
 def exported_elsewhere(ksyms: str | None) -> bool:
@@ -110,12 +111,14 @@ def plan(st: Strategy, source: str, show, users=lambda path: []) -> Plan:
     exports = not exported_elsewhere(show(KSYMS))
     asm = {name: text for name, text in (
         ("memcpy", render_memcpy(st, source, exports, (PI_PREFIX,))),
-        ("memmove", render_memmove(st, source, exports, (PI_PREFIX,))),
         ("memset", render_memset(st, source, exports, (PI_PREFIX,)))) if text is not None}
-    files: dict[str, str | None] = {MAKEFILE: makefile(mk, tuple(asm)),
-                                    STRING_C: render_string(st, source, exports, (PI_PREFIX,))}
+    string_c = render_string(st, source, exports, (PI_PREFIX,))
+    files: dict[str, str | None] = {MAKEFILE: makefile(mk, tuple(asm), string_c is not None)}
+    if string_c is not None:
+        files[STRING_C] = string_c
     files.update({f"{LIB}/{n}.S": None for n in REPLACED
                   if n not in asm and not [u for u in users(f"{LIB}/{n}.S") if u != MAKEFILE]})
     files.update({f"{LIB}/{n}.S": text for n, text in asm.items()})
     return Plan(files, OBJECTS_BEFORE,
-                OBJECTS_AFTER + tuple(f"{LIB}/{n}.o" for n in REPLACED if n in asm), exports)
+                (OBJECTS_AFTER if string_c is not None else ())
+                + tuple(f"{LIB}/{n}.o" for n in REPLACED if n in asm), exports)

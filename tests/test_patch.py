@@ -471,46 +471,31 @@ def test_the_subject_names_what_was_violated_not_what_was_left_unchecked():
     assert len(msg.splitlines()) <= 62 and all(len(line) <= 75 for line in msg.splitlines())
 
 
-def test_a_string_patch_says_where_memmove_s_entry_went():
-    """With memmove's entry in memmove.S the subject lists memmove with the
-    assembly and the body says what string.c keeps; without it, memmove
-    is in C."""
+def test_a_string_patch_says_where_memmove_went():
+    """With memmove in memcpy.S the subject lists memmove with the
+    assembly and the body says that memmove.S goes and no string.c is
+    built; without it, memmove is in C, in string.c."""
     from copygen.patch import message
     from copygen.patch.evidence import Proof, Row
     ok = {"C1": "proved"}
     proofs = {"string": [Proof(s, k, "proved", ok, {}, 1.0)
                          for s, k in (("__memcpy", "memcpy"), ("__memmove", "memmove"))]}
     rows = [Row("u74", "memmove", n, "misaligned", 60.0, 50.0) for n in (8, 16)]
-    plain = message.Change(("string",), message.string_layout(("memcpy", "memset")), proofs,
-                           proofs, rows, {"u74": "2 %"})
-    # the order copygen patch lists the objects in (stringfile.REPLACED)
-    entry = message.Change(("string",), message.string_layout(("memcpy", "memset", "memmove")),
-                           proofs, proofs, rows, {"u74": "2 %"})
+    layout = message.string_layout(("memcpy", "memset"))
+    plain = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"})
+    entry = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"},
+                           memmove_entry=True)
     assert message.subject(plain).endswith("generated memmove in C, memcpy and memset in asm, "
                                            "faster")
     assert message.subject(entry).endswith("generated memcpy, memmove and memset in asm, faster")
     text = " ".join(message.commit_message(entry, "0.1.0", "copygen patch u74tuned.copy",
                                            (ROOT / "examples" / "u74tuned.copy").read_text(),
                                            "u74tuned.copy", "A <a@b>").split())
-    assert "Replace the text of memcpy.S, memmove.S and memset.S" in text
-    assert "memmove's copies of overlapping buffers (__memmove_overlap)" in text
-    assert "__memmove_overlap" not in " ".join(message.commit_message(
-        plain, "0.1.0", "x", "", "x.copy", "A <a@b>").split())
-
-
-def test_memmove_s_entry_keeps_the_three_files_and_adds_string_o():
-    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE, "arch/riscv/kernel/riscv_ksyms.c": KSYMS,
-            **{f"arch/riscv/lib/{n}.S": "/* the tree's own */\n" for n in ("memcpy", "memset", "memmove")}}
-    text = JUMP_LIB.replace("tail words }", "tail words; form asm }", 1).replace(
-        "backward words }", "backward words; form asm }")
-    sf, plan = _string_plan(tree, text=text)
-    mk = plan.files[sf.MAKEFILE]
-    assert all(f"lib-y\t\t\t+= {n}.o\n" in mk for n in ("memcpy", "memset", "memmove"))
-    assert mk.index("+= memmove.o") < mk.index("+= string.o") < mk.index("+= csum.o")
-    move = plan.files["arch/riscv/lib/memmove.S"]
-    assert "tail\t__memcpy" in move and "SYM_FUNC_ALIAS(__pi_memmove, __memmove)" in move
-    assert "__memmove_overlap(void *dest" in plan.files[sf.STRING_C]
-    assert "arch/riscv/lib/memmove.o" in plan.objects_after
+    assert "memmove goes into memcpy.S, after memcpy" in text
+    assert "memmove.S is removed" in text and "string.c" not in text
+    plain_text = " ".join(message.commit_message(plain, "0.1.0", "x", "", "x.copy",
+                                                 "A <a@b>").split())
+    assert "Build string.c (memmove)" in plain_text and "memmove goes into" not in plain_text
 
 
 # --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------
@@ -673,6 +658,32 @@ def test_an_assembly_memset_replaces_memset_s_and_keeps_its_object(tmp_path):
         "nm", [tmp_path / "memset.o"]).stdout.splitlines() if len(line.split()) == 3)
     assert syms["__memset"] == "T" and syms["memset"] == "W"
     assert syms["__pi_memset"] == syms["__pi___memset"] == "T"
+
+
+def test_all_three_in_assembly_builds_no_string_c(tmp_path):
+    """memcpy and memset in assembly and memmove inside memcpy.S (`form
+    asm`): memcpy.S and memset.S get generated text, memmove.S and its
+    object go, and the Makefile builds no string.o (nothing is in C)."""
+    tree = {"arch/riscv/lib/Makefile": LIB_MAKEFILE, "arch/riscv/kernel/riscv_ksyms.c": KSYMS,
+            **{f"arch/riscv/lib/{n}.S": "/* the tree's own */\n" for n in ("memcpy", "memset", "memmove")}}
+    text = JUMP_LIB.replace("tail words }", "tail words; form asm }").replace(
+        "backward words }", "backward words; form asm }")
+    sf, plan = _string_plan(tree, text=text)
+    mk = plan.files[sf.MAKEFILE]
+    assert "lib-y\t\t\t+= memcpy.o\n" in mk and "lib-y\t\t\t+= memset.o\n" in mk
+    assert "memmove.o" not in mk and "string.o" not in mk and "CFLAGS_string.o" not in mk
+    assert sf.STRING_C not in plan.files
+    assert plan.files["arch/riscv/lib/memmove.S"] is None
+    assert plan.objects_after == ("arch/riscv/lib/memcpy.o", "arch/riscv/lib/memset.o")
+    src = tmp_path / "memcpy.S"
+    src.write_text(plan.files[sf.MEMCPY_S])
+    toolchain.assemble(src, ROOT / "shim" / "include", tmp_path / "memcpy.o")
+    syms = dict(line.split()[1:3][::-1] for line in toolchain.run(
+        "nm", [tmp_path / "memcpy.o"]).stdout.splitlines() if len(line.split()) == 3)
+    for n in ("memcpy", "memmove"):
+        assert syms[f"__{n}"] == "T" and syms[n] == "W"
+        assert syms[f"__pi_{n}"] == syms[f"__pi___{n}"] == "T"
+    assert toolchain.run("nm", ["-u", tmp_path / "memcpy.o"]).stdout == ""
 
 
 def test_a_string_block_replaces_the_three_assembly_files(tmp_path):

@@ -211,26 +211,34 @@ class Explorer:
             return out + [(new, cont_cond, faulted, False, witness)]
         c, target = new.branch_to
         c = z3.simplify(c)
+        tail = self.world.summaries.get(target) if self.world.summaries else None
         for taken, pc in ((c, target), (z3.simplify(z3.Not(c)), new.next_pc)):
             if z3.is_false(taken):
                 continue
             ok, pw = (True, witness) if z3.is_true(taken) else \
                 self.feasible(cont_cond + [taken], witness)
-            if ok:
-                s2 = new.clone()
-                s2.pc = pc
-                out.append((s2, cont_cond if z3.is_true(taken) else cont_cond + [taken],
-                            faulted, False, pw))
+            if not ok:
+                continue
+            path = cont_cond if z3.is_true(taken) else cont_cond + [taken]
+            if tail is not None and pc == target:
+                # a branch into a summarised routine: a tail call of it
+                out += self._summarised(seg, st, insn, tail, path, faulted, pw, link=False)
+                continue
+            s2 = new.clone()
+            s2.pc = pc
+            out.append((s2, path, faulted, False, pw))
         return out
 
     def _summarised(self, seg: Segment, st: SymState, insn, summary, cond: list,
-                    faulted: bool, witness) -> list:
-        """A call (or tail call) of a routine proved on its own: its
-        obligations on this path, then the state its contract leaves
-        (verify.summary), at the return site or returned to ra."""
+                    faulted: bool, witness, link: bool = True) -> list:
+        """A call (or tail call: a jump that does not link, or a branch,
+        `link` False) of a routine proved on its own: its obligations on
+        this path, then the state its contract leaves (verify.summary), at
+        the return site or returned to ra."""
         for clause, formula, what in summary.obligations(self.world, st):
             seg.obligations.append(Obligation(clause, st.pc, cond, formula, what))
-        new = summary.after(self.world, st, st.pc + insn.length if insn.rd else None)
+        linked = link and insn.rd
+        new = summary.after(self.world, st, st.pc + insn.length if linked else None)
         if new.returned:
             seg.ends.append(End("ret", st.pc, new, cond, faulted))
             return []

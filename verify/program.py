@@ -199,7 +199,8 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000,
     instruction's successors keep Program.successors' order (the search for
     back edges, and so the choice of cut points, follows it).  A call of an
     entry in `opaque` goes to the instruction after it, and a jump to one
-    (a tail call) returns, as the summary of the call does (verify.summary)."""
+    (a tail call), or a branch taken to one, returns, as the summary of the
+    call does (verify.summary)."""
     succ: dict[int, dict[int, None]] = defaultdict(dict)   # an ordered set
     seen: set[tuple[int, int | None]] = set()   # (pc, callee it runs in; None: the routine)
     callers: dict[int, set] = defaultdict(set)  # callee -> {(return site, caller)}
@@ -221,7 +222,16 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000,
         i = prog.fetch(pc)
         succ.setdefault(pc, {})
         target = prog.jump_target(pc) if i.name in ("jal", "jalr") else None
-        if target is not None and target in opaque:
+        if i.name in BRANCHES and pc + i.imm in opaque:
+            # a conditional tail call: taken, the callee returns for us
+            for nxt in prog.successors(pc):
+                if nxt != pc + i.imm:
+                    go(pc, nxt, fn)
+            if fn is not None:
+                rets[fn].add(pc)
+                for site, caller in callers[fn]:
+                    go(pc, site, caller)
+        elif target is not None and target in opaque:
             if i.rd:
                 go(pc, pc + i.length, fn)
             elif fn is not None:

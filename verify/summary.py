@@ -36,7 +36,7 @@ import z3
 
 from copygen.verify.clauses import required
 from copygen.verify.concrete import run
-from copygen.verify.program import Program
+from copygen.verify.program import BRANCHES, Program
 from copygen.verify.samples import samples
 from copygen.verify.symstate import SymState
 from copygen.verify.world import CALLEE_SAVED, KINDS, World
@@ -97,7 +97,7 @@ def names_sp(prog: Program, entry: int) -> bool:
 
 def candidates(prog: Program, entry: int, kind: str) -> dict[int, tuple[str, str]]:
     """Callee entry -> (symbol, kind) for every routine that the code of the
-    routine at `entry` calls or jumps to directly and that a caller of
+    routine at `entry` calls, jumps or branches to directly and that a caller of
     `kind` may summarise (SUMMARISED), by the callee's symbol."""
     wanted = SUMMARISED.get(kind, ())
     if not wanted:
@@ -109,10 +109,10 @@ def candidates(prog: Program, entry: int, kind: str) -> dict[int, tuple[str, str
     out = {}
     for pc in prog.routine(entry, opaque=frozenset(by_addr)).pcs:
         i = prog.fetch(pc)
-        if i.name in ("jal", "jalr"):
-            target = prog.jump_target(pc)
-            if target in by_addr and target != entry:
-                out[target] = by_addr[target]
+        target = (prog.jump_target(pc) if i.name in ("jal", "jalr")
+                  else pc + i.imm if i.name in BRANCHES else None)
+        if target in by_addr and target != entry:
+            out[target] = by_addr[target]
     return out
 
 

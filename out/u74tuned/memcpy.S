@@ -10,6 +10,7 @@
  *            shift unroll 32 schedule paired;
  *            then shift unroll 2 schedule paired; tail words; ends pieces;
  *            form asm
+ *   memmove: forward memcpy; backward words; form asm: in memcpy.S
  */
 
 #include <linux/linkage.h>
@@ -650,3 +651,156 @@ SYM_FUNC_END(__memcpy)
 SYM_FUNC_ALIAS_WEAK(memcpy, __memcpy)
 EXPORT_SYMBOL(__memcpy)
 EXPORT_SYMBOL(memcpy)
+
+/*
+ * __memmove
+ *
+ * Copy n bytes from src to dst; the buffers may overlap.
+ *
+ * Parameters:
+ *	a0 - dst
+ *	a1 - src
+ *	a2 - n
+ *
+ * Returns:
+ *	a0: dst
+ */
+SYM_FUNC_START(__memmove)
+
+	/*
+	 * Overlap test.
+	 * dst - src < n: dst starts inside the source, so the copy must go
+	 * backwards; src - dst < n: the source starts inside dst.  Buffers
+	 * that do neither are disjoint: memcpy copies them and returns dst
+	 * to the caller (a branch, not a call: no frame).
+	 *
+	 *	if (dst - src < n) goto backward;
+	 *	if (src - dst >= n) goto memcpy;
+	 *
+	 * Register roles:
+	 *	t0 - dst - src
+	 *	t1 - src - dst
+	 */
+	sub	t0, a0, a1
+	sub	t1, a1, a0
+	bltu	t0, a2, .Lmemmove_backward	/* dst inside the source */
+	bgeu	t1, a2, __memcpy		/* disjoint (backward: predicted taken) */
+
+	/*
+	 * Forwards: the source starts inside dst.
+	 * dst lies below src, so copying upwards reads every source byte
+	 * before a store can reach it: a word is loaded before it is stored.
+	 *
+	 *	d = dst; s = src; end = dst + n;
+	 *	if (n >= SZREG) {
+	 *		while (d & (SZREG - 1)) *d++ = *s++;
+	 *		if (!(s & (SZREG - 1)))
+	 *			for (; end - d >= SZREG; d += SZREG, s += SZREG)
+	 *				*(long *)d = *(const long *)s;
+	 *	}
+	 *	while (d != end) *d++ = *s++;
+	 *	return dst;
+	 *
+	 * Register roles:
+	 *	a3 - dst cursor
+	 *	a1 - src cursor
+	 *	a4 - end of dst
+	 *	a5 - where the words stop
+	 *	t2 - SZREG
+	 *	t3 - byte or word in flight
+	 */
+	mv	a3, a0
+	add	a4, a0, a2
+	li	t2, SZREG
+	bltu	a2, t2, .Lmemmove_fwd_bytes	/* shorter than a word */
+	andi	t3, a0, SZREG-1
+	beqz	t3, .Lmemmove_fwd_words_test
+.Lmemmove_fwd_head:
+	lbu	t3, 0(a1)
+	sb	t3, 0(a3)
+	addi	a3, a3, 1
+	addi	a1, a1, 1
+	andi	t3, a3, SZREG-1
+	bnez	t3, .Lmemmove_fwd_head
+.Lmemmove_fwd_words_test:
+	andi	t3, a1, SZREG-1
+	bnez	t3, .Lmemmove_fwd_bytes		/* src misaligned: bytes */
+	addi	a5, a4, -(SZREG-1)
+	bgeu	a3, a5, .Lmemmove_fwd_bytes
+.Lmemmove_fwd_words:
+	REG_L	t3, 0(a1)
+	addi	a1, a1, SZREG
+	addi	a3, a3, SZREG
+	REG_S	t3, -SZREG(a3)
+	bltu	a3, a5, .Lmemmove_fwd_words
+.Lmemmove_fwd_bytes:
+	beq	a3, a4, .Lmemmove_done
+.Lmemmove_fwd_byte:
+	lbu	t3, 0(a1)
+	addi	a1, a1, 1
+	addi	a3, a3, 1
+	sb	t3, -1(a3)
+	bne	a3, a4, .Lmemmove_fwd_byte
+	ret
+
+	/*
+	 * Backwards: dst starts inside the source.
+	 * dst lies above src, so copying downwards from the ends reads every
+	 * source byte before a store can reach it.
+	 *
+	 *	d = dst + n; s = src + n;
+	 *	if (n >= SZREG) {
+	 *		while (d & (SZREG - 1)) *--d = *--s;
+	 *		if (!(s & (SZREG - 1)))
+	 *			for (; d - dst >= SZREG; d -= SZREG, s -= SZREG)
+	 *				*(long *)(d - SZREG) = *(const long *)(s - SZREG);
+	 *	}
+	 *	while (d != dst) *--d = *--s;
+	 *	return dst;
+	 *
+	 * Register roles:
+	 *	a3 - dst cursor
+	 *	a1 - src cursor
+	 *	a5 - where the words stop
+	 *	t2 - SZREG
+	 *	t3 - byte or word in flight
+	 */
+.Lmemmove_backward:
+	add	a3, a0, a2
+	add	a1, a1, a2
+	li	t2, SZREG
+	bltu	a2, t2, .Lmemmove_back_bytes	/* shorter than a word */
+	andi	t3, a3, SZREG-1
+	beqz	t3, .Lmemmove_back_words_test
+.Lmemmove_back_head:
+	addi	a3, a3, -1
+	addi	a1, a1, -1
+	lbu	t3, 0(a1)
+	sb	t3, 0(a3)
+	andi	t3, a3, SZREG-1
+	bnez	t3, .Lmemmove_back_head
+.Lmemmove_back_words_test:
+	andi	t3, a1, SZREG-1
+	bnez	t3, .Lmemmove_back_bytes	/* source end misaligned: bytes */
+	addi	a5, a0, SZREG-1
+	bgeu	a5, a3, .Lmemmove_back_bytes
+.Lmemmove_back_words:
+	addi	a1, a1, -SZREG
+	REG_L	t3, 0(a1)
+	addi	a3, a3, -SZREG
+	REG_S	t3, 0(a3)
+	bltu	a5, a3, .Lmemmove_back_words
+.Lmemmove_back_bytes:
+	beq	a3, a0, .Lmemmove_done
+.Lmemmove_back_byte:
+	addi	a1, a1, -1
+	lbu	t3, 0(a1)
+	addi	a3, a3, -1
+	sb	t3, 0(a3)
+	bne	a3, a0, .Lmemmove_back_byte
+.Lmemmove_done:
+	ret
+SYM_FUNC_END(__memmove)
+SYM_FUNC_ALIAS_WEAK(memmove, __memmove)
+EXPORT_SYMBOL(__memmove)
+EXPORT_SYMBOL(memmove)
