@@ -281,14 +281,14 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     """Kbuild's objects of the tree's mem* functions and of the generated
     string.c, proved (the new ones first: an unproved candidate stops
     here) and benched."""
-    trial = git.commit_files(tree, tree.head, step.files, "copygen: string.c, to build")
+    trial = git.commit_files(tree, tree.head, step.files, "copygen: string functions, to build")
     with clock("kbuild objects"):
         objs = kbuild.objects(tree.root, trial, step.objects,
                               workdir / "kbuild-after", tell=tell)
     asm = tuple(Path(o).stem for o in step.objects if not o.endswith("/string.o"))
+    sources = [Path(o).stem + (".c" if o.endswith("/string.o") else ".S") for o in step.objects]
     after = evidence.linked("string-after", list(objs.values()), workdir,
-                             "after (patched: " + message.string_layout(asm).replace(
-                                 "string", "string.c", 1) + ")")
+                             f"after (patched: {', '.join(sources)})")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
         evidence.prove(after, ("string",), cache, req.jobs, None, tell)
