@@ -4,9 +4,11 @@
  * Regenerate with: copygen build examples/c910tuned.copy
  *
  * c910tuned_lib (target c910: xlen 64, misaligned fast):
- *   memcpy:  small below 8; align overlap;
- *            words unroll 8 schedule interleave; shift off; tail overlap
- *   memmove: forward memcpy; backward words
+ *   memcpy:  small below 8; bytes below 12 unroll 4; align dst;
+ *            words unroll 8 schedule pipelined;
+ *            then words unroll 2 schedule loads_first; shift off;
+ *            tail overlap; form asm: in memcpy.S
+ *   memmove: forward memcpy; backward words; form asm: in memcpy.S
  *   memset:  small below 16; align overlap;
  *            words unroll 2 schedule loads_first; tail overlap
  */
@@ -23,121 +25,6 @@
 typedef unsigned long __attribute__((__may_alias__)) word_t;
 /* The same, at any alignment: this core loads and stores it in hardware. */
 typedef unsigned long __attribute__((__may_alias__, __aligned__(1))) uword_t;
-
-/*
- * memcpy: bytes below 8; otherwise store one word at dst and round dst
- * up to a word boundary, then copy 8 word(s) per iteration (interleave);
- * then the tail (overlap).
- */
-void *__memcpy(void *dest, const void *src, size_t count)
-{
-	u8 *d = dest;
-	const u8 *s = src;
-
-	if (count < 8)
-		goto copy_bytes;
-
-	/*
-	 * Head: one word at dst, at any alignment, then dst up to the next word
-	 * boundary; the words below store some of its bytes again, equal.
-	 */
-	*(uword_t *)d = *(const uword_t *)s;
-	count -= SZREG - ((uintptr_t)d & WORD_MASK);
-	s += SZREG - ((uintptr_t)d & WORD_MASK);
-	d += SZREG - ((uintptr_t)d & WORD_MASK);
-
-	/* Words: the source may be misaligned; this core does that in hardware. */
-	while (count >= 8 * SZREG) {
-		word_t *dw = (word_t *)d;
-		const uword_t *sw = (const uword_t *)s;
-
-		dw[0] = sw[0];
-		dw[1] = sw[1];
-		dw[2] = sw[2];
-		dw[3] = sw[3];
-		dw[4] = sw[4];
-		dw[5] = sw[5];
-		dw[6] = sw[6];
-		dw[7] = sw[7];
-
-		d += 8 * SZREG;
-		s += 8 * SZREG;
-		count -= 8 * SZREG;
-	}
-	while (count >= SZREG) {
-		*(word_t *)d = *(const uword_t *)s;
-		d += SZREG;
-		s += SZREG;
-		count -= SZREG;
-	}
-	/* One word ending at the end; it rewrites copied bytes with equal ones. */
-	if (count) {
-		*(uword_t *)(d + count - SZREG) = *(const uword_t *)(s + count - SZREG);
-		return dest;
-	}
-copy_bytes:
-	while (count--)
-		*d++ = *s++;
-	return dest;
-}
-EXPORT_SYMBOL(__memcpy);
-void *memcpy(void *dest, const void *src, size_t count) __weak __alias(__memcpy);
-EXPORT_SYMBOL(memcpy);
-
-/*
- * memmove: when dst does not start inside [src, src + count), copying
- * forwards never overwrites a source byte before it is read, so memcpy
- * does it.  Otherwise copy backwards: bytes until the end of dst is
- * aligned, then whole words when the source end is aligned too, then bytes.
- */
-void *__memmove(void *dest, const void *src, size_t count)
-{
-	u8 *d = dest;
-	const u8 *s = src;
-
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
-		if ((uintptr_t)s - (uintptr_t)d >= count)	/* disjoint */
-			return __memcpy(dest, src, count);
-		/*
-		 * dst starts below src and overlaps it: memcpy's overlapping head
-		 * and tail words would re-read source bytes already overwritten.
-		 * Whole words forwards are safe (each is loaded before it is
-		 * stored).
-		 */
-		while (count >= SZREG) {
-			*(uword_t *)d = *(const uword_t *)s;
-			d += SZREG;
-			s += SZREG;
-			count -= SZREG;
-		}
-		while (count--)
-			*d++ = *s++;
-		return dest;
-	}
-
-	d += count;
-	s += count;
-	if (count >= SZREG) {
-		while ((uintptr_t)d & WORD_MASK) {
-			*--d = *--s;
-			count--;
-		}
-		if (!((uintptr_t)s & WORD_MASK)) {
-			while (count >= SZREG) {
-				d -= SZREG;
-				s -= SZREG;
-				*(word_t *)d = *(const word_t *)s;
-				count -= SZREG;
-			}
-		}
-	}
-	while (count--)
-		*--d = *--s;
-	return dest;
-}
-EXPORT_SYMBOL(__memmove);
-void *memmove(void *dest, const void *src, size_t count) __weak __alias(__memmove);
-EXPORT_SYMBOL(memmove);
 
 /*
  * memset: bytes below 16; otherwise store one word at dst and round dst
