@@ -309,7 +309,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
                                  {p.name: p.calibration_error for p in profiles},
                                  draft=req.allow_unproven and any(
                                      p.verdict != "proved" for p in after.proofs["string"]),
-                                 memmove_entry="SYM_FUNC_START(__memmove)" in memcpy_s)
+                                 memmove_in_memcpy="SYM_FUNC_START(__memmove)" in memcpy_s)
 
 
 def _commit_steps(req, st, tree, layout, steps) -> str:

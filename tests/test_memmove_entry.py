@@ -33,6 +33,11 @@ def entry(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def bytes_back(tmp_path_factory):
+    return build_text(tmp_path_factory, LIB.replace("backward words", "backward bytes"), "bytes")
+
+
+@pytest.fixture(scope="module")
 def in_c(tmp_path_factory):
     return build_text(tmp_path_factory, IN_C, "in_c")
 
@@ -85,10 +90,12 @@ def test_memcpy_o_names_no_symbol_of_another_file(entry):
     assert " T __memmove" in defined and " W memmove" in defined
 
 
-def test_memmove_is_right_for_every_overlap(entry):
+@pytest.mark.parametrize("which", ["entry", "bytes_back"])
+def test_memmove_is_right_for_every_overlap(which, request):
     """dst at every offset from src - 40 to src + 40, sizes 0 to 40, so
-    every branch of the entry and both directions of the overlap copy."""
-    m = Machine.from_elf(entry.elf)
+    every branch of the entry and both directions of the overlap copy
+    (the backward one with words, and bytes only)."""
+    m = Machine.from_elf(request.getfixturevalue(which).elf)
     base = 0x9000_0000
     m.map(base, 0x1000, user=False)
     data = bytes((i * 13 + 5) & 0xFF for i in range(0x1000))

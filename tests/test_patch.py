@@ -484,7 +484,7 @@ def test_a_string_patch_says_where_memmove_went():
     layout = message.string_layout(("memcpy", "memset"))
     plain = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"})
     entry = message.Change(("string",), layout, proofs, proofs, rows, {"u74": "2 %"},
-                           memmove_entry=True)
+                           memmove_in_memcpy=True)
     assert message.subject(plain).endswith("generated memmove in C, memcpy and memset in asm, "
                                            "faster")
     assert message.subject(entry).endswith("generated memcpy, memmove and memset in asm, faster")
