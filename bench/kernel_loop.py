@@ -1,6 +1,7 @@
 """The real-kernel loop end to end (issue 33): a Linux 6.12 tree from
-Debian's linux-source-6.12, a u74tuned uaccess patch and a string.c patch
-made with `copygen patch --test kunit`, each built by Kbuild, booted in
+Debian's linux-source-6.12, a u74tuned uaccess patch and a patch of the
+string functions made with `copygen patch --test kunit`, each built by
+Kbuild, booted in
 qemu-system-riscv64 without and with the V extension, and tested with the
 kernel's usercopy, memcpy and string KUnit suites before and after.
 
