@@ -43,53 +43,54 @@ def _entry() -> Phase:
                        note="disjoint (backward: predicted taken)")))
 
 
-def _forward(words: bool) -> Phase:
-    body: list = [Insn("mv", ("a3", "a0")), Insn("add", ("a4", "a0", "a2"))]
-    if words:
-        body += [Insn("li", ("t2", "SZREG")),
-                 Insn("bltu", ("a2", "t2", f"{PFX}_fwd_bytes"), note="shorter than a word"),
-                 Insn("andi", ("t3", "a0", "SZREG-1")),
-                 Insn("beqz", ("t3", f"{PFX}_fwd_words_test")),
-                 Label(f"{PFX}_fwd_head"),
-                 Insn("lbu", ("t3", "0(a1)")),
-                 Insn("sb", ("t3", "0(a3)")),
-                 Insn("addi", ("a3", "a3", "1")),
-                 Insn("addi", ("a1", "a1", "1")),
-                 Insn("andi", ("t3", "a3", "SZREG-1")),
-                 Insn("bnez", ("t3", f"{PFX}_fwd_head")),
-                 Label(f"{PFX}_fwd_words_test"),
-                 Insn("andi", ("t3", "a1", "SZREG-1")),
-                 Insn("bnez", ("t3", f"{PFX}_fwd_bytes"), note="src misaligned: bytes"),
-                 Insn("addi", ("a5", "a4", "-(SZREG-1)")),
-                 Insn("bgeu", ("a3", "a5", f"{PFX}_fwd_bytes")),
-                 Label(f"{PFX}_fwd_words"),
-                 Insn("REG_L", ("t3", "0(a1)")),
-                 Insn("addi", ("a1", "a1", "SZREG")),
-                 Insn("addi", ("a3", "a3", "SZREG")),
-                 Insn("REG_S", ("t3", "-SZREG(a3)")),
-                 Insn("bltu", ("a3", "a5", f"{PFX}_fwd_words"))]
-    body += [Label(f"{PFX}_fwd_bytes"),
-             Insn("beq", ("a3", "a4", f"{PFX}_done")),
-             Label(f"{PFX}_fwd_byte"),
-             Insn("lbu", ("t3", "0(a1)")),
-             Insn("addi", ("a1", "a1", "1")),
-             Insn("addi", ("a3", "a3", "1")),
-             Insn("sb", ("t3", "-1(a3)")),
-             Insn("bne", ("a3", "a4", f"{PFX}_fwd_byte")),
-             Insn("ret")]
+def _forward() -> Phase:
+    """With words wherever src is co-aligned, as string.c's forward copy of
+    overlapping buffers (`backward` chooses for the backward copy only)."""
+    body: list = [Insn("mv", ("a3", "a0")), Insn("add", ("a4", "a0", "a2")),
+                  Insn("li", ("t2", "SZREG")),
+                  Insn("bltu", ("a2", "t2", f"{PFX}_fwd_bytes"), note="shorter than a word"),
+                  Insn("andi", ("t3", "a0", "SZREG-1")),
+                  Insn("beqz", ("t3", f"{PFX}_fwd_words_test")),
+                  Label(f"{PFX}_fwd_head"),
+                  Insn("lbu", ("t3", "0(a1)")),
+                  Insn("sb", ("t3", "0(a3)")),
+                  Insn("addi", ("a3", "a3", "1")),
+                  Insn("addi", ("a1", "a1", "1")),
+                  Insn("andi", ("t3", "a3", "SZREG-1")),
+                  Insn("bnez", ("t3", f"{PFX}_fwd_head")),
+                  Label(f"{PFX}_fwd_words_test"),
+                  Insn("andi", ("t3", "a1", "SZREG-1")),
+                  Insn("bnez", ("t3", f"{PFX}_fwd_bytes"), note="src misaligned: bytes"),
+                  Insn("addi", ("a5", "a4", "-(SZREG-1)")),
+                  Insn("bgeu", ("a3", "a5", f"{PFX}_fwd_bytes")),
+                  Label(f"{PFX}_fwd_words"),
+                  Insn("REG_L", ("t3", "0(a1)")),
+                  Insn("addi", ("a1", "a1", "SZREG")),
+                  Insn("addi", ("a3", "a3", "SZREG")),
+                  Insn("REG_S", ("t3", "-SZREG(a3)")),
+                  Insn("bltu", ("a3", "a5", f"{PFX}_fwd_words")),
+                  Label(f"{PFX}_fwd_bytes"),
+                  Insn("beq", ("a3", "a4", f"{PFX}_done")),
+                  Label(f"{PFX}_fwd_byte"),
+                  Insn("lbu", ("t3", "0(a1)")),
+                  Insn("addi", ("a1", "a1", "1")),
+                  Insn("addi", ("a3", "a3", "1")),
+                  Insn("sb", ("t3", "-1(a3)")),
+                  Insn("bne", ("a3", "a4", f"{PFX}_fwd_byte")),
+                  Insn("ret")]
     pseudo = ("d = dst; s = src; end = dst + n;",
-              *(("if (n >= SZREG) {",
-                 "\twhile (d & (SZREG - 1)) *d++ = *s++;",
-                 "\tif (!(s & (SZREG - 1)))",
-                 "\t\tfor (; end - d >= SZREG; d += SZREG, s += SZREG)",
-                 "\t\t\t*(long *)d = *(const long *)s;",
-                 "}") if words else ()),
+              "if (n >= SZREG) {",
+              "\twhile (d & (SZREG - 1)) *d++ = *s++;",
+              "\tif (!(s & (SZREG - 1)))",
+              "\t\tfor (; end - d >= SZREG; d += SZREG, s += SZREG)",
+              "\t\t\t*(long *)d = *(const long *)s;",
+              "}",
               "while (d != end) *d++ = *s++;",
               "return dst;")
     return Phase(None, "Forwards: the source starts inside dst",
                  ("dst lies below src, so copying upwards reads every source byte",
                   "before a store can reach it: a word is loaded before it is stored."),
-                 pseudo, ROLES if words else ROLES[:3] + ROLES[5:], tuple(body))
+                 pseudo, ROLES, tuple(body))
 
 
 def _backward(words: bool) -> Phase:
@@ -139,8 +140,8 @@ def _backward(words: bool) -> Phase:
     return Phase(f"{PFX}_backward", "Backwards: dst starts inside the source",
                  ("dst lies above src, so copying downwards from the ends reads every",
                   "source byte before a store can reach it."),
-                 pseudo, tuple(r for r in ROLES if r[0] != "a4") if words
-                 else (ROLES[0], ROLES[1], ROLES[5]), tuple(body))
+                 pseudo, tuple(r for r in ROLES if words and r[0] != "a4"
+                               or r[0] in ("a3", "a1", "t3")), tuple(body))
 
 
 def memmove_function(lib: StringLib) -> Function:
@@ -149,4 +150,4 @@ def memmove_function(lib: StringLib) -> Function:
     return Function(
         "__memmove", (), ("Copy n bytes from src to dst; the buffers may overlap.",),
         (("a0", "dst"), ("a1", "src"), ("a2", "n")), "a0: dst",
-        (_entry(), _forward(True), _backward(lib.memmove.backward == "words")))
+        (_entry(), _forward(), _backward(lib.memmove.backward == "words")))
