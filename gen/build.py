@@ -102,7 +102,7 @@ def content_key(st: Strategy) -> str:
     for f in sorted((shim / "include").rglob("*.h")) + [shim / "copygen.ld"]:
         h.update(f.read_bytes())
     h.update(" ".join([toolchain.cross_prefix(), *toolchain.ASFLAGS, *toolchain.CFLAGS,
-                       *toolchain.CFLAGS_FAST_MISALIGNED]).encode())
+                       *toolchain.kcflags()]).encode())
     return h.hexdigest()
 
 
@@ -163,13 +163,12 @@ def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     if not link:
         return res
     inc = outdir / "include"
-    fast = any(t.fast_misaligned for t in st.targets if st.string and t == st.string.target)
     for f in res.files:
         obj = f.with_suffix(".o")
         if f.suffix == ".S":
             toolchain.assemble(f, inc, obj, vector=f.name == "uaccess_vector.S")
         else:
-            toolchain.compile_c(f, inc, obj, fast_misaligned=fast)
+            toolchain.compile_c(f, inc, obj)
         res.objects.append(obj)
     elf = outdir / f"{st.stem}.elf"
     # linked under a temporary name: an interrupted build never leaves a

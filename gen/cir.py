@@ -3,6 +3,8 @@
 Legend
   CUnit      the whole of string.c below its banner: word typedefs, functions
   CTypedef   one word type the functions use: its name, why it exists, its spec
+  CHelper    static inline helpers the functions call (the unaligned-word
+             accessors of a fast-misaligned core): a comment and C lines
   CFunction  one exported C function (plus its weak alias): the comment above
              it, its return type, name and parameters, and its phases
   CPhase     a named step of the routine (DOMAIN.md §2: entry, head, words,
@@ -86,9 +88,23 @@ class CTypedef:
 
 
 @dataclass(frozen=True)
+class CHelper:
+    """Static inline helpers the functions call: their names, the comment
+    above them, and their C lines (a line starting with tabs is indented
+    by them; "" is a blank line)."""
+    names: str
+    why: tuple[str, ...]
+    lines: tuple[str, ...]
+
+    def text_lines(self) -> tuple[str, ...]:
+        return (*Comment(0, self.why).text_lines(), *self.lines)
+
+
+@dataclass(frozen=True)
 class CUnit:
     types: tuple[CTypedef, ...]
     functions: tuple[CFunction, ...]
+    helpers: tuple[CHelper, ...] = ()
 
     def function(self, symbol: str) -> CFunction:
         return next(f for f in self.functions if symbol in (f.symbol, f.alias))

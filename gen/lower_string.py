@@ -29,7 +29,7 @@ May import gen.cir, gen.strategy and the standard library.
 """
 from __future__ import annotations
 
-from copygen.gen.cir import BLANK, Comment, CFunction, CPhase, CTypedef, CUnit, Stmt
+from copygen.gen.cir import BLANK, CHelper, Comment, CFunction, CPhase, CTypedef, CUnit, Stmt
 from copygen.gen.strategy import SZREG, Phases, StringLib, Target
 
 BYTE_BITS = 8
@@ -48,9 +48,47 @@ _C_WORD_ORDER = {**_C_ORDER, "paired": "loads_first"}
 
 WORD_T = CTypedef("word_t", "A machine word that may alias any object, as the copies below need.",
                   "unsigned long __attribute__((__may_alias__))")
-UWORD_T = CTypedef("uword_t",
-                   "The same, at any alignment: this core loads and stores it in hardware.",
-                   "unsigned long __attribute__((__may_alias__, __aligned__(1)))")
+# The memory operand tells the compiler which bytes the instruction reads
+# or writes, so it may still keep values in registers across it and
+# schedule around it; GCC 12's default tuning would split an access through
+# an __aligned__(1) type into bytes even without -mstrict-align.
+UWORD_HELPERS = CHelper(
+    "load_uword, store_uword",
+    ("A word at any alignment, which this core loads and stores in hardware.  A",
+     "kernel compiles C with -mstrict-align unless it is built for such cores",
+     "only (CONFIG_RISCV_EFFICIENT_UNALIGNED_ACCESS), and GCC then splits an",
+     "access it cannot prove aligned into bytes: these say ld and sd themselves."),
+    ("struct uword {",
+     "\tu8 b[SZREG];",
+     "} __attribute__((__may_alias__));",
+     "",
+     "static __always_inline unsigned long load_uword(const void *p)",
+     "{",
+     "\tunsigned long w;",
+     "",
+     "\tasm (\"ld %0, %1\" : \"=r\" (w) : \"m\" (*(const struct uword *)p));",
+     "\treturn w;",
+     "}",
+     "",
+     "static __always_inline void store_uword(void *p, unsigned long w)",
+     "{",
+     "\tasm (\"sd %1, %0\" : \"=m\" (*(struct uword *)p) : \"r\" (w));",
+     "}"))
+
+
+def _at(ptr: str, i: int | str) -> str:
+    """The address of word i from ptr."""
+    return ptr if i in (0, "0") else f"{ptr} + {i} * SZREG"
+
+
+def load_u(ptr: str) -> str:
+    """The word at ptr, any alignment (a fast core's source)."""
+    return f"load_uword({ptr})"
+
+
+def store_u(ptr: str, value: str) -> str:
+    """Store value at ptr, any alignment."""
+    return f"store_uword({ptr}, {value});"
 
 
 def _stmts(depth: int, *texts: str) -> list[Stmt]:
@@ -62,12 +100,19 @@ def _advance(depth: int, step: str, *ptrs: str) -> list[Stmt]:
     return _stmts(depth, *(f"{p} += {step};" for p in ptrs), f"count -= {step};")
 
 
-def word_block(k: int, schedule: str, depth: int) -> list[Stmt]:
-    """k words from sw[] to dw[], in the statement order of the schedule."""
+def word_block(k: int, schedule: str, depth: int, src_any: bool = False,
+               dst_any: bool = False) -> list[Stmt]:
+    """k words from sw[] to dw[] (from s, to d at any alignment: through
+    the accessors), in the statement order of the schedule."""
+    def load(i: int) -> str:
+        return load_u(_at("s", i)) if src_any else f"sw[{i}]"
+
+    def store(i: int, value: str) -> str:
+        return store_u(_at("d", i), value) if dst_any else f"dw[{i}] = {value};"
     if _C_WORD_ORDER[schedule] == "interleave":
-        return _stmts(depth, *(f"dw[{i}] = sw[{i}];" for i in range(k)))
-    return _stmts(depth, *(f"word_t w{i} = sw[{i}];" for i in range(k)),
-                  *(f"dw[{i}] = w{i};" for i in range(k)))
+        return _stmts(depth, *(store(i, load(i)) for i in range(k)))
+    return _stmts(depth, *(f"word_t w{i} = {load(i)};" for i in range(k)),
+                  *(store(i, f"w{i}") for i in range(k)))
 
 
 def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
@@ -85,14 +130,17 @@ def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
     return _stmts(depth, *loads, *stores, f"prev = n{k - 1};")
 
 
-def _word_loop(k: int, schedule: str, depth: int, src_type: str,
-               dst_type: str = "word_t") -> list[Stmt]:
-    """Blocks of k words while at least k words remain."""
+def _word_loop(k: int, schedule: str, depth: int, src_any: bool = False,
+               dst_any: bool = False) -> list[Stmt]:
+    """Blocks of k words while at least k words remain; a pointer that may
+    be misaligned (`*_any`) goes through the accessors."""
     step = f"{k} * SZREG"
+    decls = ([] if dst_any else ["word_t *dw = (word_t *)d;"]) \
+        + ([] if src_any else ["const word_t *sw = (const word_t *)s;"])
     return (_stmts(depth, f"while (count >= {step}) {{")
-            + _stmts(depth + 1, f"{dst_type} *dw = ({dst_type} *)d;",
-                     f"const {src_type} *sw = (const {src_type} *)s;")
-            + [BLANK] + word_block(k, schedule, depth + 1) + [BLANK]
+            + _stmts(depth + 1, *decls)
+            + [BLANK] * bool(decls) + word_block(k, schedule, depth + 1, src_any, dst_any)
+            + [BLANK]
             + _advance(depth + 1, step, "d", "s") + _stmts(depth, "}"))
 
 
@@ -148,11 +196,17 @@ def _memcpy_doc(p: Phases, shift: bool) -> Comment:
     return Comment(0, tuple(text.split("\n")))
 
 
-def _dst_type(p: Phases) -> str:
-    """How a fast core's word loops address dst: as an aligned word only
-    after a head has aligned it (a misaligned word_t access is undefined
-    in C, and UBSAN's alignment check reports it)."""
-    return "word_t" if p.align in ("dst", "overlap") else "uword_t"
+def _dst_any(p: Phases) -> bool:
+    """Whether a fast core's word loops store through the accessor: dst is
+    a word_t only after a head has aligned it (a misaligned word_t access
+    is undefined in C, and UBSAN's alignment check reports it)."""
+    return p.align not in ("dst", "overlap")
+
+
+def _store_as(any_alignment: bool, ptr: str, value: str) -> str:
+    """Store a word at ptr: through the accessor where ptr may be
+    misaligned, else as a word_t."""
+    return store_u(ptr, value) if any_alignment else f"*(word_t *){ptr} = {value};"
 
 
 def _overlap_head(depth: int, store: str, *ptrs: str) -> CPhase:
@@ -168,20 +222,20 @@ def _overlap_head(depth: int, store: str, *ptrs: str) -> CPhase:
 
 def _memcpy_fast(p: Phases) -> list[CPhase]:
     """Words at any source alignment, then the tail in words or one overlapping word."""
-    dst = _dst_type(p)
+    dst = _dst_any(p)
     why = ("Words: the source may be misaligned; this core does that in hardware."
            if p.align != "none" else
            "Words: either pointer may be misaligned; this core does that in hardware.")
     out = [CPhase("words", (BLANK, Comment(1, (why,)),
-                            *_word_loop(p.word_unroll, p.word_schedule, 1, "uword_t", dst)))]
+                            *_word_loop(p.word_unroll, p.word_schedule, 1, True, dst)))]
     if p.tail != "bytes":
         out.append(CPhase("word tail", tuple(_one_word_loop(
-            1, f"*({dst} *)d = *(const uword_t *)s;", "d", "s"))))
+            1, _store_as(dst, "d", load_u("s")), "d", "s"))))
     if p.tail == "overlap":
         out.append(CPhase("overlap tail", (
             Comment(1, ("One word ending at the end; it rewrites copied bytes with equal ones.",)),
             *_stmts(1, "if (count) {"),
-            *_stmts(2, "*(uword_t *)(d + count - SZREG) = *(const uword_t *)(s + count - SZREG);",
+            *_stmts(2, store_u("d + count - SZREG", load_u("s + count - SZREG")),
                     "return dest;"),
             *_stmts(1, "}"))))
     return out
@@ -226,7 +280,7 @@ def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
     aligned = _expect(p, "!((uintptr_t)s & WORD_MASK)", likely=True)
     out = [CPhase("words", (BLANK, *_stmts(1, f"if ({aligned}) {{"),
                             Comment(2, ("Co-aligned: whole words.",)),
-                            *_word_loop(p.word_unroll, p.word_schedule, 2, "word_t")))]
+                            *_word_loop(p.word_unroll, p.word_schedule, 2)))]
     if p.tail == "words":
         out.append(CPhase("word tail", tuple(_one_word_loop(
             2, "*(word_t *)d = *(const word_t *)s;", "d", "s"))))
@@ -244,7 +298,7 @@ def memcpy_function(lib: StringLib) -> CFunction:
             "Head: single bytes until dst is word-aligned (count covers it).",)),
             *_head(1, "*d++ = *s++;", p))))
     elif p.align == "overlap":
-        phases.append(_overlap_head(1, "*(uword_t *)d = *(const uword_t *)s;", "s", "d"))
+        phases.append(_overlap_head(1, store_u("d", load_u("s")), "s", "d"))
     phases += _memcpy_fast(p) if target.fast_misaligned else _memcpy_slow(p, shift)
     phases.append(CPhase("bytes", (Stmt(0, "copy_bytes:"),
                                    *_byte_loop(1, "*d++ = *s++;", "return dest;"))))
@@ -281,7 +335,7 @@ def _forward_overlap_safe(p: Phases) -> list[Stmt | Comment]:
                "words forwards are safe (each is loaded before it is stored).")
     return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
             *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
-            *_one_word_loop(2, "*(uword_t *)d = *(const uword_t *)s;", "d", "s"),
+            *_one_word_loop(2, store_u("d", load_u("s")), "d", "s"),
             *_byte_loop(2, "*d++ = *s++;", "return dest;")]
 
 
@@ -366,18 +420,21 @@ def _memset_doc(p: Phases) -> Comment:
 def _memset_words(p: Phases, fast: bool) -> list[CPhase]:
     k = p.word_unroll
     step = f"{k} * SZREG"
-    dst = _dst_type(p)
-    out = [CPhase("words", (*_stmts(2, f"while (count >= {step}) {{"),
-                            *_stmts(3, f"{dst} *dw = ({dst} *)d;"), BLANK,
-                            *_stmts(3, *(f"dw[{i}] = w;" for i in range(k))),
+    dst = _dst_any(p)
+    if dst:
+        stores = _stmts(3, *(store_u(_at("d", i), "w") for i in range(k)))
+    else:
+        stores = [*_stmts(3, "word_t *dw = (word_t *)d;"), BLANK,
+                  *_stmts(3, *(f"dw[{i}] = w;" for i in range(k)))]
+    out = [CPhase("words", (*_stmts(2, f"while (count >= {step}) {{"), *stores,
                             *_advance(3, step, "d"), *_stmts(2, "}")))]
     if p.tail != "bytes":
-        out.append(CPhase("word tail", tuple(_one_word_loop(2, f"*({dst} *)d = w;", "d"))))
+        out.append(CPhase("word tail", tuple(_one_word_loop(2, _store_as(dst, "d", "w"), "d"))))
     if p.tail == "overlap":
         assert fast, "an overlapping tail is a misaligned access"
         out.append(CPhase("overlap tail", (
             *_stmts(2, "if (count) {"),
-            *_stmts(3, "*(uword_t *)(d + count - SZREG) = w;", "return s;"), *_stmts(2, "}"))))
+            *_stmts(3, store_u("d + count - SZREG", "w"), "return s;"), *_stmts(2, "}"))))
     return out
 
 
@@ -390,7 +447,7 @@ def memset_function(lib: StringLib) -> CFunction:
     if p.align == "dst":
         phases.append(CPhase("head", tuple(_head(2, "*d++ = c;", p))))
     elif p.align == "overlap":
-        phases.append(_overlap_head(2, "*(uword_t *)d = w;", "d"))
+        phases.append(_overlap_head(2, store_u("d", "w"), "d"))
     phases = _close(phases + _memset_words(p, lib.target.fast_misaligned), 1)
     phases.append(CPhase("bytes", tuple(_byte_loop(1, "*d++ = c;", "return s;"))))
     return CFunction("__memset", "memset", "void *", SET_PARAMS, _memset_doc(p), tuple(phases))
@@ -400,10 +457,11 @@ def string_unit(lib: StringLib) -> CUnit:
     """string.c: the word types the target needs, then memcpy, memmove and
     memset, but for those emitted in assembly (gen.lower_memcpy,
     gen.lower_memset); memmove calls __memcpy wherever it is."""
-    # a fast core's word loop reads the source through uword_t; a slow
-    # core never makes a misaligned access, so it has no use for one
-    types = (WORD_T, UWORD_T) if lib.target.fast_misaligned else (WORD_T,)
     fns = ((() if lib.memcpy_asm else (memcpy_function(lib),))
            + (() if lib.memmove_asm else (memmove_function(lib),))
            + (() if lib.memset_asm else (memset_function(lib),)))
-    return CUnit(types, fns)
+    # a fast core's word loop reads the source through the accessors; a
+    # slow core never makes a misaligned access, so it has no use for them
+    fast = lib.target.fast_misaligned and any("_uword(" in line for fn in fns
+                                              for ph in fn.phases for line in ph.stmts)
+    return CUnit((WORD_T,), fns, (UWORD_HELPERS,) if fast else ())

@@ -1,6 +1,7 @@
 """The toolchain driver: the only module that runs external programs.
 
-Honours CROSS_COMPILE as the kernel build does (default riscv64-linux-gnu-).
+Honours CROSS_COMPILE as the kernel build does (default riscv64-linux-gnu-),
+and KCFLAGS for C as Kbuild does.
 The qemu-user oracle runs through it too.
 git (for `copygen patch`) and a kernel tree's scripts/checkpatch.pl (under
 perl) run through it too.
@@ -11,6 +12,7 @@ May import copygen.errors and the standard library.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -31,12 +33,30 @@ ASFLAGS = ["-D__ASSEMBLY__", "-fno-PIE", "-DCONFIG_64BIT=1"] + ARCH
 # uaccess_vector.S: the same, with the V extension
 ASFLAGS_VECTOR = ["-D__ASSEMBLY__", "-fno-PIE", "-DCONFIG_64BIT=1", "-march=rv64gcv",
                   "-mabi=lp64d"]
+# string.c as Kbuild compiles arch/riscv/lib/string.o: the flags of its
+# command line (.string.o.cmd of a 6.12 riscv build) that change the code.
+# -mstrict-align: every portable kernel (no CONFIG_RISCV_EFFICIENT_UNALIGNED_
+# ACCESS); a word access through a pointer not known to be aligned becomes
+# byte accesses, and with GCC 12's default tuning it does even without the
+# flag.  Frame pointers: CONFIG_FRAME_POINTER, which riscv selects by
+# default: every C function sets up a frame (s0), leaves too.
+# The ABI stays lp64d, as the assembly's, so that the objects link; no
+# integer instruction differs.  Stack-protector flags are left out: they
+# instrument functions with local arrays, which string.c has none of.
 CFLAGS = ["-O2", "-Wall", "-Wextra", "-Werror", "-ffreestanding", "-fno-builtin",
-          "-mcmodel=medany"] + ARCH
-# GCC 12's generic tuning splits misaligned words into bytes even with
-# -mno-strict-align; the T-HEAD C906 tuning (the only fast-misaligned one it
-# knows) emits the single ld/sd a fast-misaligned core wants.
-CFLAGS_FAST_MISALIGNED = ["-mno-strict-align", "-mtune=thead-c906"]
+          "-mcmodel=medany", "-fno-PIE", "-fno-common", "-funsigned-char",
+          "-fno-strict-aliasing", "-fno-strict-overflow", "-fno-delete-null-pointer-checks",
+          "-fno-allow-store-data-races", "-mno-save-restore", "-mstrict-align",
+          "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls",
+          "-ftrivial-auto-var-init=zero", "-fconserve-stack"] + ARCH
+
+
+def kcflags() -> list[str]:
+    """KCFLAGS from the environment, split as a shell would: the flags a
+    kernel build was given on top of its own (e.g. `-mno-strict-align
+    -mtune=thead-c906` for a NONPORTABLE kernel for a fast-misaligned
+    core), put after CFLAGS as Kbuild puts them."""
+    return shlex.split(os.environ.get("KCFLAGS", ""))
 
 
 def cross_prefix() -> str:
@@ -82,9 +102,8 @@ def assemble(src: Path, include: Path, obj: Path, vector: bool = False) -> Ran:
     return run("gcc", ["-c", *flags, "-I", include, src, "-o", obj])
 
 
-def compile_c(src: Path, include: Path, obj: Path, fast_misaligned: bool = False) -> Ran:
-    extra = CFLAGS_FAST_MISALIGNED if fast_misaligned else []
-    return run("gcc", ["-c", *CFLAGS, *extra, "-I", include, src, "-o", obj])
+def compile_c(src: Path, include: Path, obj: Path) -> Ran:
+    return run("gcc", ["-c", *CFLAGS, *kcflags(), "-I", include, src, "-o", obj])
 
 
 def link(objs: list[Path], script: Path, elf: Path) -> Ran:

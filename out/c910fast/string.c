@@ -21,8 +21,29 @@
 
 /* A machine word that may alias any object, as the copies below need. */
 typedef unsigned long __attribute__((__may_alias__)) word_t;
-/* The same, at any alignment: this core loads and stores it in hardware. */
-typedef unsigned long __attribute__((__may_alias__, __aligned__(1))) uword_t;
+
+/*
+ * A word at any alignment, which this core loads and stores in hardware.  A
+ * kernel compiles C with -mstrict-align unless it is built for such cores
+ * only (CONFIG_RISCV_EFFICIENT_UNALIGNED_ACCESS), and GCC then splits an
+ * access it cannot prove aligned into bytes: these say ld and sd themselves.
+ */
+struct uword {
+	u8 b[SZREG];
+} __attribute__((__may_alias__));
+
+static __always_inline unsigned long load_uword(const void *p)
+{
+	unsigned long w;
+
+	asm ("ld %0, %1" : "=r" (w) : "m" (*(const struct uword *)p));
+	return w;
+}
+
+static __always_inline void store_uword(void *p, unsigned long w)
+{
+	asm ("sd %1, %0" : "=m" (*(struct uword *)p) : "r" (w));
+}
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
@@ -46,16 +67,15 @@ void *__memcpy(void *dest, const void *src, size_t count)
 	/* Words: the source may be misaligned; this core does that in hardware. */
 	while (count >= 8 * SZREG) {
 		word_t *dw = (word_t *)d;
-		const uword_t *sw = (const uword_t *)s;
 
-		word_t w0 = sw[0];
-		word_t w1 = sw[1];
-		word_t w2 = sw[2];
-		word_t w3 = sw[3];
-		word_t w4 = sw[4];
-		word_t w5 = sw[5];
-		word_t w6 = sw[6];
-		word_t w7 = sw[7];
+		word_t w0 = load_uword(s);
+		word_t w1 = load_uword(s + 1 * SZREG);
+		word_t w2 = load_uword(s + 2 * SZREG);
+		word_t w3 = load_uword(s + 3 * SZREG);
+		word_t w4 = load_uword(s + 4 * SZREG);
+		word_t w5 = load_uword(s + 5 * SZREG);
+		word_t w6 = load_uword(s + 6 * SZREG);
+		word_t w7 = load_uword(s + 7 * SZREG);
 		dw[0] = w0;
 		dw[1] = w1;
 		dw[2] = w2;
@@ -70,14 +90,14 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		count -= 8 * SZREG;
 	}
 	while (count >= SZREG) {
-		*(word_t *)d = *(const uword_t *)s;
+		*(word_t *)d = load_uword(s);
 		d += SZREG;
 		s += SZREG;
 		count -= SZREG;
 	}
 	/* One word ending at the end; it rewrites copied bytes with equal ones. */
 	if (count) {
-		*(uword_t *)(d + count - SZREG) = *(const uword_t *)(s + count - SZREG);
+		store_uword(d + count - SZREG, load_uword(s + count - SZREG));
 		return dest;
 	}
 copy_bytes:
@@ -109,7 +129,7 @@ void *__memmove(void *dest, const void *src, size_t count)
 		 * words forwards are safe (each is loaded before it is stored).
 		 */
 		while (count >= SZREG) {
-			*(uword_t *)d = *(const uword_t *)s;
+			store_uword(d, load_uword(s));
 			d += SZREG;
 			s += SZREG;
 			count -= SZREG;
@@ -181,7 +201,7 @@ void *__memset(void *s, int c, size_t count)
 			count -= SZREG;
 		}
 		if (count) {
-			*(uword_t *)(d + count - SZREG) = w;
+			store_uword(d + count - SZREG, w);
 			return s;
 		}
 	}

@@ -21,8 +21,29 @@
 
 /* A machine word that may alias any object, as the copies below need. */
 typedef unsigned long __attribute__((__may_alias__)) word_t;
-/* The same, at any alignment: this core loads and stores it in hardware. */
-typedef unsigned long __attribute__((__may_alias__, __aligned__(1))) uword_t;
+
+/*
+ * A word at any alignment, which this core loads and stores in hardware.  A
+ * kernel compiles C with -mstrict-align unless it is built for such cores
+ * only (CONFIG_RISCV_EFFICIENT_UNALIGNED_ACCESS), and GCC then splits an
+ * access it cannot prove aligned into bytes: these say ld and sd themselves.
+ */
+struct uword {
+	u8 b[SZREG];
+} __attribute__((__may_alias__));
+
+static __always_inline unsigned long load_uword(const void *p)
+{
+	unsigned long w;
+
+	asm ("ld %0, %1" : "=r" (w) : "m" (*(const struct uword *)p));
+	return w;
+}
+
+static __always_inline void store_uword(void *p, unsigned long w)
+{
+	asm ("sd %1, %0" : "=m" (*(struct uword *)p) : "r" (w));
+}
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
@@ -46,9 +67,8 @@ void *__memcpy(void *dest, const void *src, size_t count)
 	/* Words: the source may be misaligned; this core does that in hardware. */
 	while (count >= 1 * SZREG) {
 		word_t *dw = (word_t *)d;
-		const uword_t *sw = (const uword_t *)s;
 
-		word_t w0 = sw[0];
+		word_t w0 = load_uword(s);
 		dw[0] = w0;
 
 		d += 1 * SZREG;
