@@ -135,6 +135,20 @@ def with_memset(string_c: str, memset: str) -> str:
     return string_c[:start] + memset + string_c[end:]
 
 
+# what a generated string.c has above its functions, for a strategy whose
+# string functions are all in assembly (no string.c to put a form into)
+PREAMBLE = """#include <linux/compiler.h>
+#include <linux/export.h>
+#include <linux/string.h>
+#include <linux/types.h>
+
+#define SZREG\t\tsizeof(unsigned long)
+#define WORD_MASK\t(SZREG - 1)
+
+typedef unsigned long __attribute__((__may_alias__)) word_t;
+"""
+
+
 def build_form(built, memset: str | None, work: Path, name: str) -> Path:
     """The strategy's string.c with a C form's memset, or (None) as it was
     built, with its memset.S when it has one."""
@@ -143,7 +157,8 @@ def build_form(built, memset: str | None, work: Path, name: str) -> Path:
     outdir = work / name
     outdir.mkdir(parents=True, exist_ok=True)
     src = outdir / "string.c"
-    src.write_text(with_memset((built.outdir / "string.c").read_text(), memset))
+    string_c = built.outdir / "string.c"
+    src.write_text(with_memset(string_c.read_text() if string_c.exists() else PREAMBLE, memset))
     obj = outdir / "string.o"
     toolchain.compile_c(src, built.outdir / "include", obj)
     elf = outdir / f"{name}.elf"

@@ -10,17 +10,19 @@ neither the remainder nor the loop's exit costs a mispredicted branch.
 
 Layout (forward branches not taken on the path of an aligned call):
 
-  entry      t0 = dst (a0 is returned as it came), end = dst + n;
-             n below the threshold -> the byte loop
-  replicate  the byte into every byte of a1
+  entry      t0 = dst (a0 is returned as it came); n below the
+             threshold -> the byte loop (three instructions: one
+             retire group of a three-wide core before the loop)
+  replicate  end = dst + n; the byte into every byte of a1
   alignment  a misaligned dst -> the head, out of line
-  run entry  word end = end & -SZREG; skip = -(word end - t0) mod run
+  run entry  word end = end & -SZREG; skip = (t0 - word end) mod run
              bytes; t0 -= skip; jump skip/2 bytes into the run
              (4 bytes of code per 8-byte store: the run is `norvc`)
   run        `unroll` stores, t0 += run, while t0 < word end
   done       dst == end -> return, else the tail
   tail       a byte, a halfword and a word, aligned, that end at end
-  bytes      small sizes: one byte at a time up to end, return
+  bytes      small sizes: none, or end = dst + n and one byte at a
+             time up to it, return
   head       a byte, a halfword and a word, aligned, from dst up to the
              next word boundary, and the word after it; then back to
              the run entry, or to done if no whole word is left
@@ -55,19 +57,19 @@ def _entry(p: Phases) -> Phase:
     return Phase(None, "Entry",
                  (f"Sizes below {p.threshold} take the byte loop; a0 stays the return value.",),
                  (f"if (n < {p.threshold}) goto bytes;",),
-                 ((CUR, "the cursor"), (END, "dst + n")),
+                 ((CUR, "the cursor"),),
                  (Insn("mv", (CUR, "a0")),
-                  Insn("add", (END, "a0", "a2")),
                   Insn("sltiu", (SKIP, "a2", str(p.threshold))),
                   Insn("bnez", (SKIP, f".L{PFX}_bytes"))))
 
 
 def _replicate() -> Phase:
-    body = [Insn("andi", ("a1", "a1", "0xff"))]
+    body = [Insn("add", (END, "a0", "a2")), Insn("andi", ("a1", "a1", "0xff"))]
     for shift in (8, 16, 32):
         body += [Insn("slli", (SKIP, "a1", str(shift))), Insn("or", ("a1", "a1", SKIP))]
-    return Phase(None, "Replicate", ("The byte into every byte of a word.",),
-                 ("c = (u8)c; c |= c << 8; c |= c << 16; c |= c << 32;",), (), tuple(body))
+    return Phase(None, "Replicate", ("The end, and the byte into every byte of a word.",),
+                 ("end = dst + n;", "c = (u8)c; c |= c << 8; c |= c << 16; c |= c << 32;"),
+                 ((END, "dst + n"),), tuple(body))
 
 
 def _alignment() -> Phase:
@@ -90,8 +92,7 @@ def _run_entry(k: int) -> Phase:
                   (TARGET, "where the first pass enters the run")),
                  (Insn("andi", (WEND, END, "-SZREG")),
                   Label(f".L{PFX}_wend"),
-                  Insn("sub", (SKIP, WEND, CUR)),
-                  Insn("neg", (SKIP, SKIP)),
+                  Insn("sub", (SKIP, CUR, WEND)),
                   Insn("andi", (SKIP, SKIP, str(run - SZREG)), note=f"bytes mod {run}"),
                   Insn("sub", (CUR, CUR, SKIP)),
                   Insn("srli", (SKIP, SKIP, "1"), note="4 bytes of code per 8-byte store"),
@@ -114,7 +115,8 @@ def _run(k: int) -> Phase:
 
 
 def _done() -> Phase:
-    return Phase(f".L{PFX}_done", "Done", ("Bytes past the last word take the tail, out of line.",),
+    return Phase(f".L{PFX}_done", "Done",
+                 ("Bytes past the last word take the tail, out of line.",),
                  ("if (dst != end) goto tail; return s;",), (),
                  (Insn("bne", (CUR, END, f".L{PFX}_tail"), note="a tail: predicted not"),
                   Insn("ret")))
@@ -122,8 +124,10 @@ def _done() -> Phase:
 
 def _bytes() -> Phase:
     return Phase(f".L{PFX}_bytes", "Bytes", ("Small sizes, one byte at a time.",),
-                 ("while (dst < end) *dst++ = c; return s;",), (),
-                 (Insn("bgeu", (CUR, END, f".L{PFX}_return"), note="n == 0"),
+                 ("end = dst + n; while (dst < end) *dst++ = c; return s;",),
+                 ((END, "dst + n"),),
+                 (Insn("add", (END, CUR, "a2")),
+                  Insn("bgeu", (CUR, END, f".L{PFX}_return"), note="n == 0"),
                   Label(f".L{PFX}_byte"),
                   Insn("sb", ("a1", f"0({CUR})")),
                   Insn("addi", (CUR, CUR, "1")),

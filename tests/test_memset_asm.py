@@ -138,6 +138,14 @@ def test_a_run_entered_with_the_wrong_mask_is_refuted(built, tmp_path):
     assert rep.status["B1"] == "violated", rep.detail
 
 
+def test_a_run_entered_with_the_skip_negated_is_refuted(built, tmp_path):
+    """skip is (t0 - word end) mod run: with the operands swapped a call
+    whose word count is odd stores one word too few or too many."""
+    elf = _edited(built, tmp_path, "sub\ta4, t0, a3", "sub\ta4, a3, t0")
+    rep = prove_routine(str(elf), "__memset", "memset")
+    assert "violated" in (rep.status["B1"], rep.status["C1"]), rep.detail
+
+
 def test_a_head_without_its_halfword_is_refuted(built, tmp_path):
     elf = _edited(built, tmp_path, "\tsh\ta1, 0(a4)\n", "")
     rep = prove_routine(str(elf), "__memset", "memset")

@@ -37,19 +37,22 @@ SYM_FUNC_START(__memset)
 	 *
 	 * Register roles:
 	 *	t0 - the cursor
-	 *	a6 - dst + n
 	 */
 	mv	t0, a0
-	add	a6, a0, a2
 	sltiu	a4, a2, 15
 	bnez	a4, .Lmemset_bytes
 
 	/*
 	 * Replicate.
-	 * The byte into every byte of a word.
+	 * The end, and the byte into every byte of a word.
 	 *
+	 *	end = dst + n;
 	 *	c = (u8)c; c |= c << 8; c |= c << 16; c |= c << 32;
+	 *
+	 * Register roles:
+	 *	a6 - dst + n
 	 */
+	add	a6, a0, a2
 	andi	a1, a1, 0xff
 	slli	a4, a1, 8
 	or	a1, a1, a4
@@ -84,8 +87,7 @@ SYM_FUNC_START(__memset)
 	 */
 	andi	a3, a6, -SZREG
 .Lmemset_wend:
-	sub	a4, a3, t0
-	neg	a4, a4
+	sub	a4, t0, a3
 	andi	a4, a4, 248			/* bytes mod 256 */
 	sub	t0, t0, a4
 	srli	a4, a4, 1			/* 4 bytes of code per 8-byte store */
@@ -172,9 +174,13 @@ SYM_FUNC_START(__memset)
 	 * Bytes.
 	 * Small sizes, one byte at a time.
 	 *
-	 *	while (dst < end) *dst++ = c; return s;
+	 *	end = dst + n; while (dst < end) *dst++ = c; return s;
+	 *
+	 * Register roles:
+	 *	a6 - dst + n
 	 */
 .Lmemset_bytes:
+	add	a6, t0, a2
 	bgeu	t0, a6, .Lmemset_return		/* n == 0 */
 .Lmemset_byte:
 	sb	a1, 0(t0)
