@@ -47,6 +47,15 @@ def _instrument() -> tuple[dict, dict, dict]:
         return r
     Check.run = run
 
+    from copygen.verify.memcheck import MemoryChecks
+    orig_prepare = MemoryChecks.prepare
+
+    def prepare(self, starts, jobs):
+        t0 = time.time()
+        orig_prepare(self, starts, jobs)
+        calls["stores"] = calls.get("stores", 0.0) + time.time() - t0
+    MemoryChecks.prepare = prepare
+
     paths: dict = {}
     for name in ("_kept", "_first_provable"):
         orig = getattr(houdini.Proof, name)
@@ -80,8 +89,9 @@ def main(path: str, symbol: str, jobs: int) -> None:
         nonlocal t
         now = time.time()
         print(f"{name:12s} {now - t:8.1f} s  ({calls['n']} bit-vector queries here, "
-              f"{calls['t']:.1f} s in them)", flush=True)
-        calls.update(n=0, t=0.0)
+              f"{calls['t']:.1f} s in them; store proofs {calls.get('stores', 0.0):.1f} s)",
+              flush=True)
+        calls.update(n=0, t=0.0, stores=0.0)
         t = now
 
     prog = Program.load(elf)
