@@ -156,16 +156,29 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     from copygen.verify.world import World
     prog, routine = _routine(built_examples, "c910fast", "memcpy")
     snaps = collect(prog.image, "memcpy", "memcpy", routine.cut_points)
-    # the unrolled loop: the head with eight loads in a row
-    head = next(pc for pc in routine.cut_points
-                if all(prog.fetch(pc + 4 * k).name == "ld" for k in range(8)))
+    # the unrolled loop: the head whose first ten instructions hold its
+    # eight loads
+    def first(pc: int, n: int) -> list[str]:
+        out = []
+        for _ in range(n):
+            insn = prog.fetch(pc)
+            out.append(insn.name)
+            pc += insn.length
+        return out
+    head = next(pc for pc in routine.cut_points if first(pc, 10).count("ld") == 8)
     got = [c for c in guess(snaps[head], "memcpy") if c.kind in ("rmod", "mask")]
     assert any(c.kind == "rmod" and c.args[2] == 63 for c in got), got
     assert any(c.kind == "mask" and c.args[2:4] == (63, "E") for c in got), got
     assert any(c.kind == "mask" and c.args[2:4] == (63, "@") for c in got), got
     proof = Proof(prog, routine, World("memcpy"), {pc: bases(s) for pc, s in snaps.items()})
     inv = proof.houdini({head: got})
-    assert set(inv[head]) == set(got)
+    # the frame's registers (sp, and s0 above it: string.c keeps a frame,
+    # as Kbuild compiles it) hold one value in every sampled run, so a
+    # guess may tie them to the count; sp is symbolic in the proof, and
+    # Houdini drops those, keeping every other
+    frame = {2, 8}
+    assert set(inv[head]) == {c for c in got if not frame & set(c.args[:2])}
+    assert any(c.kind == "rmod" and c.args[2] == 63 for c in inv[head]), inv[head]
     # and the formulas mean what the guesses measured: false on a state
     # where the cursor is one byte off a block
     w = World("memcpy")
