@@ -111,8 +111,8 @@ def word_block(k: int, schedule: str, depth: int, src_any: bool = False,
         return store_u(_at("d", i), value) if dst_any else f"dw[{i}] = {value};"
     if _C_WORD_ORDER[schedule] == "interleave":
         return _stmts(depth, *(store(i, load(i)) for i in range(k)))
-    return _stmts(depth, *(f"word_t w{i} = {load(i)};" for i in range(k)),
-                  *(store(i, f"w{i}") for i in range(k)))
+    return [*_stmts(depth, *(f"word_t w{i} = {load(i)};" for i in range(k))), BLANK,
+            *_stmts(depth, *(store(i, f"w{i}") for i in range(k)))]
 
 
 def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
@@ -127,7 +127,7 @@ def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
         return out
     loads = [f"word_t n{i} = sw[{i + 1}];" for i in range(k)]
     stores = [make(i, "prev" if i == 0 else f"n{i - 1}", f"n{i}") for i in range(k)]
-    return _stmts(depth, *loads, *stores, f"prev = n{k - 1};")
+    return [*_stmts(depth, *loads), BLANK, *_stmts(depth, *stores, f"prev = n{k - 1};")]
 
 
 def _word_loop(k: int, schedule: str, depth: int, src_any: bool = False,
@@ -370,6 +370,8 @@ def _memmove_forward(lib: StringLib) -> CPhase:
         # the fall-through it costs no taken branch (the disjoint test
         # inside is hinted the same way)
         test = f"likely({test})"
+    if len(body) == 1:      # one statement: no braces (kernel style)
+        return CPhase("forward", (*_stmts(1, f"if ({test})"), *body, BLANK))
     return CPhase("forward", (*_stmts(1, f"if ({test}) {{"),
                               *body, *_stmts(1, "}"), BLANK))
 

@@ -254,3 +254,29 @@ def test_blocks_nest_and_indent_consistently(misaligned, sched, shift, tail, mov
 def test_string_template_makes_no_decisions():
     text = (templates_dir() / "string.c.j2").read_text()
     assert "{% if" not in text and "{% macro" not in text and "{% set" not in text
+
+
+@pytest.mark.parametrize("misaligned, shift", [("slow", "shift unroll 2"), ("fast", "shift off")])
+def test_a_blank_line_parts_the_loads_from_the_stores(misaligned, shift):
+    """checkpatch --strict wants a blank line after declarations: a
+    loads-first block declares its words, then stores them."""
+    fn = unit(memcpy=f"small below 16; words unroll 2; {shift}; tail bytes",
+              misaligned=misaligned).function("memcpy")
+    for title in ("words", "shift copy") if misaligned == "slow" else ("words",):
+        lines = all_text(CFunction(fn.symbol, fn.alias, fn.ret, fn.params, fn.doc,
+                                   (phase(fn, title),))).split("\n")
+        last = max(i for i, t in enumerate(lines) if re.match(r"\s*word_t [wn]\d+ = ", t))
+        assert lines[last + 1] == "", (title, lines[last:last + 2])
+
+
+def test_a_one_statement_branch_has_no_braces():
+    """memmove's forward branch to memcpy is one statement: kernel style
+    (checkpatch) writes it without braces; a longer one keeps them."""
+    fwd = phase(unit(memmove="forward memcpy; backward bytes").function("memmove"), "forward")
+    assert fwd.stmts[:2] == ("if ((uintptr_t)d - (uintptr_t)s >= count)",
+                             "return __memcpy(dest, src, count);")
+    assert "}" not in fwd.stmts
+    fwd = phase(unit(memcpy="small below 16; words unroll 2; shift off; tail overlap",
+                     memset="small below 16; words unroll 2; tail overlap",
+                     misaligned="fast").function("memmove"), "forward")
+    assert fwd.stmts[0].endswith("{") and fwd.stmts[-1] == "}"

@@ -76,6 +76,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		word_t w5 = load_uword(s + 5 * SZREG);
 		word_t w6 = load_uword(s + 6 * SZREG);
 		word_t w7 = load_uword(s + 7 * SZREG);
+
 		dw[0] = w0;
 		dw[1] = w1;
 		dw[2] = w2;

@@ -69,6 +69,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 		word_t *dw = (word_t *)d;
 
 		word_t w0 = load_uword(s);
+
 		dw[0] = w0;
 
 		d += 1 * SZREG;
@@ -95,9 +96,8 @@ void *__memmove(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
+	if ((uintptr_t)d - (uintptr_t)s >= count)
 		return __memcpy(dest, src, count);
-	}
 
 	d += count;
 	s += count;

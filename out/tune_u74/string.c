@@ -51,6 +51,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 			const word_t *sw = (const word_t *)s;
 
 			word_t w0 = sw[0];
+
 			dw[0] = w0;
 
 			d += 1 * SZREG;
@@ -73,6 +74,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 			word_t *dw = (word_t *)d;
 
 			word_t n0 = sw[1];
+
 			dw[0] = (prev >> shr) | (n0 << shl);
 			prev = n0;
 
@@ -103,9 +105,8 @@ void *__memmove(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
+	if ((uintptr_t)d - (uintptr_t)s >= count)
 		return __memcpy(dest, src, count);
-	}
 
 	d += count;
 	s += count;

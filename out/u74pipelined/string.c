@@ -57,6 +57,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 			word_t w5 = sw[5];
 			word_t w6 = sw[6];
 			word_t w7 = sw[7];
+
 			dw[0] = w0;
 			dw[1] = w1;
 			dw[2] = w2;
@@ -96,6 +97,7 @@ void *__memcpy(void *dest, const void *src, size_t count)
 			word_t n1 = sw[2];
 			word_t n2 = sw[3];
 			word_t n3 = sw[4];
+
 			dw[0] = (prev >> shr) | (n0 << shl);
 			dw[1] = (n0 >> shr) | (n1 << shl);
 			dw[2] = (n1 >> shr) | (n2 << shl);
@@ -137,9 +139,8 @@ void *__memmove(void *dest, const void *src, size_t count)
 	u8 *d = dest;
 	const u8 *s = src;
 
-	if ((uintptr_t)d - (uintptr_t)s >= count) {
+	if ((uintptr_t)d - (uintptr_t)s >= count)
 		return __memcpy(dest, src, count);
-	}
 
 	d += count;
 	s += count;
