@@ -159,6 +159,8 @@ def build_vector_section(outdir: Path) -> Path:
 
 def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
     res = BuildResult(source, outdir, warnings=list(st.warnings))
+    if link:
+        toolchain.kcflags()     # a KCFLAGS that cannot be split stops before any file is written
     res.files = emit_sources(st, outdir)
     if not link:
         return res

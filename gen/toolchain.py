@@ -18,7 +18,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from copygen.errors import ToolError
+from copygen.errors import CopygenError, ToolError
 
 DEFAULT_CROSS = "riscv64-linux-gnu-"
 PACKAGES = {"gcc": "gcc-riscv64-linux-gnu", "ld": "binutils-riscv64-linux-gnu",
@@ -56,7 +56,12 @@ def kcflags() -> list[str]:
     kernel build was given on top of its own (e.g. `-mno-strict-align
     -mtune=thead-c906` for a NONPORTABLE kernel for a fast-misaligned
     core), put after CFLAGS as Kbuild puts them."""
-    return shlex.split(os.environ.get("KCFLAGS", ""))
+    text = os.environ.get("KCFLAGS", "")
+    try:
+        return shlex.split(text)
+    except ValueError as err:
+        raise CopygenError(f"KCFLAGS cannot be split into flags: {err} (KCFLAGS={text!r})",
+                           hint="quote as a shell would, e.g. KCFLAGS='-DNAME=\"a b\"'") from None
 
 
 def cross_prefix() -> str:

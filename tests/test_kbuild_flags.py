@@ -109,3 +109,19 @@ def test_c_functions_keep_a_frame_as_with_config_frame_pointer(tmp_path, monkeyp
     text = toolchain.run("objdump", ["-d", "--no-show-raw-insn", obj]).stdout
     body = text.split(f"<{fn}>:")[1].split("\n\n")[0]
     assert re.search(r"\bsd\s+s0,\d+\(sp\)", body), body
+
+
+def test_kcflags_a_shell_could_not_split_is_a_located_error(tmp_path):
+    """An unbalanced quote in KCFLAGS: exit 2 and one line saying so, no
+    traceback, nothing built."""
+    import os
+    import subprocess
+    import sys
+    src = tmp_path / "fast.copy"
+    src.write_text(FAST)
+    env = {**os.environ, "KCFLAGS": "-DNAME='a b"}
+    proc = subprocess.run([sys.executable, "-m", "copygen", "build", str(src), "-o",
+                           str(tmp_path / "out")], capture_output=True, text=True, env=env)
+    assert proc.returncode == 2, proc.stderr
+    assert "KCFLAGS cannot be split" in proc.stderr and "Traceback" not in proc.stderr
+    assert not any((tmp_path / "out").rglob("*"))
