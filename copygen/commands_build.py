@@ -86,7 +86,9 @@ def build(files, out, no_link, as_json) -> int:
 
     Writes OUT/<name>/uaccess.S, string.c, include/ (the kernel-macro shim),
     copygen.ld, the objects and OUT/<name>/<name>.elf.  CROSS_COMPILE selects
-    the toolchain (default riscv64-linux-gnu-).
+    the toolchain (default riscv64-linux-gnu-).  string.c is compiled with
+    the flags Kbuild gives arch/riscv/lib/string.o in a portable kernel,
+    then KCFLAGS from the environment, as Kbuild appends them.
     """
     clash = _output_clash(files, Path(out))
     if clash:
