@@ -35,11 +35,12 @@ ASFLAGS_VECTOR = ["-D__ASSEMBLY__", "-fno-PIE", "-DCONFIG_64BIT=1", "-march=rv64
                   "-mabi=lp64d"]
 # string.c as Kbuild compiles arch/riscv/lib/string.o: the flags of its
 # command line (.string.o.cmd of a 6.12 riscv build) that change the code.
-# -mstrict-align: every portable kernel (no CONFIG_RISCV_EFFICIENT_UNALIGNED_
-# ACCESS); a word access through a pointer not known to be aligned becomes
-# byte accesses, and with GCC 12's default tuning it does even without the
-# flag.  Frame pointers: CONFIG_FRAME_POINTER, which riscv selects by
-# default: every C function sets up a frame (s0), leaves too.
+# -mstrict-align: every portable kernel, i.e. one without
+# CONFIG_RISCV_EFFICIENT_UNALIGNED_ACCESS; a word access through a pointer
+# not known to be aligned becomes byte accesses (GCC 12's default tuning
+# does that even without the flag).  Frame pointers: CONFIG_FRAME_POINTER,
+# which riscv selects by default: every C function, leaves too, sets up a
+# frame (s0).
 # The ABI stays lp64d, as the assembly's, so that the objects link; no
 # integer instruction differs.  Stack-protector flags are left out: they
 # instrument functions with local arrays, which string.c has none of.
