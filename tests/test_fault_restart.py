@@ -137,6 +137,7 @@ def _verify(tmp_path, *args):
     return r
 
 
+@pytest.mark.slow
 def test_a_restart_past_the_faulting_store_is_violated(pair, tmp_path):
     """The 4-word block's first store sent to the exit that resumes two
     words into the block: a fault there counts 16 bytes as copied that

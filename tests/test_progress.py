@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 SOURCE = ROOT / "tests" / "asm" / "memset_bytes.S"
@@ -30,6 +32,7 @@ def test_verify_piped_says_each_stage_of_each_routine_on_stderr(tmp_path):
     assert again.stderr.splitlines()[-1] == "verify: memset: proved (from the proof cache)"
 
 
+@pytest.mark.slow
 def test_tune_piped_says_each_stage_and_each_proof(tmp_path):
     """A tuning run's stages (evaluation, proofs) are one line each on
     stderr when piped, and each proof it starts says which point."""

@@ -146,6 +146,7 @@ def mutate(text: str, rng: random.Random) -> str:
     return text
 
 
+@pytest.mark.slow
 def test_two_thousand_mutations_never_crash():
     rng = random.Random(2026)
     outcomes = {"ok": 0, "error": 0}

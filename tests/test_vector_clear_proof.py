@@ -41,6 +41,7 @@ def test_generated_clear_proves_every_clause_at_vlen_128(tmp_path, line):
     assert all(s == "proved" for s in rep.status.values()), rep.detail
 
 
+@pytest.mark.slow
 def test_generated_clear_proves_every_clause_at_every_vlen(tmp_path):
     rep = prove_vectors(str(_elf(tmp_path)), symbol=CLEAR_SYMBOL)
     assert all(s == "proved" for s in rep.status.values()), rep.detail

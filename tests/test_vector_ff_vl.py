@@ -44,7 +44,9 @@ def _both(sew: int, lmul_log2: int):
 
 # the argument (elements are accessible up to the one holding FO) does not
 # depend on the group's size; 16 elements at e8 take 6 s, 64 take 130 s
-@pytest.mark.parametrize("sew, lmul_log2", [(8, 0), (16, 1), (64, 2)],
+@pytest.mark.parametrize("sew, lmul_log2", [pytest.param(8, 0, marks=pytest.mark.slow),
+                                             pytest.param(16, 1, marks=pytest.mark.slow),
+                                             (64, 2)],
                          ids=["e8m1", "e16m2", "e64m4"])
 def test_the_closed_form_is_the_semantics_where_element_0_did_not_fault(sew, lmul_log2):
     facts, semantic, closed, first_faults = _both(sew, lmul_log2)

@@ -41,6 +41,7 @@ def _all_proved(rep):
         {c: rep.detail[c] for c, s in rep.status.items() if s != "proved"}
 
 
+@pytest.mark.slow
 def test_the_e64_copy_proves_every_clause_at_vlen_128(tmp_path):
     rep = prove_vector(_elf(tmp_path, "vector e64 m8 above 768 loads plain"), 128)
     assert list(rep.status) == vector_clauses(False)
@@ -90,9 +91,10 @@ def _no_restart(text: str) -> str:
                   text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,edit,broken", [
     ("vstart not scaled", _unscaled, {"C4", "C6"}),
-    pytest.param("no restart in bytes", _no_restart, {"C5", "C6"}, marks=pytest.mark.slow)])
+    ("no restart in bytes", _no_restart, {"C5", "C6"})])
 def test_planted_bugs_in_the_wide_fault_exit_are_refuted_and_replayed(tmp_path, name, edit, broken):
     rep = prove_vector(_elf(tmp_path, "vector e64 m8 above 768 loads plain", edit=edit), 128)
     bad = {c for c, s in rep.status.items() if s == "violated"}

@@ -194,6 +194,7 @@ def test_a_wrong_fixup_in_the_pipelined_copy_is_found_by_a_faulting_run(
     assert ex["n"] - ex["fault_offset"] - ex["returned"] == 8, ex
 
 
+@pytest.mark.slow
 def test_a_fault_exit_that_returns_at_once_is_violated_in_seconds(tmp_path):
     """The pipelined copy's retry ladder ending in `ret` instead of `j
     .Lcopy_bytes`: a word fault returns with SUM set and a0 a pointer.

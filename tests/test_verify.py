@@ -64,6 +64,7 @@ def test_mutants_of_clear_user_are_caught_with_their_clause(kind, clauses, tmp_p
     assert violated & clauses, (m.description, rep.as_dict())
 
 
+@pytest.mark.slow
 def test_a_last_byte_left_unwritten_breaks_c1_and_c3_each_by_its_own_check(tmp_path):
     """The byte loop stops a byte short and returns 0: without a fault that
     breaks C1, with one at the last byte C3.  Both clauses' covers at that

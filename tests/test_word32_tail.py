@@ -51,6 +51,7 @@ def test_a_32_bit_word_loop_is_proved(elf):
     assert all(rep.status[c] == "proved" for c in required("memcpy")), rep.detail
 
 
+@pytest.mark.slow
 def test_without_the_word_distance_its_bounds_stay_unknown(elf, monkeypatch):
     from copygen.verify import infer
     monkeypatch.setattr(infer, "BLOCK_MASKS", infer.MASKS)
