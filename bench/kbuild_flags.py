@@ -1,6 +1,9 @@
 """What the kernel's C flags cost the generated string.c, cell by cell.
 
-    python bench/kbuild_flags.py [FILE.copy ...] [--kcflags FLAGS] [--out FILE]
+    python bench/kbuild_flags.py [FILE.copy ...] [--kcflags=FLAGS] [--kernel-build DIR]
+        [--out FILE]
+
+(FLAGS begin with a dash, so give them with `=`: --kcflags=-fomit-frame-pointer.)
 
 copygen compiles string.c with the code-generation flags Kbuild gives
 arch/riscv/lib/string.o in a portable kernel (gen/toolchain.py:
