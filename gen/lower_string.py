@@ -76,9 +76,9 @@ UWORD_HELPERS = CHelper(
      "}"))
 
 
-def _at(ptr: str, i: int | str) -> str:
+def _at(ptr: str, i: int) -> str:
     """The address of word i from ptr."""
-    return ptr if i in (0, "0") else f"{ptr} + {i} * SZREG"
+    return f"{ptr} + {i} * SZREG" if i else ptr
 
 
 def load_u(ptr: str) -> str:
