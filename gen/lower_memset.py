@@ -16,7 +16,8 @@ Layout (forward branches not taken on the path of an aligned call):
   replicate  end = dst + n; the byte into every byte of a1
   alignment  a misaligned dst -> the head, out of line
   run entry  word end = end & -SZREG; skip = (t0 - word end) mod run
-             bytes; t0 -= skip; jump skip/2 bytes into the run
+             bytes; none -> the run's top (whole runs need no computed
+             jump); else t0 -= skip; jump skip/2 bytes into the run
              (4 bytes of code per 8-byte store: the run is `norvc`)
   run        `unroll` stores, t0 += run, while t0 < word end
   done       dst == end -> return, else the tail
@@ -85,15 +86,17 @@ def _run_entry(k: int) -> Phase:
     return Phase(None, "Run entry",
                  (f"The words beyond whole runs of {k} are stored by the first pass: it",
                   "enters the run that many stores before its end, with the cursor moved",
-                  "back so that each store lands where it belongs."),
+                  "back so that each store lands where it belongs.  Whole runs alone",
+                  "start at the top, without the computed jump."),
                  (f"skip = (dst - wend) & {run - SZREG};",
-                  "dst -= skip; goto run + skip / SZREG * 4;"),
+                  "if (skip) { dst -= skip; goto run + skip / SZREG * 4; }"),
                  ((WEND, "end rounded down to a word"), (SKIP, "bytes the first pass skips"),
                   (TARGET, "where the first pass enters the run")),
                  (Insn("andi", (WEND, END, "-SZREG")),
                   Label(f".L{PFX}_wend"),
                   Insn("sub", (SKIP, CUR, WEND)),
                   Insn("andi", (SKIP, SKIP, str(run - SZREG)), note=f"bytes mod {run}"),
+                  Insn("beqz", (SKIP, f".L{PFX}_run"), note="whole runs: no jump"),
                   Insn("sub", (CUR, CUR, SKIP)),
                   Insn("srli", (SKIP, SKIP, "1"), note="4 bytes of code per 8-byte store"),
                   Insn(".option", ("push",)),

@@ -116,6 +116,21 @@ def test_every_size_and_offset_stores_the_bytes_and_nothing_else(built):
             assert set(got[len(want):]) == {0xEE}, (n, off)
 
 
+def test_whole_runs_start_at_the_top_without_the_computed_jump(built):
+    """An aligned memset of whole runs (4 words here) skips the jump's
+    set-up: its instructions are the entry's, the stores and the loop's,
+    the count a run more for every run more; one word past whole runs
+    takes the jump's six (sub, srli, auipc, addi, add, jr) and a first
+    pass of one store, addi and bltu."""
+    m = Machine.from_elf(built.elf)
+    base = 0x9000_0000
+    m.map(base, 0x2000, user=False)
+    count = {n: m.call("memset", base, 0x5A, n).instret for n in (64, 96, 128, 72)}
+    run = 4 + 2                                  # its stores, addi, bltu
+    assert count[96] - count[64] == run and count[128] - count[96] == run
+    assert count[72] == count[64] + 6 + 3
+
+
 @pytest.mark.slow
 def test_the_memset_is_proved_for_every_n(built):
     rep = prove_routine(str(built.elf), "__memset", "memset")
@@ -144,6 +159,14 @@ def test_a_run_entered_with_the_skip_negated_is_refuted(built, tmp_path):
     elf = _edited(built, tmp_path, "sub\ta4, t0, a3", "sub\ta4, a3, t0")
     rep = prove_routine(str(elf), "__memset", "memset")
     assert "violated" in (rep.status["B1"], rep.status["C1"]), rep.detail
+
+
+def test_whole_runs_sent_past_the_run_are_refuted(built, tmp_path):
+    """The branch that spares whole runs the computed jump must land on
+    the run: sent to the tail test it leaves every word unstored."""
+    elf = _edited(built, tmp_path, "beqz\ta4, .Lmemset_run", "beqz\ta4, .Lmemset_done")
+    rep = prove_routine(str(elf), "__memset", "memset")
+    assert rep.status["C1"] == "violated", rep.detail
 
 
 def test_a_head_without_its_halfword_is_refuted(built, tmp_path):

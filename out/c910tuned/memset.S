@@ -75,10 +75,11 @@ SYM_FUNC_START(__memset)
 	 * Run entry.
 	 * The words beyond whole runs of 32 are stored by the first pass: it
 	 * enters the run that many stores before its end, with the cursor moved
-	 * back so that each store lands where it belongs.
+	 * back so that each store lands where it belongs.  Whole runs alone
+	 * start at the top, without the computed jump.
 	 *
 	 *	skip = (dst - wend) & 248;
-	 *	dst -= skip; goto run + skip / SZREG * 4;
+	 *	if (skip) { dst -= skip; goto run + skip / SZREG * 4; }
 	 *
 	 * Register roles:
 	 *	a3 - end rounded down to a word
@@ -89,6 +90,7 @@ SYM_FUNC_START(__memset)
 .Lmemset_wend:
 	sub	a4, t0, a3
 	andi	a4, a4, 248			/* bytes mod 256 */
+	beqz	a4, .Lmemset_run		/* whole runs: no jump */
 	sub	t0, t0, a4
 	srli	a4, a4, 1			/* 4 bytes of code per 8-byte store */
 	.option	push
