@@ -1,12 +1,14 @@
 """Where a proof's time goes: stage by stage for one routine.
 
-    python bench/verify_profile.py out/kernel2021/uaccess.S __asm_copy_to_user [JOBS]
+    python bench/verify_profile.py out/kernel2021/uaccess.S __asm_copy_to_user [JOBS] [--no-presolve]
 
 Prints seconds per stage (concrete runs, guessing, exploration, Houdini,
 clause checks, termination), the number of bit-vector queries of each (in
 this process: with JOBS > 1 the children's queries are not counted) and,
 with JOBS = 1, the Houdini paths (start -> loop head) and the clauses
-whose checks cost the most.  A diagnostic for the speed work of issue 4;
+whose checks cost the most.  `--no-presolve` asks the solver the
+formulas as the prover built them, without verify.presolve's rewrite (to
+measure what it saves).  A diagnostic for the speed work of issue 4;
 bench/verify_speed.py records the figures.
 """
 from __future__ import annotations
@@ -126,6 +128,10 @@ def main(path: str, symbol: str, jobs: int) -> None:
 
 
 if __name__ == "__main__":
+    if "--no-presolve" in sys.argv:
+        sys.argv.remove("--no-presolve")
+        from copygen.verify import presolve
+        presolve.REWRITE = False
     if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not sys.argv[3].isdigit()):
         sys.exit(__doc__.split("\n\n")[1].strip().join(["usage: ", ""]))
     sys.exit(exit_status(main, sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 1))

@@ -17,8 +17,11 @@ in the process and however busy the machine is.
 
 Role: `budget` (limits on a solver), `Query` (a one-shot query in a
 fresh context) and `shared_check` (one check in the caller's context),
-whose answers verify.answers may already know.  May import
-z3, verify.answers and the standard library.
+whose answers verify.answers may already know.  A Query asks the
+solver its formulas as verify.presolve writes them; shared_check, the
+vector prover's, as they come (there the rewrite costs more than it
+saves: docs/verifier.md).  May import z3,
+verify.answers, verify.presolve and the standard library.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import time
 import z3
 
 from copygen.verify import answers
+from copygen.verify.presolve import arith_masks
 
 # Units per idle millisecond: bench/solver_units.py logs every query of
 # `copygen verify` with its units and seconds; docs/verifier.md has the
@@ -83,7 +87,7 @@ class Query:
         self.ctx = z3.Context()
         self.logic = logic
         self.solver = z3.SolverFor(logic, ctx=self.ctx)
-        self.facts = translated(facts, self.ctx)
+        self.facts = translated(arith_masks(facts), self.ctx)
         self.solver.add(*self.facts)
 
     def check(self, ms: int) -> z3.CheckSatResult:

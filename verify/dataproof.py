@@ -18,7 +18,7 @@ case leave it.
 
 Role: one check, `bytes_ok` (`all_bytes_ok` for several bytes at once).
 May import z3, verify.answers, verify.world, verify.z3ops, verify.nowrap,
-verify.budget.
+verify.budget, verify.presolve.
 """
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import z3
 from copygen.verify import answers
 from copygen.verify.budget import Query, budget, translated
 from copygen.verify.nowrap import lemmas
+from copygen.verify.presolve import arith_masks
 from copygen.verify.z3ops import bv, mentions
 
 # Budget per byte query (verify.budget): twice the steps of the hardest one
@@ -124,7 +125,8 @@ class ByteProver:
         q = self._inc[key]
         for goal in goals:
             q.solver.push()
-            q.solver.add(*translated([z3.Not(goal), *lemmas(self.world, [goal])], q.ctx))
+            q.solver.add(*translated(arith_masks([z3.Not(goal), *lemmas(self.world, [goal])]),
+                                     q.ctx))
             r = q.solver.check()
             q.solver.pop()
             if r == z3.unknown:

@@ -1,0 +1,91 @@
+"""What verify.presolve's rewrite saves: whole proofs with it and without it.
+
+    python bench/presolve_ab.py [--only EXAMPLE:SYMBOL ...] [--out FILE]
+
+Each proof runs twice, in two processes side by side (one with the
+rewrite, one without: `presolve.REWRITE = False`, so that both see the
+same load), each proving in one process (`jobs=1`), `replay=False`, no
+answer store (`COPYGEN_ANSWERS=`).  Reports CPU seconds of each and
+whether the verdicts agree; writes bench/results/presolve.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+# (example, routine): the copies whose proofs the test suite and the tuner
+# run most, a memcpy, a memmove and a clear
+PROOFS = [("kernel2021", "__asm_copy_to_user"), ("pre2021", "__asm_copy_to_user"),
+          ("u74pipelined", "__asm_copy_from_user"), ("c910tuned", "__asm_copy_to_user"),
+          ("u74tuned", "__asm_copy_to_user"), ("c910fast", "memcpy"),
+          ("c910fast", "memmove"), ("tune_u74", "__asm_copy_to_user"),
+          ("kernel2021", "__clear_user")]
+
+CHILD = """
+import json, sys
+from copygen.verify import presolve
+from copygen.verify.prove import prove_routine
+from copygen.verify.world import KINDS
+presolve.REWRITE = sys.argv[3] == "on"
+rep = prove_routine(sys.argv[1], sys.argv[2], KINDS[sys.argv[2]], replay=False, jobs=1)
+print(json.dumps(rep.status))
+"""
+
+
+def _run(elf: str, symbol: str, mode: str) -> subprocess.Popen:
+    env = dict(os.environ, COPYGEN_ANSWERS="")
+    return subprocess.Popen([sys.executable, "-c", CHILD, elf, symbol, mode], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def _wait(p: subprocess.Popen) -> tuple[float, dict]:
+    _, status, usage = os.wait4(p.pid, 0)
+    out = p.stdout.read()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    status = json.loads(out.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.returncode}
+    return round(usage.ru_utime + usage.ru_stime, 1), status
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", action="append", default=[], metavar="EXAMPLE:SYMBOL")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    out = args.out or ROOT / "bench" / "results" / "presolve.json"
+    proofs = [tuple(o.split(":", 1)) for o in args.only] or PROOFS
+    rows = []
+    for example, symbol in proofs:
+        elf = ROOT / "out" / example / f"{example}.elf"
+        t0 = time.time()
+        on, off = (_run(str(elf), symbol, m) for m in ("on", "off"))
+        (cpu_on, st_on), (cpu_off, st_off) = _wait(on), _wait(off)
+        rows.append({"example": example, "routine": symbol, "cpu_seconds_without": cpu_off,
+                     "cpu_seconds_with": cpu_on, "same_verdicts": st_on == st_off,
+                     "status": st_on})
+        print(f"{example:14s} {symbol:22s} without {cpu_off:7.1f} s  with {cpu_on:7.1f} s  "
+              f"{'same verdicts' if st_on == st_off else 'VERDICTS DIFFER'}  "
+              f"({time.time() - t0:.0f} s)", flush=True)
+    total_off = sum(r["cpu_seconds_without"] for r in rows)
+    total_on = sum(r["cpu_seconds_with"] for r in rows)
+    print(f"{'total':37s} without {total_off:7.1f} s  with {total_on:7.1f} s")
+    args.out.write_text(json.dumps({
+        "command": "python bench/presolve_ab.py " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
+        "note": "each proof twice side by side (with and without the rewrite), one process "
+                "each, replay=False, no answer store; CPU seconds",
+        "rows": rows, "total_without": round(total_off, 1), "total_with": round(total_on, 1)},
+        indent=1) + "\n")
+    print(f"wrote {out}")
+    return 0 if all(r["same_verdicts"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
