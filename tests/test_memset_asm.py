@@ -118,10 +118,10 @@ def test_every_size_and_offset_stores_the_bytes_and_nothing_else(built):
 
 def test_whole_runs_start_at_the_top_without_the_computed_jump(built):
     """An aligned memset of whole runs (4 words here) skips the jump's
-    set-up: its instructions are the entry's, the stores and the loop's,
-    the count a run more for every run more; one word past whole runs
-    takes the jump's six (sub, srli, auipc, addi, add, jr) and a first
-    pass of one store, addi and bltu."""
+    set-up: each further run adds its 4 stores, addi and bltu and
+    nothing else; one word past whole runs adds the jump's six (sub,
+    srli, auipc, addi, add, jr) and a first pass of one store, addi and
+    bltu."""
     m = Machine.from_elf(built.elf)
     base = 0x9000_0000
     m.map(base, 0x2000, user=False)

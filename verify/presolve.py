@@ -21,7 +21,8 @@ import z3
 # the term is kept so that its id is not reused while it is remembered
 _DONE: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 _LIMIT = 400_000
-# off only to measure what the rewrite saves (bench/verify_profile.py)
+# off only to measure what the rewrite saves (bench/presolve_ab.py,
+# bench/verify_profile.py --no-presolve)
 REWRITE = True
 
 
