@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 # (example, routine): the copies whose proofs the test suite and the tuner
 # run most, a memcpy, a memmove and a clear

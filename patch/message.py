@@ -84,6 +84,12 @@ def mean_change(rows: list[Row]) -> float:
     return sum((r.after - r.before) / r.before for r in rows) / len(rows) if rows else 0.0
 
 
+def faster(rows: list[Row]) -> bool:
+    """What a subject may call faster: fewer cycles on the mean, and no
+    case more than 1 % slower."""
+    return bool(rows) and mean_change(rows) < -0.005 and all(r.after <= r.before * 1.01 for r in rows)
+
+
 def subject(ch: Change) -> str:
     """The first line: what the patch does to which routines, shortened
     until it fits SUBJECT_MAX."""
@@ -95,7 +101,7 @@ def subject(ch: Change) -> str:
         topic = max(dict.fromkeys(topics), key=topics.count)
         kinds = tuple(k for k in ch.kinds if any(p.kind == k for c in fixed for p in before[c]))
         verb = f"fix the {topic} of "
-    elif ch.rows and mean_change(ch.rows) < -0.005 and all(r.after <= r.before * 1.01 for r in ch.rows):
+    elif faster(ch.rows):
         kinds, verb = ch.kinds, "speed up "
     else:
         kinds, verb = ch.kinds, "rework "
@@ -117,16 +123,12 @@ def _asm_functions(ch: Change) -> list[str]:
 
 
 def _string_subject(ch: Change) -> str:
-    # as "speed up" in a uaccess subject: faster on the mean and in no
-    # case more than 1 % slower
-    faster = ch.rows and mean_change(ch.rows) < -0.005 \
-        and all(r.after <= r.before * 1.01 for r in ch.rows)
     asm = _asm_functions(ch) + (["memmove"] if ch.memmove_in_memcpy else [])
     asm = [n for n in ("memcpy", "memmove", "memset") if n in asm]
     c = [n for n in ("memcpy", "memmove", "memset") if n not in asm]
     what = "generated " + ", ".join(
         ([_listed(c) + " in C"] if c else []) + ([_listed(asm) + " in asm"] if asm else []))
-    return what + (", faster" if faster else "")
+    return what + (", faster" if faster(ch.rows) else "")
 
 
 def _listed(names: list[str]) -> str:
@@ -234,13 +236,13 @@ def speed(rows: list[Row], calibration: dict[str, str]) -> list[str]:
 
     def case(r: Row) -> str:
         return f"{r.routine}, {r.size} bytes, {r.align}"
-    faster = sum(r.after < r.before for r in rows)
+    fewer = sum(r.after < r.before for r in rows)
     slower = sum(r.after > r.before for r in rows)
     best, worst = min(rows, key=change), max(rows, key=change)
     profiles = list(dict.fromkeys(r.profile for r in rows))
     errors = "; ".join(f"{p}: {calibration.get(p, 'unknown')}" for p in profiles)
     return _wrap(f"Modelled by copygen's cost profile {', '.join(profiles)} (not measured; "
-                 f"calibration error {errors}): fewer cycles in {faster} of the {len(rows)} "
+                 f"calibration error {errors}): fewer cycles in {fewer} of the {len(rows)} "
                  f"cases below, more in {slower or 'none'}; mean {100 * mean_change(rows):+.1f}%, "
                  f"from {change(best):+.1f}% ({case(best)}) to {change(worst):+.1f}% "
                  f"({case(worst)}).  Cycles before and after:")
