@@ -15,6 +15,15 @@ asks).  So a one-shot query is translated into a context of its own: the
 same facts give the same steps and the same answer, whatever ran before it
 in the process and however busy the machine is.
 
+A one-shot query about bit-vectors goes to Z3's SMT core first, behind
+the cheap rewrites (simplify, propagate-values, solve-eqs, elim-uncnstr):
+on the prover's queries (64-bit sums, comparisons, masks of pointers and
+counts) it answers in a fraction of the steps of QF_BV's default, which
+bit-blasts the whole query for one SAT search (docs/verifier.md has the
+figures).  Only where the core gives up within the budget does the
+default solver get the query, with the budget again: every query either
+can answer is answered, and each answer is the solver's own.
+
 Role: `budget` (limits on a solver), `Query` (a one-shot query in a
 fresh context) and `shared_check` (one check in the caller's context),
 whose answers verify.answers may already know.  A Query asks the
@@ -38,6 +47,10 @@ from copygen.verify.presolve import arith_masks
 UNITS_PER_MS = 4000
 # Wall-clock backstop, in multiples of the budget's idle time.
 BACKSTOP = 10
+# The SMT core's pipeline for a Query about bit-vectors; CORE False asks
+# QF_BV's default alone (bench/prover_ab.py measures one against the other).
+CORE_TACTICS = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "smt")
+CORE = True
 
 
 def budget(s: z3.Solver, ms: int) -> None:
@@ -81,7 +94,10 @@ def translated(fs, ctx: z3.Context) -> list:
 
 class Query:
     """facts, in a context of their own, checked within a budget; the
-    model of a sat answer evaluates formulas of the caller's context."""
+    model of a sat answer evaluates formulas of the caller's context.
+    `solver` holds the facts for callers that push goals on it (an
+    incremental solver of the logic's default); `check` asks a one-shot
+    solver first (see the module's docstring)."""
 
     def __init__(self, facts, logic: str = "QF_BV") -> None:
         self.ctx = z3.Context()
@@ -89,25 +105,40 @@ class Query:
         self.solver = z3.SolverFor(logic, ctx=self.ctx)
         self.facts = translated(arith_masks(facts), self.ctx)
         self.solver.add(*self.facts)
+        self._answered = self.solver
+
+    def _solvers(self) -> list[z3.Solver]:
+        """The solvers `check` asks, in order, until one answers: for a
+        query about bit-vectors the SMT core's pipeline, then `solver`."""
+        if not (CORE and self.logic == "QF_BV"):
+            return [self.solver]
+        core = z3.Then(*[z3.Tactic(t, ctx=self.ctx) for t in CORE_TACTICS], ctx=self.ctx).solver()
+        core.add(*self.facts)
+        return [core, self.solver]
 
     def check(self, ms: int) -> z3.CheckSatResult:
-        """The answer within ms idle milliseconds' worth of steps: one the
-        answer store kept for this very query (verify.answers), or the
-        solver's."""
+        """The answer within ms idle milliseconds' worth of steps for each
+        solver asked: one the answer store kept for this very query
+        (verify.answers), or the solvers'."""
         limit = ms * UNITS_PER_MS
-        known = answers.recall(self.facts, self.logic, limit)
+        asked = f"{self.logic}, core first" if CORE and self.logic == "QF_BV" else self.logic
+        known = answers.recall(self.facts, asked, limit)
         if known is not None:
             return known
-        budget(self.solver, ms)
         t0 = time.perf_counter()
-        r = self.solver.check()
-        answers.remember(self.facts, self.logic, limit, r, time.perf_counter() - t0,
-                         self.solver.reason_unknown() if r == z3.unknown else "")
+        for s in self._solvers():
+            budget(s, ms)
+            r = s.check()
+            self._answered = s
+            if r != z3.unknown:
+                break
+        answers.remember(self.facts, asked, limit, r, time.perf_counter() - t0,
+                         self._answered.reason_unknown() if r == z3.unknown else "")
         return r
 
     def true_in_model(self, fs) -> list[bool]:
         """For each of fs: true in the model of the last (sat) check."""
-        m = self.solver.model()
+        m = self._answered.model()
         return [z3.is_true(m.eval(f, model_completion=True))
                 for f in translated(fs, self.ctx)]
 
@@ -122,7 +153,7 @@ class QueryModel:
     picks does not depend on what else ran in the process."""
 
     def __init__(self, query: Query) -> None:
-        self.query, self.m = query, query.solver.model()
+        self.query, self.m = query, query._answered.model()
 
     def eval(self, e, model_completion: bool = False):
         return self.m.eval(e.translate(self.query.ctx), model_completion=model_completion)

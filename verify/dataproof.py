@@ -155,10 +155,10 @@ class ByteProver:
             return []
         if r != z3.sat:
             return None
-        model = q.solver.model()
+        model = q.model()
         out = []
         for term in terms:
-            there = model.eval(term.translate(q.ctx), model_completion=True)
+            there = model.eval(term, model_completion=True)
             value = z3.BitVecVal(there.as_long(), term.size())
             if self.valid(facts, term == value) != z3.unsat:
                 return None

@@ -21,7 +21,7 @@ import z3
 # the term is kept so that its id is not reused while it is remembered
 _DONE: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 _LIMIT = 400_000
-# off only to measure what the rewrite saves (bench/presolve_ab.py,
+# off only to measure what the rewrite saves (bench/prover_ab.py --switch presolve,
 # bench/verify_profile.py --no-presolve)
 REWRITE = True
 

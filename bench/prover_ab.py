@@ -1,12 +1,15 @@
-"""What verify.presolve's rewrite saves: whole proofs with it and without it.
+"""What one of the prover's switches saves: whole proofs with it and without it.
 
-    python bench/presolve_ab.py [--only EXAMPLE:SYMBOL ...] [--out FILE]
+    python bench/prover_ab.py --switch presolve|core [--only EXAMPLE:SYMBOL ...] [--out FILE]
 
-Each proof runs twice, in two processes side by side (one with the
-rewrite, one without: `presolve.REWRITE = False`, so that both see the
-same load), each proving in one process (`jobs=1`), `replay=False`, no
-answer store (`COPYGEN_ANSWERS=`).  Reports CPU seconds of each and
-whether the verdicts agree; writes bench/results/presolve.json.
+`presolve`: verify.presolve's rewrite of rounded addresses
+(`presolve.REWRITE`); `core`: verify.budget's SMT core asked before
+QF_BV's default (`budget.CORE`).  Each proof runs twice, in two
+processes side by side (one with the switch on, one with it off, so that
+both see the same load), each proving in one process (`jobs=1`),
+`replay=False`, no answer store (`COPYGEN_ANSWERS=`).  Reports CPU
+seconds of each and whether the verdicts agree; writes
+bench/results/SWITCH.json.
 """
 from __future__ import annotations
 
@@ -28,20 +31,24 @@ PROOFS = [("kernel2021", "__asm_copy_to_user"), ("pre2021", "__asm_copy_to_user"
           ("c910fast", "memmove"), ("tune_u74", "__asm_copy_to_user"),
           ("kernel2021", "__clear_user")]
 
+# the module and the flag each switch turns off
+SWITCHES = {"presolve": ("copygen.verify.presolve", "REWRITE"),
+            "core": ("copygen.verify.budget", "CORE")}
+
 CHILD = """
-import json, sys
-from copygen.verify import presolve
+import importlib, json, sys
 from copygen.verify.prove import prove_routine
 from copygen.verify.world import KINDS
-presolve.REWRITE = sys.argv[3] == "on"
+setattr(importlib.import_module(sys.argv[4]), sys.argv[5], sys.argv[3] == "on")
 rep = prove_routine(sys.argv[1], sys.argv[2], KINDS[sys.argv[2]], replay=False, jobs=1)
 print(json.dumps(rep.status))
 """
 
 
-def _run(elf: str, symbol: str, mode: str) -> subprocess.Popen:
+def _run(elf: str, symbol: str, mode: str, switch: str) -> subprocess.Popen:
     env = dict(os.environ, COPYGEN_ANSWERS="")
-    return subprocess.Popen([sys.executable, "-c", CHILD, elf, symbol, mode], env=env,
+    return subprocess.Popen([sys.executable, "-c", CHILD, elf, symbol, mode, *SWITCHES[switch]],
+                            env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
 
 
@@ -55,16 +62,19 @@ def _wait(p: subprocess.Popen) -> tuple[float, dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", action="append", default=[], metavar="EXAMPLE:SYMBOL")
-    ap.add_argument("--out", type=Path)
+    ap.add_argument("--switch", choices=sorted(SWITCHES), required=True,
+                    help="the prover's switch to measure: on in one process, off in the other")
+    ap.add_argument("--only", action="append", default=[], metavar="EXAMPLE:SYMBOL",
+                    help="prove only this routine of out/EXAMPLE (repeatable)")
+    ap.add_argument("--out", type=Path, help="results file (default bench/results/SWITCH.json)")
     args = ap.parse_args()
-    out = args.out or ROOT / "bench" / "results" / "presolve.json"
+    out = args.out or ROOT / "bench" / "results" / f"{args.switch}.json"
     proofs = [tuple(o.split(":", 1)) for o in args.only] or PROOFS
     rows = []
     for example, symbol in proofs:
         elf = ROOT / "out" / example / f"{example}.elf"
         t0 = time.time()
-        on, off = (_run(str(elf), symbol, m) for m in ("on", "off"))
+        on, off = (_run(str(elf), symbol, m, args.switch) for m in ("on", "off"))
         (cpu_on, st_on), (cpu_off, st_off) = _wait(on), _wait(off)
         rows.append({"example": example, "routine": symbol, "cpu_seconds_without": cpu_off,
                      "cpu_seconds_with": cpu_on, "same_verdicts": st_on == st_off,
@@ -75,10 +85,10 @@ def main() -> int:
     total_off = sum(r["cpu_seconds_without"] for r in rows)
     total_on = sum(r["cpu_seconds_with"] for r in rows)
     print(f"{'total':37s} without {total_off:7.1f} s  with {total_on:7.1f} s")
-    args.out.write_text(json.dumps({
-        "command": "python bench/presolve_ab.py " + " ".join(sys.argv[1:]),
+    out.write_text(json.dumps({
+        "command": "python bench/prover_ab.py " + " ".join(sys.argv[1:]),
         "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
-        "note": "each proof twice side by side (with and without the rewrite), one process "
+        "note": f"each proof twice side by side (with and without {args.switch}), one process "
                 "each, replay=False, no answer store; CPU seconds",
         "rows": rows, "total_without": round(total_off, 1), "total_with": round(total_on, 1)},
         indent=1) + "\n")
