@@ -70,12 +70,23 @@ def main() -> int:
     args = ap.parse_args()
     out = args.out or ROOT / "bench" / "results" / f"{args.switch}.json"
     proofs = [tuple(o.split(":", 1)) for o in args.only] or PROOFS
+    missing = sorted({e for e, _ in proofs if not (ROOT / "out" / e / f"{e}.elf").is_file()})
+    if missing:
+        print(f"prover_ab: no ELF for {', '.join(missing)}: run "
+              f"`copygen build {' '.join(f'examples/{e}.copy' for e in missing)} -o out` first",
+              file=sys.stderr)
+        return 2
     rows = []
     for example, symbol in proofs:
         elf = ROOT / "out" / example / f"{example}.elf"
         t0 = time.time()
         on, off = (_run(str(elf), symbol, m, args.switch) for m in ("on", "off"))
         (cpu_on, st_on), (cpu_off, st_off) = _wait(on), _wait(off)
+        if "error" in st_on or "error" in st_off:
+            print(f"prover_ab: the proof of {example} {symbol} exited with "
+                  f"{st_off.get('error', 0)} (without) and {st_on.get('error', 0)} (with)",
+                  file=sys.stderr)
+            return 1
         rows.append({"example": example, "routine": symbol, "cpu_seconds_without": cpu_off,
                      "cpu_seconds_with": cpu_on, "same_verdicts": st_on == st_off,
                      "status": st_on})
