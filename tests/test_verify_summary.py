@@ -27,6 +27,37 @@ STACKED = FORWARD.replace("SYM_FUNC_START(__memcpy)\n",
                           "SYM_FUNC_START(__memcpy)\n\taddi\tsp, sp, -16\n\tsd\ts0, 0(sp)\n"
                           ).replace("2:\tret", "2:\tld\ts0, 0(sp)\n\taddi\tsp, sp, 16\n\tret")
 
+# a memcpy that saves s0 on its stack between two loops (GCC's memcpy
+# with frame pointers saves its s-registers after the alignment head)
+TWO_LOOPS = """\
+#include <linux/linkage.h>
+#include <asm/asm.h>
+
+SYM_FUNC_START(__memcpy)
+	mv	t0, a0
+	li	t2, 8
+	bleu	a2, t2, 3f
+1:	lb	t1, 0(a1)
+	sb	t1, 0(t0)
+	addi	a1, a1, 1
+	addi	t0, t0, 1
+	addi	a2, a2, -1
+	bgtu	a2, t2, 1b
+3:	addi	sp, sp, -16
+	sd	s0, 0(sp)
+	beqz	a2, 2f
+4:	lb	t1, 0(a1)
+	sb	t1, 0(t0)
+	addi	a1, a1, 1
+	addi	t0, t0, 1
+	addi	a2, a2, -1
+	bnez	a2, 4b
+2:	ld	s0, 0(sp)
+	addi	sp, sp, 16
+	ret
+SYM_FUNC_END(__memcpy)
+"""
+
 # memmove: dst inside src copies backwards a byte at a time, dst below src
 # and overlapping forwards, disjoint buffers go to __memcpy (FORWARD_CALL:
 # `tail`; the kernel's frame-pointer build: a call from a frame)
@@ -60,6 +91,9 @@ TRUSTING = MEMMOVE.replace("5:\tsub\tt3, a1, a0\n\tbgeu\tt3, a2, 3f\n", "5:\tj\t
 TAIL = "tail\t__memcpy"
 FRAMED = "addi\tsp, sp, -16\n\tsd\tra, 8(sp)\n\tcall\t__memcpy\n\tld\tra, 8(sp)\n" \
          "\taddi\tsp, sp, 16\n\tret"
+# the kernel's build keeps frame pointers: s0 is memmove's frame
+FRAME_POINTER = "addi\tsp, sp, -16\n\tsd\tra, 8(sp)\n\tsd\ts0, 0(sp)\n\taddi\ts0, sp, 16\n" \
+                "\tcall\t__memcpy\n\tld\tra, 8(sp)\n\tld\ts0, 0(sp)\n\taddi\tsp, sp, 16\n\tret"
 HALF = "srli\ta2, a2, 1\n\ttail\t__memcpy"                  # passes n / 2
 FIRST_ZEROED = "beqz\ta2, 4f\n\tsb\tzero, 0(a0)\n4:\ttail\t__memcpy"   # writes dst[0] first
 
@@ -166,6 +200,15 @@ def test_a_write_before_the_call_leaves_the_contract_unused(tmp_path):
 @pytest.mark.slow
 def test_a_stacked_callee_is_followed_and_still_proved(tmp_path):
     rep = _prove(_elf(tmp_path, STACKED, TAIL, "stk"))
+    assert rep.calls == {"__memcpy": "followed: it uses the stack"}
+    assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
+
+
+def test_a_callee_keeps_the_callers_frame_pointer_across_its_loops(tmp_path):
+    """The callee saves s0, which holds memmove's frame address, after a
+    loop of its own: the loop after the save keeps what the stack holds,
+    so memmove's s0 is restored (A1)."""
+    rep = _prove(_elf(tmp_path, TWO_LOOPS, FRAME_POINTER, "fp"))
     assert rep.calls == {"__memcpy": "followed: it uses the stack"}
     assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
 

@@ -310,15 +310,18 @@ def _frame(states: list, world: World, dropped: set, code) -> dict:
     values), and every register holding a return address: the caller's
     ra, or a constant address in the code (`code`: pc -> bool), which a
     call inside the routine left in ra: the callee's return after its loop
-    must go back to the call site, not out of the routine.  Only what
-    every one of the states brings alike."""
+    must go back to the call site, not out of the routine; and every
+    register holding an address in the entry's stack frame (a frame
+    pointer: a callee that saves it on its own stack must restore the
+    caller's).  Only what every one of the states brings alike."""
     if not states:
         return {}
     st = states[0]
 
     def kept(r: int) -> bool:
         v = st.x[r]
-        return v.eq(world.R0[r]) or v.eq(world.RA0) or (z3.is_bv_value(v) and code(v.as_long()))
+        return (v.eq(world.R0[r]) or v.eq(world.RA0) or (z3.is_bv_value(v) and code(v.as_long()))
+                or (r != SP and z3.is_bv_value(z3.simplify(v - world.R0[SP]))))
     keys = [SP, "stack"] + [r for r in range(1, 32) if kept(r)]
     out = {}
     for k in keys:
