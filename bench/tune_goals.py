@@ -13,7 +13,8 @@ pair, co-aligned: 7, misaligned: 56); clear_user and memset by dst offset
 
 Goals:
 1. never slower: no cell of the tuned routine above the same cell of any
-   baseline that has the routine (the uaccess baselines given; for memcpy,
+   baseline that has the routine (the uaccess baselines given: .copy files
+   or a kernel's own uaccess.S; for memcpy,
    memmove and memset the kernel's own memcpy.S, memmove.S and memset.S of
    the tree given, assembled by the real toolchain as Kbuild does);
 2. at the bound (copy_to_user and copy_from_user): aligned 128 B-8 KiB at
@@ -99,6 +100,16 @@ def grid(elf: Path, profile: str, routines: tuple[str, ...]) -> dict:
     return out
 
 
+def _baseline_elf(path: Path, work: Path) -> Path:
+    """A baseline's ELF: a .copy built, or a kernel's own uaccess.S (a
+    tree's arch/riscv/lib/uaccess.S) assembled as Kbuild would."""
+    if path.suffix == ".S":
+        if not path.is_file():
+            raise SystemExit(f"{path}: not found")
+        return build_assembly([path], work / f"baseline-{path.stem}", path.stem)
+    return build_cached(path, work).elf
+
+
 def kernel_string_elf(tree: Path, work: Path) -> Path:
     """The tree's memcpy.S, memmove.S and memset.S, assembled and linked."""
     sources = [tree / "arch" / "riscv" / "lib" / name for name in KERNEL_STRING]
@@ -165,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("tuned", type=Path)
     ap.add_argument("--profile", default="u74")
     ap.add_argument("--baseline", type=Path, action="append", default=[],
-                    help="a .copy whose uaccess (and string) routines are baselines; repeatable")
+                    help="a .copy whose uaccess (and string) routines are baselines, or a kernel's uaccess.S; repeatable")
     ap.add_argument("--kernel-tree", type=Path,
                     help="a kernel tree whose memcpy.S, memmove.S, memset.S are the string baselines")
     ap.add_argument("--out", type=Path, help="the JSON to write (default: "
@@ -180,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         ours = grid(build_cached(args.tuned, cache).elf, args.profile, every)
-        bases = {str(b): grid(build_cached(b, cache).elf, args.profile,
+        bases = {str(b): grid(_baseline_elf(b, cache), args.profile,
                               tuple(r for r in every if r in UACCESS)) for b in args.baseline}
         if args.kernel_tree and any(r in STRING for r in every):
             elf = kernel_string_elf(args.kernel_tree.expanduser(), cache)

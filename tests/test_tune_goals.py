@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,28 @@ def test_a_json_of_another_strategy_is_not_merged_into(two_sizes, tmp_path):
     out.write_text(json.dumps({"tuned": BASE, "profile": "u74", "routines": {}}))
     with pytest.raises(SystemExit, match="give --out a file of its own"):
         tune_goals.main([TUNED, "--routine", "__clear_user", "--out", str(out)])
+
+
+
+def test_a_kernels_own_uaccess_s_is_a_baseline(monkeypatch, tmp_path):
+    """A kernel's uaccess.S, assembled as Kbuild would, is a baseline like a
+    .copy: an aligned 8 B clear stores one word there, where the tuned
+    clear's `ends overlap` takes the byte class, and the JSON names the
+    cell under the file's name."""
+    monkeypatch.setattr(tune_goals, "GRID_SIZES", (8, 64))
+    kernel = str(ROOT / "tests" / "kernel_style" / "mainline_layout.S")
+    out = tmp_path / "goals.json"
+    argv = [TUNED, "--profile", "u74", "--baseline", BASE, "--baseline", kernel,
+            "--routine", "__clear_user", "--out", str(out)]
+    assert tune_goals.main(argv) == 0
+    clear = json.loads(out.read_text())["routines"]["__clear_user"]
+    assert list(clear["never_slower"]) == [BASE, kernel]
+    theirs = tune_goals.grid(tune_goals._baseline_elf(Path(kernel), tmp_path / "k"), "u74",
+                             ("__clear_user",))["__clear_user"]
+    slower = {(c["class"], c["size"]) for c in clear["never_slower"][kernel]}
+    assert slower == {(c, n) for c, row in theirs.items() for n, t in row.items()
+                      if clear["cycles"][c][str(n)] > t}
+    assert ("dst+0", 8) in slower
+    with pytest.raises(SystemExit, match="not found"):
+        tune_goals.main([TUNED, "--baseline", str(tmp_path / "uaccess.S"),
+                         "--routine", "__clear_user", "--out", str(out)])
