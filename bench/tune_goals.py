@@ -176,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("tuned", type=Path)
     ap.add_argument("--profile", default="u74")
     ap.add_argument("--baseline", type=Path, action="append", default=[],
-                    help="a .copy whose uaccess (and string) routines are baselines, or a kernel's uaccess.S; repeatable")
+                    help="a .copy whose uaccess (and string) routines are baselines, "
+                         "or a kernel's uaccess.S; repeatable")
     ap.add_argument("--kernel-tree", type=Path,
                     help="a kernel tree whose memcpy.S, memmove.S, memset.S are the string baselines")
     ap.add_argument("--out", type=Path, help="the JSON to write (default: "
