@@ -107,10 +107,13 @@ class Query:
         self.solver.add(*self.facts)
         self._answered = self.solver
 
+    def _core_first(self) -> bool:
+        return CORE and self.logic == "QF_BV"
+
     def _solvers(self) -> list[z3.Solver]:
         """The solvers `check` asks, in order, until one answers: for a
         query about bit-vectors the SMT core's pipeline, then `solver`."""
-        if not (CORE and self.logic == "QF_BV"):
+        if not self._core_first():
             return [self.solver]
         core = z3.Then(*[z3.Tactic(t, ctx=self.ctx) for t in CORE_TACTICS], ctx=self.ctx).solver()
         core.add(*self.facts)
@@ -121,7 +124,7 @@ class Query:
         solver asked: one the answer store kept for this very query
         (verify.answers), or the solvers'."""
         limit = ms * UNITS_PER_MS
-        asked = f"{self.logic}, core first" if CORE and self.logic == "QF_BV" else self.logic
+        asked = f"{self.logic}, core first" if self._core_first() else self.logic
         known = answers.recall(self.facts, asked, limit)
         if known is not None:
             return known
