@@ -47,9 +47,9 @@ SHIFT_OFF = "a4"     # the shift copy keeps 8 * (src & 7) here (gen.lower_uacces
 class FaultExits:
     """The fault exits one function needs.
 
-    `label(c)` returns N = end - (a0 + c); `retry(c, d, shift)` resumes the
-    byte loop at `bytes_label` from a0 + c and the source byte a1 + d
-    (+ off in the shift copy).
+    `label(c)` returns N = end - (a0 + c), `at(reg, c)` N = end - (reg + c);
+    `retry(c, d, shift)` resumes the byte loop at `bytes_label` from a0 + c
+    and the source byte a1 + d (+ off in the shift copy).
     """
 
     def __init__(self, prefix: str, bytes_label: str | None = None):
@@ -58,6 +58,12 @@ class FaultExits:
         self.offsets: set[int] = set()
         self.retries: set[tuple[int, int, bool]] = set()
         self.bytes_used = False   # some access resumes the byte loop as it is
+        self.based: set[tuple[str, int]] = set()   # (reg, c) of `at` exits
+
+    def at(self, reg: str, c: int) -> str:
+        """N = end - (reg + c): for a store addressed from `reg`, not a0."""
+        self.based.add((reg, c))
+        return f".L{self.prefix}_fault_{reg}_{_signed(c)}"
 
     def label(self, c: int) -> str:
         self.offsets.add(c)
@@ -207,12 +213,16 @@ def exit_code(exits: FaultExits, end_reg: str, disable: list[Insn]) -> list:
     c and falls into the return."""
     body: list = _retry_code(exits)
     main = f".L{exits.prefix}_fault"
+    for reg, c in sorted(exits.based):
+        body += [Label(exits.at(reg, c)),
+                 Insn("addi", ("a0", reg, str(c)), note=f"the store at {reg}{c:+d} faulted"),
+                 Insn("j", (main,))]
     others = sorted(exits.offsets - {0}, reverse=True)
     for k, c in enumerate(others):
         below = others[k + 1] if k + 1 < len(others) else 0
         note = (f"{abs(c - below)} bytes {'more' if c > below else 'less'} than the exit below"
                 if k + 1 < len(others) else
-                f"a0 is {abs(c)} bytes {'behind' if c > 0 else 'ahead of'} the first unstored byte")
+                f"a0 is {abs(c)} bytes {'behind' if c > 0 else 'past'} the first unstored byte")
         body += [Label(exits.label(c)), Insn("addi", ("a0", "a0", str(c - below)), note=note)]
     exits.offsets.add(0)
     body += [Label(main), Insn("sub", ("a0", end_reg, "a0"), note="bytes not copied")]

@@ -31,7 +31,7 @@ line after it.
 
 Role: lay out the phases (gen.uaccess_phases, gen.shift_phases) of each
 function.  May import gen.ir, gen.schedule, gen.fixups, gen.strategy,
-gen.uaccess_phases, gen.shift_phases, gen.pieces, copygen.errors.
+gen.uaccess_phases, gen.shift_phases, gen.pieces, gen.clear_ladder, copygen.errors.
 """
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ from dataclasses import replace
 
 from copygen.errors import CopygenError
 from copygen.gen.schedule import pipelined_limits, units
+from copygen.gen.clear_ladder import clear_ladder_function
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
 from copygen.gen.pieces import (head_overlap, head_pieces, head_word, shift_pieces, short_words,
@@ -334,6 +335,8 @@ def _size_class(pfx: str, big: int, inline: bool) -> Phase:
 def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
     ph = cl.phases
     pfx = prefix
+    if ph.tail == "ladder":
+        return clear_ladder_function(cl, prefix)
     exits = FaultExits(pfx)
     if ph.tested:
         return _clear_function(tuple(_class_layout(pfx, ph, False, exits, False, copy=False)),

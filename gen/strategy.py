@@ -58,12 +58,15 @@ class Phases:
     expect:      "none" | "aligned" (string functions): likely()/unlikely()
                  on the alignment tests, so that GCC lays out the path of
                  word-aligned pointers as the fall-through one.
-    tail:        "bytes" | "words" | "steps" | "overlap" | "jump".  `words`: a one-word
+    tail:        "bytes" | "words" | "steps" | "overlap" | "jump" | "ladder".  `words`: a one-word
                  loop after the last word loop; `steps` (size classes): one
                  straight-line block each of half, a quarter, ... one word of
                  the last loop's block, taken as the bits of what is left say.
                  `jump` (memset, in assembly): the words beyond whole blocks
                  by a computed jump into the block's run of stores.
+                 `ladder` (clear_user, size classes, `ends overlap`): whole
+                 words stored as aligned words from both ends of the span,
+                 overlapping (gen.clear_ladder).
     form:        "c" | "asm" (memcpy): in string.c, or in memcpy.S through
                  the lowering of copy_user (whose phases it then takes).
     bytes_below, bytes_unroll: (an assembly memcpy with size classes) a

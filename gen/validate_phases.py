@@ -105,7 +105,7 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                            tested=then[0] > 0, head_word="ends" in s and align == "dst"
-                           and s["ends"].values[0] == "overlap")
+                           and s["ends"].values[0] == "overlap" and tail != "ladder")
     ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
                 shift_schedule, tail, _fault(s),
                 *then)
@@ -131,11 +131,37 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                                            " (a core with fast misaligned access has no "
                                            "shift copy)"), s["expect"].loc,
                 hint="remove the line, or use `align dst`"))
+    if tail == "ladder":
+        _check_ladder(s["tail"], kind, ph)
     if kind == "memcpy_asm":
         ph = replace(ph, form="asm")
     if "bytes" in s:
         ph = _bytes_below(s["bytes"], kind, ph)
     return ph
+
+
+def _check_ladder(setting: Setting, kind: str, ph: Phases) -> None:
+    """`tail ladder` (gen.clear_ladder): a clear whose words after the
+    loops, and whose short calls, are stored from both ends of the aligned
+    span.  Its first loop lies out of line, its pieces overlap, and its
+    end-relative stores return the exact count."""
+    if kind != "clear_user":
+        raise CopygenError(f"`tail ladder` applies to clear_user, not {shown(kind)}",
+                           setting.loc, hint="use `tail words` or `tail steps`")
+    if ph.then_unroll < 2:
+        raise CopygenError("`tail ladder` needs a second class of at least 2 words "
+                           "(`then words unroll 2` or more): its loop stops with up to a "
+                           "block left and stores that block from the end", setting.loc,
+                           hint="add e.g. `then words unroll 4`")
+    if ph.ends != "overlap":
+        raise CopygenError("`tail ladder` stores the sub-word ends as overlapping pieces: "
+                           "it needs `ends overlap`", setting.loc, hint="add `ends overlap`")
+    if ph.inline != "none":
+        raise CopygenError(f"`tail ladder` puts both loops out of line; `inline {ph.inline}` "
+                           "does not apply", setting.loc, hint="use `inline none`")
+    if ph.fault != "exact":
+        raise CopygenError(f"`tail ladder` returns the exact count; `fault {ph.fault}` "
+                           "does not apply", setting.loc, hint="use `fault exact`")
 
 
 BYTES_UNROLLS = (2, 4, 8)
@@ -353,8 +379,8 @@ def _check_ends(setting: Setting, kind: str, ph: Phases, fast: bool) -> None:
                            "target with fast misaligned access the word loop's source is not "
                            "aligned", setting.loc, hint="use `tail overlap` on this target")
     # a copy's `tail overlap` takes the words left one at a time, then its word
-    words_left = ph.word_tail or ph.then_unroll == 1 or (kind == "copy_user"
-                                                         and ph.tail == "overlap")
+    words_left = (ph.word_tail or ph.then_unroll == 1 or ph.tail == "ladder"
+                  or (kind == "copy_user" and ph.tail == "overlap"))
     shift_left = not ph.shift_unroll or ph.word_tail or ph.last_shift_unroll == 1
     if not (words_left and shift_left):
         raise CopygenError(f"`ends {how}` stores less than a word at the end, but the last "

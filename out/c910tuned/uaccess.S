@@ -605,7 +605,7 @@ SYM_FUNC_START(__clear_user)
 .Lclear_fault_minus_2:
 	addi	a0, a0, 2			/* 2 bytes more than the exit below */
 .Lclear_fault_minus_4:
-	addi	a0, a0, -4			/* a0 is 4 bytes ahead of the first unstored byte */
+	addi	a0, a0, -4			/* a0 is 4 bytes past the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM

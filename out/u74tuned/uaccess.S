@@ -9,8 +9,8 @@
  *     then shift unroll 4 schedule paired; tail words; ends pieces;
  *     inline both; fault restart
  * u74_tune_clear (target u74: xlen 64, misaligned slow):
- *   small below 15; align dst; words unroll 16 schedule loads_first;
- *     then words unroll 4 schedule loads_first; tail steps; ends overlap;
+ *   small below 8; align dst; words unroll 16 schedule loads_first;
+ *     then words unroll 4 schedule loads_first; tail ladder; ends overlap;
  *     fault exact
  */
 
@@ -597,106 +597,56 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Entry.
-	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 15 bytes to the byte loop,
-	 * where the set-up below would cost more than it saves.
+	 * Enable user memory access (sstatus.SUM), remember where dst ends
+	 * and where its last whole word ends.  Calls shorter than 8 bytes take
+	 * the byte loop; a misaligned dst takes the head, out of line.
 	 *
-	 *	if (n < 15) goto bytes;
+	 *	if (n < 8) goto bytes;
+	 *	span = round_down(end, SZREG);
+	 *	if (dst & (SZREG - 1)) goto head;
 	 *
 	 * Register roles:
 	 *	t6 - SR_SUM
 	 *	a3 - end of dst
-	 *	t0 - threshold
+	 *	a2 - end of the whole words
 	 */
 	li	t6, SR_SUM
 	add	a3, a0, a1			/* a3 = dst + n: end of dst */
 	csrs	CSR_STATUS, t6			/* let S-mode touch user pages */
-	li	t0, 15				/* threshold from the strategy (`small below`) */
-	bltu	a1, t0, .Lclear_bytes
-
-	/*
-	 * Alignment check.
-	 * A misaligned dst takes the alignment head, out of line.
-	 *
-	 *	if (dst & (SZREG - 1)) goto head;
-	 *
-	 * Register roles:
-	 *	t1 - dst & (SZREG - 1)
-	 */
+	li	t0, 8				/* threshold from the strategy (`small below`) */
 	andi	t1, a0, SZREG-1
-	bnez	t1, .Lclear_head
+	bltu	a1, t0, .Lclear_bytes
+	andi	a2, a3, -SZREG			/* end of the whole words */
+	bnez	t1, .Lclear_head		/* dst misaligned: the head, out of line */
+
+	/*
+	 * Size classes.
+	 * dst is aligned and at least one whole word is left.  Calls with a
+	 * whole block of either loop branch out of line; so do the classes
+	 * of up to 4 words.
+	 * Up to 2 words: one at each end of the span, the same word when
+	 * there is one.  No branch is taken on this path.
+	 *
+	 *	if (span - dst >= 16 * SZREG) goto words;
+	 *	if (span - dst > 4 * SZREG) goto words_then;
+	 *	if (span - dst > 2 * SZREG) goto class_4;
+	 *	*(u64 *)dst = 0; *(u64 *)(span - 8) = 0;
+	 *	if (span != end) goto tail_pieces;
+	 *
+	 * Register roles:
+	 *	a4 - span - 16 words
+	 *	t0 - a test
+	 */
 .Lclear_head_done:
-
-	/*
-	 * Size class.
-	 * Calls with a whole 128-byte block left take the first word loop,
-	 * out of line; shorter ones go straight to the second class.
-	 *
-	 *	if (end - dst >= 128) goto words;
-	 *
-	 * Register roles:
-	 *	a2 - end - 128
-	 */
-	addi	a2, a3, -16*SZREG
-	bleu	a0, a2, .Lclear_words
-
-	/*
-	 * Word fill, second class.
-	 * Store 4 zero word(s) per iteration.
-	 *
-	 *	while (end - dst >= 32) store 4 zero words;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 32
-	 */
-.Lclear_words_then:
-	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
-	bgtu	a0, a2, .Lclear_words_then_skip	/* less than one block left */
-1:
+	addi	a4, a2, -16*SZREG		/* last a0 from which 16 words remain */
+	addi	t0, a0, 4*SZREG
+	bgeu	a4, a0, .Lclear_words		/* 16 words or more: out of line */
+	bltu	t0, a2, .Lclear_words_then	/* more than 4 words */
+	addi	t0, a0, 2*SZREG
+	bltu	t0, a2, .Lclear_class_4		/* 3 to 4 words */
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	addi	a0, a0, 4*SZREG
-	bleu	a0, a2, 1b
-.Lclear_words_then_skip:
-
-	/*
-	 * Tail, in steps.
-	 * Fewer than 4 words are left: one block each of 2, 1 word(s),
-	 * taken as the bits of the count left say; no loop to leave.
-	 *
-	 *	if (end - dst >= 8) {
-	 *		if (end - dst >= 16) copy 2 word(s);
-	 *		if (end - dst >= 8) copy 1 word(s);
-	 *	}
-	 *
-	 * Register roles:
-	 *	a2 - end - the step's size
-	 */
-.Lclear_tail:
-	addi	a2, a3, -SZREG
-	bgtu	a0, a2, .Lclear_steps_done	/* no whole word left */
-	addi	a2, a3, -2*SZREG		/* last a0 from which 16 bytes remain */
-	bgtu	a0, a2, .Lclear_step2_skip	/* less than one block left */
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	addi	a0, a0, 2*SZREG
-.Lclear_step2_skip:
-	addi	a2, a3, -SZREG			/* last a0 from which 8 bytes remain */
-	bgtu	a0, a2, .Lclear_step1_skip	/* less than one block left */
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, SZREG
-.Lclear_step1_skip:
-.Lclear_steps_done:
-
-	/*
-	 * Anything left.
-	 * Bytes left over are stored in pieces.
-	 *
-	 *	if (dst != end) goto tail pieces;
-	 */
-	bne	a0, a3, .Lclear_tail_pieces
+	fixup REG_S, zero, -SZREG(a2), .Lclear_fault_a2_minus_8
+	bne	a2, a3, .Lclear_tail_pieces	/* bytes after the last word */
 
 	/*
 	 * Done.
@@ -707,6 +657,161 @@ SYM_FUNC_START(__clear_user)
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	li	a0, 0
 	ret
+
+	/*
+	 * 3 to 4 words.
+	 * 2 words at the start of the span and 2 ending at its end;
+	 * they overlap when fewer than 4 are left, zeroing some words twice.
+	 *
+	 *	store 2 words from dst and 2 ending at span;
+	 *	if (span != end) goto tail_pieces;
+	 */
+.Lclear_class_4:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, -2*SZREG(a2), .Lclear_fault_a2_minus_16
+	fixup REG_S, zero, -SZREG(a2), .Lclear_fault_a2_minus_8
+	bne	a2, a3, .Lclear_tail_pieces	/* bytes after the last word */
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_class_4_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Alignment head, overlapping pieces.
+	 * dst is misaligned.  Store a zero byte, halfword and word, each
+	 * naturally aligned, at dst rounded up to 1, 2 and 4: together they
+	 * cover every byte up to the aligned dst (a piece may store zero again
+	 * over the one before it, and at dst & 7 >= 5 the word lies past the
+	 * aligned dst, within dst + 7, so inside the buffer).  Then dst is
+	 * rounded up to SZREG.  If a whole word follows, it is stored too, so
+	 * that exactly the bytes below dst are zeroed when a loop begins.
+	 *
+	 *	*(u8 *)p = 0; p = round_down(p + 1, 2);
+	 *	*(u16 *)p = 0; p = round_down(p + 2, 4);
+	 *	*(u32 *)p = 0; dst = round_down(p + 4, SZREG);
+	 *	if (dst == span) goto tail_pieces;
+	 *	*(u64 *)dst = 0; dst += SZREG;
+	 *	if (dst != span) goto head_done; goto tail_pieces;
+	 */
+.Lclear_head:
+	fixup sb, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 1
+	andi	a0, a0, -2			/* dst rounded up to 2 */
+	fixup sh, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 2
+	andi	a0, a0, -4			/* dst rounded up to 4 */
+	fixup sw, zero, 0(a0), .Lclear_fault
+	addi	a0, a0, 4
+	andi	a0, a0, -SZREG			/* dst rounded up to SZREG */
+	beq	a0, a2, .Lclear_tail_pieces	/* no whole word: the last bytes */
+	fixup REG_S, zero, 0(a0), .Lclear_fault	/* again over bytes the pieces stored */
+	addi	a0, a0, SZREG
+	bne	a0, a2, .Lclear_head_done	/* whole words left */
+	j	.Lclear_tail_pieces
+
+	/*
+	 * Second class.
+	 * More than 4 words: blocks of 4 while more than 4 are left, then
+	 * the last 4 words of the span, over words the loop may have stored.
+	 *
+	 *	do store 4 words; while (span - dst > 4 * SZREG);
+	 *	store the 4 words ending at span;
+	 *	if (span != end) goto tail_pieces;
+	 *
+	 * Register roles:
+	 *	a4 - span - 4 words
+	 */
+.Lclear_words_then:
+	addi	a4, a2, -4*SZREG		/* while more than 4 words remain */
+.Lclear_words_then_loop:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	addi	a0, a0, 4*SZREG
+	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_minus_16
+	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_minus_8
+	bltu	a0, a4, .Lclear_words_then_loop
+	fixup REG_S, zero, -4*SZREG(a2), .Lclear_fault_a2_minus_32
+	fixup REG_S, zero, -3*SZREG(a2), .Lclear_fault_a2_minus_24
+	fixup REG_S, zero, -2*SZREG(a2), .Lclear_fault_a2_minus_16
+	fixup REG_S, zero, -SZREG(a2), .Lclear_fault_a2_minus_8
+	bne	a2, a3, .Lclear_tail_pieces	/* bytes after the last word */
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_words_then_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * First class.
+	 * 16 words or more: blocks of 16.  What is left goes to the second
+	 * class's loop when it is more than 4 words; otherwise the last
+	 * 4 words of the span are stored here (the call had 16 words or
+	 * more, so they lie inside it).
+	 *
+	 *	do store 16 words; while (span - dst >= 16 * SZREG);
+	 *	if (span - dst > 4 * SZREG) goto words_then_loop;
+	 *	store the 4 words ending at span;
+	 *
+	 * Register roles:
+	 *	a4 - span - 16 words, then span - 4
+	 */
+.Lclear_words:
+1:
+	fixup REG_S, zero, 0(a0), .Lclear_fault
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
+	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
+	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
+	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
+	addi	a0, a0, 16*SZREG
+	fixup REG_S, zero, -8*SZREG(a0), .Lclear_fault_minus_64
+	fixup REG_S, zero, -7*SZREG(a0), .Lclear_fault_minus_56
+	fixup REG_S, zero, -6*SZREG(a0), .Lclear_fault_minus_48
+	fixup REG_S, zero, -5*SZREG(a0), .Lclear_fault_minus_40
+	fixup REG_S, zero, -4*SZREG(a0), .Lclear_fault_minus_32
+	fixup REG_S, zero, -3*SZREG(a0), .Lclear_fault_minus_24
+	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_minus_16
+	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_minus_8
+	bleu	a0, a4, 1b
+	addi	a4, a2, -4*SZREG
+	bltu	a0, a4, .Lclear_words_more	/* more than 4 words left */
+	fixup REG_S, zero, -4*SZREG(a2), .Lclear_fault_a2_minus_32
+	fixup REG_S, zero, -3*SZREG(a2), .Lclear_fault_a2_minus_24
+	fixup REG_S, zero, -2*SZREG(a2), .Lclear_fault_a2_minus_16
+	fixup REG_S, zero, -SZREG(a2), .Lclear_fault_a2_minus_8
+	bne	a2, a3, .Lclear_tail_pieces	/* bytes after the last word */
+
+	/*
+	 * Done.
+	 * Every byte was stored: disable user access, return 0.
+	 */
+.Lclear_words_done:
+	li	t6, SR_SUM
+	csrc	CSR_STATUS, t6			/* and never again after we return */
+	li	a0, 0
+	ret
+
+	/*
+	 * Into the second class's loop.
+	 * A forward branch here and a jump back cost less than a backward
+	 * branch that the short remainders would mispredict.
+	 */
+.Lclear_words_more:
+	j	.Lclear_words_then_loop
 
 	/*
 	 * Last bytes, overlapping pieces.
@@ -762,68 +867,6 @@ SYM_FUNC_START(__clear_user)
 	ret
 
 	/*
-	 * Alignment head, overlapping pieces.
-	 * dst is misaligned.  Store a zero byte, halfword and word, each
-	 * naturally aligned, at dst rounded up to 1, 2 and 4: together they
-	 * cover every byte up to the aligned dst, a piece that lands on
-	 * bytes stored already stores zero again, and the halfword and word
-	 * may run up to 4 bytes past the aligned dst.  Then the word at the
-	 * aligned dst, so that exactly the bytes below the new dst are stored.
-	 * No test, so no branch to mispredict; the threshold guarantees
-	 * n >= 15.
-	 *
-	 *	*(u8 *)dst = 0; dst = round_up(dst, 2);
-	 *	*(u16 *)dst = 0; dst = round_up(dst, 4);
-	 *	*(u32 *)dst = 0; dst = round_up(dst, 8);
-	 *	*(u64 *)dst = 0; dst += 8;
-	 */
-.Lclear_head:
-	fixup sb, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 1
-	andi	a0, a0, -2			/* dst rounded up to 2 */
-	fixup sh, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 2
-	andi	a0, a0, -4			/* dst rounded up to 4 */
-	fixup sw, zero, 0(a0), .Lclear_fault
-	addi	a0, a0, 4
-	andi	a0, a0, -8			/* dst rounded up to SZREG */
-	fixup REG_S, zero, 0(a0), .Lclear_fault	/* again over bytes the pieces stored */
-	addi	a0, a0, SZREG
-	j	.Lclear_head_done
-
-	/*
-	 * Word fill.
-	 * Store 16 zero word(s) per iteration.
-	 *
-	 *	while (end - dst >= 128) store 16 zero words;
-	 *
-	 * Register roles:
-	 *	a2 - loop limit: end - 128
-	 */
-.Lclear_words:
-1:
-	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
-	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
-	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
-	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
-	fixup REG_S, zero, 8*SZREG(a0), .Lclear_fault_plus_64
-	fixup REG_S, zero, 9*SZREG(a0), .Lclear_fault_plus_72
-	fixup REG_S, zero, 10*SZREG(a0), .Lclear_fault_plus_80
-	fixup REG_S, zero, 11*SZREG(a0), .Lclear_fault_plus_88
-	fixup REG_S, zero, 12*SZREG(a0), .Lclear_fault_plus_96
-	fixup REG_S, zero, 13*SZREG(a0), .Lclear_fault_plus_104
-	fixup REG_S, zero, 14*SZREG(a0), .Lclear_fault_plus_112
-	fixup REG_S, zero, 15*SZREG(a0), .Lclear_fault_plus_120
-	addi	a0, a0, 16*SZREG
-	bleu	a0, a2, 1b
-	beq	a0, a3, .Lclear_done		/* nothing left */
-	j	.Lclear_words_then		/* what is left: the second class */
-
-	/*
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
@@ -835,22 +878,18 @@ SYM_FUNC_START(__clear_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lclear_fault_plus_120:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_112:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_104:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_96:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_88:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_80:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_72:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_64:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_a2_minus_32:
+	addi	a0, a2, -32			/* the store at a2-32 faulted */
+	j	.Lclear_fault
+.Lclear_fault_a2_minus_24:
+	addi	a0, a2, -24			/* the store at a2-24 faulted */
+	j	.Lclear_fault
+.Lclear_fault_a2_minus_16:
+	addi	a0, a2, -16			/* the store at a2-16 faulted */
+	j	.Lclear_fault
+.Lclear_fault_a2_minus_8:
+	addi	a0, a2, -8			/* the store at a2-8 faulted */
+	j	.Lclear_fault
 .Lclear_fault_plus_56:
 	addi	a0, a0, 8			/* 8 bytes more than the exit below */
 .Lclear_fault_plus_48:
@@ -868,7 +907,23 @@ SYM_FUNC_START(__clear_user)
 .Lclear_fault_minus_2:
 	addi	a0, a0, 2			/* 2 bytes more than the exit below */
 .Lclear_fault_minus_4:
-	addi	a0, a0, -4			/* a0 is 4 bytes ahead of the first unstored byte */
+	addi	a0, a0, 4			/* 4 bytes more than the exit below */
+.Lclear_fault_minus_8:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_16:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_24:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_32:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_40:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_48:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_56:
+	addi	a0, a0, 8			/* 8 bytes more than the exit below */
+.Lclear_fault_minus_64:
+	addi	a0, a0, -64			/* a0 is 64 bytes past the first unstored byte */
 .Lclear_fault:
 	sub	a0, a3, a0			/* bytes not copied */
 	li	t6, SR_SUM
