@@ -29,7 +29,8 @@ Goals:
    memory pipes, not the in-order model's exact floor.
 
 Prints each failing cell with its figures and a table per routine; writes
-bench/results/tune_goals_<profile>.json (or --out).  With --routine (a
+bench/results/tune_goals_<profile>.json (or --out), with every baseline's
+cells beside the tuned routine's (`baselines`).  With --routine (a
 symbol; repeatable) only those routines are measured, and their entries
 replace theirs in the JSON already there, the others kept as they were:
 
@@ -209,7 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     for r, cells in ours.items():
         mine = {b: g[r] for b, g in bases.items() if r in g}
         entry = {"command": command, "cycles": cells,
-                 "never_slower": {b: slower_cells(cells, t) for b, t in mine.items()}}
+                 "never_slower": {b: slower_cells(cells, t) for b, t in mine.items()},
+                 "baselines": {b: {c: {n: round(v, 2) for n, v in row.items()}
+                                   for c, row in t.items()} for b, t in mine.items()}}
         if r in ("__asm_copy_to_user", "__asm_copy_from_user"):
             entry["bound"] = bound_goals(cells, B, S)
         result["routines"][r] = entry

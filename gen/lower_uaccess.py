@@ -204,6 +204,14 @@ def _short_words(ph: Phases, copy: bool) -> bool:
             and SZREG < ph.threshold <= 2 * SZREG)
 
 
+def _last_pieces(ph: Phases, copy: bool) -> bool:
+    """A copy whose first word loop lies in line and whose last bytes are
+    pieces: when the loop leaves less than a word, one forward branch takes
+    it to the last test (`_last`: anything left?) past two skipped ones
+    (the second class, the tail words), each a mispredicted branch."""
+    return copy and ph.inline in ("words", "both") and ph.ends == "pieces" and ph.tail != "overlap"
+
+
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
@@ -226,9 +234,14 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                       if back else _dispatch(pfx, ph))
     phases.append(_size_class(pfx, big, inline_words))
     if inline_words:
+        after = ([Insn("addi", ("t0", "a0", "SZREG")),
+                  Insn("bltu", (END, "t0", f".L{pfx}_last"),
+                       note="less than a word left (forward)")]
+                 if _last_pieces(ph, copy) else
+                 [Insn("beq", ("a0", END, f".L{pfx}_done"),
+                       note="nothing left (forward: predicted not taken)")])
         phases.append(_with_body(_words(pfx, ph, exits, fast, copy, tested=False, ready=big),
-                                 [Insn("beq", ("a0", END, f".L{pfx}_done"),
-                                       note="nothing left (forward: predicted not taken)")]))
+                                 after))
     phases.append(fill_phase(pfx, ph, exits, then=True, tested=False, entered=True) if entered
                   else _words(pfx, ph, exits, fast, copy, then=True))
     tail = tail_phase(pfx, ph, exits, copy)
@@ -237,7 +250,8 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     if ph.tail != "overlap":             # an overlapping word ends the copy itself
         left, why = (("tail_pieces", "are stored in pieces") if pieces
                      else ("bytes", "take the byte loop"))
-        phases.append(Phase(None, "Anything left", (f"Bytes left over {why}.",),
+        label = f".L{pfx}_last" if _last_pieces(ph, copy) else None
+        phases.append(Phase(label, "Anything left", (f"Bytes left over {why}.",),
                             (f"if (dst != end) goto {left.replace('_', ' ')};",), (),
                             (Insn("bne", ("a0", END, f".L{pfx}_{left}")),)))
     phases.append(done_phase(pfx, sum_held))

@@ -141,3 +141,29 @@ def test_generated_lines_fit_checkpatchs_100_columns():
     long = [(p.parent.name, i + 1) for p in sorted((ROOT / "out").glob("*/uaccess*.S"))
             for i, line in enumerate(p.read_text().splitlines()) if len(line.expandtabs(8)) > 100]
     assert long == []
+
+
+PIECES_INLINE = """
+target t { xlen 64; misaligned slow }
+copy_user c for t { small below 16; align dst; words unroll 8 schedule paired;
+                    then words unroll 4 schedule paired; shift unroll 4 schedule paired;
+                    tail words; ends pieces; inline WHERE; fault exact }
+"""
+
+
+@pytest.mark.parametrize("where, shortcut", [("both", True), ("words", True),
+                                             ("shift", False), ("none", False)])
+def test_an_in_line_first_loop_branches_once_to_the_last_pieces(where, shortcut):
+    """With the first word loop in line and the ends in pieces, a call
+    that loop leaves with less than a word goes by one forward branch to
+    the last test (`.Lcopy_last`: anything left?) instead of failing the
+    second class's test and the tail's first; otherwise the loop's exit
+    tests for nothing left, as before."""
+    fn = copy_user_function(load_text(PIECES_INLINE.replace("WHERE", where)).copy_user)
+    body = insns(fn)
+    to_last = [i for i in body if i.op == "bltu" and i.operands == ("a3", "t0", ".Lcopy_last")]
+    assert len(to_last) == (1 if shortcut else 0)
+    assert (".Lcopy_last" in labels(fn)) == shortcut
+    if shortcut:
+        last = next(ph for ph in fn.phases if ph.label == ".Lcopy_last")
+        assert [i.text() for i in last.body] == ["bne\ta0, a3, .Lcopy_tail_pieces"]

@@ -147,7 +147,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_minus_64
 	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_minus_64
 	bleu	a0, a2, 1b
-	beq	a0, a3, .Lcopy_done		/* nothing left (forward: predicted not taken) */
+	addi	t0, a0, SZREG
+	bltu	a3, t0, .Lcopy_last		/* less than a word left (forward) */
 
 	/*
 	 * Word copy, second class.
@@ -212,6 +213,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 *
 	 *	if (dst != end) goto tail pieces;
 	 */
+.Lcopy_last:
 	bne	a0, a3, .Lcopy_tail_pieces
 
 	/*
