@@ -74,8 +74,8 @@ def _both_ends(k: int, exits: FaultExits) -> list[Insn]:
 
 def _last(t: int, exits: FaultExits) -> list[Insn]:
     """The last t words of the span, ending at its end."""
-    return [Insn("REG_S", ("zero", f"{units((j - t) * SZREG)}({SPAN})"), exits.at(SPAN, (j - t) * SZREG))
-            for j in range(t)]
+    return [Insn("REG_S", ("zero", f"{units(c)}({SPAN})"), exits.at(SPAN, c))
+            for c in range(-t * SZREG, 0, SZREG)]
 
 
 def _block(unroll: int, exits: FaultExits) -> list[Insn]:
@@ -86,8 +86,8 @@ def _block(unroll: int, exits: FaultExits) -> list[Insn]:
     out = [Insn("REG_S", ("zero", f"{units(j * SZREG)}(a0)"), exits.label(j * SZREG))
            for j in range(half)]
     out.append(Insn("addi", ("a0", "a0", f"{unroll}*SZREG" if unroll > 1 else "SZREG")))
-    out += [Insn("REG_S", ("zero", f"{units((j - unroll) * SZREG)}(a0)"), exits.label(j * SZREG - size))
-            for j in range(half, unroll)]
+    out += [Insn("REG_S", ("zero", f"{units(c)}(a0)"), exits.label(c))
+            for c in range(half * SZREG - size, 0, SZREG)]
     return out
 
 
@@ -99,7 +99,8 @@ def _entry(pfx: str, ph: Phases) -> Phase:
     body = [sum_on()[0],
             Insn("add", (END, "a0", "a1"), note="a3 = dst + n: end of dst"),
             sum_on()[1],
-            Insn("li", ("t0", str(ph.threshold)), note="threshold from the strategy (`small below`)"),
+            Insn("li", ("t0", str(ph.threshold)),
+                 note="threshold from the strategy (`small below`)"),
             Insn("andi", ("t1", "a0", "SZREG-1")),
             Insn("bltu", ("a1", "t0", f".L{pfx}_bytes")),
             Insn("andi", (SPAN, END, "-SZREG"), note="end of the whole words"),
