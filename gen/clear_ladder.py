@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from copygen.gen.fixups import FaultExits
 from copygen.gen.ir import Function, Insn, Label, Phase, without_jumps_to_next
-from copygen.gen.pieces import tail_overlap
+from copygen.gen.pieces import tail_overlap, zero_head_pieces
 from copygen.gen.schedule import units
 from copygen.gen.strategy import SZREG, ClearUser, Phases
 from copygen.gen.uaccess_phases import (END, byte_phase, done_phase, fault_phase, sum_on)
@@ -157,15 +157,7 @@ def _class_phase(pfx: str, k: int, lo: int, exits: FaultExits) -> list[Phase]:
 
 
 def _head(pfx: str, exits: FaultExits) -> Phase:
-    body = [Insn("sb", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "1")),
-            Insn("andi", ("a0", "a0", "-2"), note="dst rounded up to 2"),
-            Insn("sh", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "2")),
-            Insn("andi", ("a0", "a0", "-4"), note="dst rounded up to 4"),
-            Insn("sw", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "4")),
-            Insn("andi", ("a0", "a0", "-SZREG"), note="dst rounded up to SZREG"),
+    body = [*zero_head_pieces(exits),
             Insn("beq", ("a0", SPAN, f".L{pfx}_tail_pieces"), note="no whole word: the last bytes"),
             Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
                  note="again over bytes the pieces stored"),

@@ -172,6 +172,21 @@ def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
             done_phase(pfx, sum_held, f".L{pfx}_pieces_done")]
 
 
+def zero_head_pieces(exits: FaultExits) -> list[Insn]:
+    """A zero byte, halfword and word at dst rounded up to 1, 2 and 4, a0
+    on each piece as it stores, then a0 = dst rounded up to SZREG; the
+    word may lie up to 4 bytes past it (dst & 7 >= 5)."""
+    return [Insn("sb", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "1")),
+            Insn("andi", ("a0", "a0", "-2"), note="dst rounded up to 2"),
+            Insn("sh", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "2")),
+            Insn("andi", ("a0", "a0", "-4"), note="dst rounded up to 4"),
+            Insn("sw", ("zero", "0(a0)"), exits.label(0)),
+            Insn("addi", ("a0", "a0", "4")),
+            Insn("andi", ("a0", "a0", "-8"), note="dst rounded up to SZREG")]
+
+
 def head_overlap(pfx: str, exits: FaultExits) -> Phase:
     """A clear's alignment head without a test (`ends overlap`), out of
     line: entered with dst misaligned and n >= 2 * SZREG - 1, returns to
@@ -187,15 +202,7 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
     Faults: a0 is each piece's address when it stores, and every byte below
     it is zeroed.  A piece that overlaps the one before it lies in the same
     naturally aligned word, so in a page already written: it cannot fault."""
-    body = [Insn("sb", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "1")),
-            Insn("andi", ("a0", "a0", "-2"), note="dst rounded up to 2"),
-            Insn("sh", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "2")),
-            Insn("andi", ("a0", "a0", "-4"), note="dst rounded up to 4"),
-            Insn("sw", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "4")),
-            Insn("andi", ("a0", "a0", "-8"), note="dst rounded up to SZREG"),
+    body = [*zero_head_pieces(exits),
             Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
                  note="again over bytes the pieces stored"),
             Insn("addi", ("a0", "a0", "SZREG")),

@@ -711,7 +711,7 @@ SYM_FUNC_START(__clear_user)
 	andi	a0, a0, -4			/* dst rounded up to 4 */
 	fixup sw, zero, 0(a0), .Lclear_fault
 	addi	a0, a0, 4
-	andi	a0, a0, -SZREG			/* dst rounded up to SZREG */
+	andi	a0, a0, -8			/* dst rounded up to SZREG */
 	beq	a0, a2, .Lclear_tail_pieces	/* no whole word: the last bytes */
 	fixup REG_S, zero, 0(a0), .Lclear_fault	/* again over bytes the pieces stored */
 	addi	a0, a0, SZREG
