@@ -135,12 +135,13 @@ def _classes(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
     pseudo += ["*(u64 *)dst = 0; *(u64 *)(span - 8) = 0;",
                "if (span != end) goto tail_pieces;"]
     return Phase(f".L{pfx}_head_done", "Size classes",
-                 ("dst is aligned and at least one whole word is left.  Calls with a",
-                  "whole block of either loop branch out of line; so do the classes",
-                  "of " + ", ".join(f"up to {k}" for k in ks[1:]) + " words." if ks[1:] else
-                  "no short class but this one.",
+                 ("dst is aligned and at least one whole word is left.  Calls of",
+                  f"{w} words or more, or of more than {t}, branch out of line to the",
+                  "first or the second loop; so do the classes of "
+                  + ", ".join(f"up to {k}" for k in ks[1:]) + " words." if ks[1:] else
+                  "first or the second loop.",
                   "Up to 2 words: one at each end of the span, the same word when",
-                  "there is one.  No branch is taken on this path."),
+                  "there is one; no branch is taken unless bytes follow the last word."),
                  tuple(pseudo), ((LIMIT, f"span - {w} words"), ("t0", "a test")), tuple(body))
 
 

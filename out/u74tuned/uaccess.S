@@ -623,11 +623,11 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Size classes.
-	 * dst is aligned and at least one whole word is left.  Calls with a
-	 * whole block of either loop branch out of line; so do the classes
-	 * of up to 4 words.
+	 * dst is aligned and at least one whole word is left.  Calls of
+	 * 16 words or more, or of more than 4, branch out of line to the
+	 * first or the second loop; so do the classes of up to 4 words.
 	 * Up to 2 words: one at each end of the span, the same word when
-	 * there is one.  No branch is taken on this path.
+	 * there is one; no branch is taken unless bytes follow the last word.
 	 *
 	 *	if (span - dst >= 16 * SZREG) goto words;
 	 *	if (span - dst > 4 * SZREG) goto words_then;
