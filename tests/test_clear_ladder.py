@@ -7,14 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.errors import CopygenError
-from copygen.gen.build import build_file
 from copygen.gen.clear_ladder import ladder
 from copygen.gen.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
+from tests.test_ends_overlap import KERNEL2021, TARGET, _build, _cycles, _error
 
-TARGET = "target u74 { xlen 64; misaligned slow }\n"
 LADDER = TARGET + """
 clear_user cl for u74 {
     small below 8
@@ -27,17 +25,6 @@ clear_user cl for u74 {
     fault exact
 }
 """
-KERNEL2021 = TARGET + """
-clear_user k for u74 { small below 16; align dst; words unroll 1; tail bytes; fault exact }
-"""
-
-
-def _error(text: str) -> CopygenError:
-    with pytest.raises(CopygenError) as info:
-        load_text(text, "p.copy")
-    return info.value
-
-
 @pytest.mark.parametrize("edit, line, words", [
     (("then words unroll 4", "then words unroll 1"), 8, ["at least 2 words"]),
     (("ends overlap", "ends pieces"), 8, ["needs `ends overlap`"]),
@@ -73,12 +60,6 @@ def test_the_threshold_of_a_ladder_is_one_word():
     (2, [2]), (3, [2, 3]), (4, [2, 4]), (6, [2, 4, 6]), (8, [2, 4, 8])])
 def test_the_short_classes_double_up_to_the_second_block(unroll, classes):
     assert ladder(unroll) == classes
-
-
-def _build(d, name: str, text: str):
-    src = d / f"{name}.copy"
-    src.write_text(text)
-    return build_file(src, d)
 
 
 @pytest.fixture(scope="module")
@@ -134,10 +115,6 @@ def test_ladders_clear_exactly_under_qemu(ladder_build, words, tmp_path):
         assert not r.sum_at_exit, case
         assert r.prefix_ok and r.rest_untouched, case
         assert r.ret == case.exact_return(), (case, r.ret)
-
-
-def _cycles(build, n: int, dst: int) -> int:
-    return Bench(build.elf, "u74", max(n, 8)).run(Case("__clear_user", n, 0, dst)).cycles
 
 
 def test_short_aligned_clears_take_no_branch(ladder_build, tmp_path):
