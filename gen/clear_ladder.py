@@ -116,10 +116,9 @@ def _entry(pfx: str, ph: Phases) -> Phase:
                  tuple(body))
 
 
-def _classes(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
-    """From the aligned dst: which class, and class 2 in line."""
+def _classes(pfx: str, ph: Phases, ks: list[int], exits: FaultExits) -> Phase:
+    """From the aligned dst: which class (`ks`, the ladder), and class 2 in line."""
     w, t = ph.word_unroll, ph.then_unroll
-    ks = ladder(t)
     body = [Insn("addi", (LIMIT, SPAN, f"-{w}*SZREG"), note=f"last a0 from which {w} words remain"),
             Insn("addi", ("t0", "a0", f"{t}*SZREG")),
             Insn("bgeu", (LIMIT, "a0", f".L{pfx}_words"), note=f"{w} words or more: out of line"),
@@ -225,7 +224,7 @@ def clear_ladder_function(cl: ClearUser, prefix: str = "clear") -> Function:
     ph, pfx = cl.phases, prefix
     exits = FaultExits(pfx)
     ks = ladder(ph.then_unroll)
-    phases = [_entry(pfx, ph), _classes(pfx, ph, exits), done_phase(pfx, False)]
+    phases = [_entry(pfx, ph), _classes(pfx, ph, ks, exits), done_phase(pfx, False)]
     for lo, k in zip(ks, ks[1:]):
         phases += _class_phase(pfx, k, lo, exits)
     # every branch to the last pieces is forward (predicted not taken)
