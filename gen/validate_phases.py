@@ -458,7 +458,7 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
                "the head" if tail == "jump" else
                f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
                "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
-               f"the overlapping head's pieces and the word after them could run past the end"
+               "the overlapping head's pieces and the word after them could run past the end"
                if head_word and tested else
                f"the alignment head of up to {SZREG - 1} bytes could run past the end"
                if align != "none" else "the overlapping tail word would start before dst")

@@ -59,7 +59,6 @@ def test_a_json_of_another_strategy_is_not_merged_into(two_sizes, tmp_path):
         tune_goals.main([TUNED, "--routine", "__clear_user", "--out", str(out)])
 
 
-
 def test_a_kernels_own_uaccess_s_is_a_baseline(monkeypatch, tmp_path):
     """A kernel's uaccess.S, assembled as Kbuild would, is a baseline like a
     .copy: an aligned 8 B clear stores one word there, where the 2021
