@@ -8,7 +8,7 @@ import pytest
 import z3
 
 from copygen.verify import budget
-from copygen.verify.budget import Query
+from copygen.verify.budget import Query, translated
 
 BATCH = Path(__file__).parent / "queries" / "houdini_batch.smt2"
 
@@ -44,6 +44,7 @@ def test_a_sat_answer_of_the_core_evaluates_the_callers_terms():
     x, y, z = z3.BitVecs("x y z", 64)
     q = Query([x == y + 1, y == 5, z3.UGT(z, x)])
     assert q.check(1000) == z3.sat
+    assert q._solver is None, "the default solver was made for a query the core answered"
     assert q._answered is not q.solver
     assert q.true_in_model([x == 6, y == 5, x == 7, z3.UGT(z, 6)]) == [True, True, False, True]
     assert q.model().eval(x * 2, model_completion=True).as_long() == 12
@@ -53,5 +54,16 @@ def test_the_logic_of_arrays_goes_to_its_default_solver_alone():
     mem = z3.Array("mem", z3.BitVecSort(64), z3.BitVecSort(8))
     a = z3.BitVec("a", 64)
     q = Query([z3.Store(mem, a, 7)[a] != 7], logic="QF_ABV")
-    assert q._solvers() == [q.solver]
+    assert list(q._solvers()) == [q.solver]
     assert q.check(1000) == z3.unsat
+
+
+def test_translated_keeps_each_formula_and_its_kind_in_the_new_context():
+    x, y = z3.BitVecs("x y", 64)
+    shared = x + y
+    fs = [z3.ULT(shared, 9), shared == 3, z3.BoolVal(True), z3.Not(x == y)]
+    ctx = z3.Context()
+    out = translated(fs, ctx)
+    assert [str(f) for f in out] == [str(f) for f in fs]
+    assert all(f.ctx is ctx and type(f) is type(g) for f, g in zip(out, fs))
+    assert translated([], ctx) == []

@@ -50,7 +50,11 @@ def store() -> Path | None:
 
 
 def _bucket(root: Path, facts: list, limit: int) -> Path:
-    h = z3.Z3_get_ast_hash(facts[0].ctx.ref(), z3.And(*facts).as_ast()) if facts else 0
+    h = 0
+    if facts:
+        ref = facts[0].ctx.ref()
+        for f in facts:
+            h = (h * 1_000_003 + z3.Z3_get_ast_hash(ref, f.as_ast())) & 0xffffffff
     return root / f"{h & 0xff:02x}" / f"{h:08x}-{limit}"
 
 

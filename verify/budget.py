@@ -83,13 +83,25 @@ def shared_check(facts: list, ms: int) -> tuple[z3.CheckSatResult, z3.Solver | N
 
 def translated(fs, ctx: z3.Context) -> list:
     """fs in ctx, translated together so that shared subterms are
-    translated once."""
+    translated once (one vector of terms, one call into Z3)."""
     fs = list(fs)
     if not fs:
         return []
-    out = z3.And(*fs).translate(ctx).children()
-    assert len(out) == len(fs), "Z3 flattened the conjunction"
-    return out
+    src = fs[0].ctx
+    vec = z3.AstVector(ctx=src)
+    for f in fs:
+        z3.Z3_ast_vector_push(src.ref(), vec.vector, f.as_ast())
+    out = vec.translate(ctx)
+    return [type(f)(z3.Z3_ast_vector_get(ctx.ref(), out.vector, i), ctx)
+            for i, f in enumerate(fs)]
+
+
+def assert_all(s: z3.Solver, facts: list) -> None:
+    """Assert facts (formulas of s's context) on s, without the Python
+    API's per-argument casts."""
+    ref, solver = s.ctx.ref(), s.solver
+    for f in facts:
+        z3.Z3_solver_assert(ref, solver, f.as_ast())
 
 
 class Query:
@@ -102,22 +114,32 @@ class Query:
     def __init__(self, facts, logic: str = "QF_BV") -> None:
         self.ctx = z3.Context()
         self.logic = logic
-        self.solver = z3.SolverFor(logic, ctx=self.ctx)
         self.facts = translated(arith_masks(facts), self.ctx)
-        self.solver.add(*self.facts)
-        self._answered = self.solver
+        self._solver: z3.Solver | None = None
+        self._answered: z3.Solver | None = None
+
+    @property
+    def solver(self) -> z3.Solver:
+        """A solver of the logic's default holding the facts, made when
+        first asked for (a query the SMT core answers never needs it)."""
+        if self._solver is None:
+            self._solver = z3.SolverFor(self.logic, ctx=self.ctx)
+            assert_all(self._solver, self.facts)
+        return self._solver
 
     def _core_first(self) -> bool:
         return CORE and self.logic == "QF_BV"
 
-    def _solvers(self) -> list[z3.Solver]:
+    def _solvers(self):
         """The solvers `check` asks, in order, until one answers: for a
-        query about bit-vectors the SMT core's pipeline, then `solver`."""
-        if not self._core_first():
-            return [self.solver]
-        core = z3.Then(*[z3.Tactic(t, ctx=self.ctx) for t in CORE_TACTICS], ctx=self.ctx).solver()
-        core.add(*self.facts)
-        return [core, self.solver]
+        query about bit-vectors the SMT core's pipeline, then `solver`
+        (made only if the core gives up)."""
+        if self._core_first():
+            core = z3.Then(*[z3.Tactic(t, ctx=self.ctx) for t in CORE_TACTICS],
+                           ctx=self.ctx).solver()
+            assert_all(core, self.facts)
+            yield core
+        yield self.solver
 
     def check(self, ms: int) -> z3.CheckSatResult:
         """The answer within ms idle milliseconds' worth of steps for each
@@ -141,9 +163,13 @@ class Query:
 
     def true_in_model(self, fs) -> list[bool]:
         """For each of fs: true in the model of the last (sat) check."""
-        m = self._answered.model()
+        m = self.answered().model()
         return [z3.is_true(m.eval(f, model_completion=True))
                 for f in translated(fs, self.ctx)]
+
+    def answered(self) -> z3.Solver:
+        """The solver that gave the last answer (`solver` before any)."""
+        return self._answered if self._answered is not None else self.solver
 
     def model(self) -> "QueryModel":
         """The model of the last (sat) check, for terms of the caller's context."""
@@ -156,7 +182,7 @@ class QueryModel:
     picks does not depend on what else ran in the process."""
 
     def __init__(self, query: Query) -> None:
-        self.query, self.m = query, query._answered.model()
+        self.query, self.m = query, query.answered().model()
 
     def eval(self, e, model_completion: bool = False):
         return self.m.eval(e.translate(self.query.ctx), model_completion=model_completion)
