@@ -21,6 +21,14 @@ SHARED_PROOFS = (Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}" if 
 # and one store of solver answers (verify.answers): a query another test
 # already asked, to the character, is answered as the solver answered it
 os.environ.setdefault("COPYGEN_ANSWERS", str(SHARED_PROOFS / "answers"))
+# with an xdist worker per core, a proof's queries stay in its worker's
+# process (verify.parallel's default is a process per core): forked
+# provers would only compete with the other worker for the same cores and
+# cost CPU of their own (docs/verifier.md, "The test suite", has the
+# figures); tests that mean to spread a proof say jobs=2
+_WORKERS = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+if _WORKERS.isdigit() and int(_WORKERS) >= (os.cpu_count() or 1):
+    os.environ.setdefault("COPYGEN_JOBS", "1")
 
 
 def build_text(tmp_path_factory, text: str, name: str):
