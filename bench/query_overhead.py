@@ -1,7 +1,7 @@
 """What a one-shot query costs before the solver starts: the fresh context,
 the translation of its facts into it, the solvers holding them.
 
-    python bench/query_overhead.py [ELF SYMBOL] [--rounds N]
+    python bench/query_overhead.py [ELF SYMBOL] [--rounds N] [--out FILE]
 
 Proves SYMBOL of ELF (default: out/kernel2021's __asm_copy_to_user) once,
 in one process, `replay=False`, no answer store, keeping the facts of
@@ -9,11 +9,14 @@ every `verify.budget.Query` it makes; then makes each of those queries
 again N times (default 3) and readies it as `Query.check` does (the
 answer store's lookup, the SMT core's solver holding the facts) without
 asking the solver.  Prints the proof's CPU seconds, the number of
-queries and the CPU milliseconds per query (the best of the rounds).
+queries and the CPU milliseconds per query (the best of the rounds), and
+writes them to bench/results/query_overhead.json (or --out).
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -25,7 +28,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("elf", nargs="?", default=str(ROOT / "out" / "kernel2021" / "kernel2021.elf"))
     ap.add_argument("symbol", nargs="?", default="__asm_copy_to_user")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3, help="times each query is made again")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "query_overhead.json")
     args = ap.parse_args()
     if not Path(args.elf).is_file():
         print(f"query_overhead: no {args.elf}: run `copygen build examples/*.copy -o out` first",
@@ -62,9 +66,17 @@ def main() -> int:
             ready(facts, logic)
         spent = time.process_time() - t0
         best = spent if best is None else min(best, spent)
+    per_query_ms = 1000 * best / max(len(seen), 1)
     print(f"{Path(args.elf).stem} {args.symbol}: proof {proof:.1f} CPU s, {len(seen)} queries, "
-          f"{1000 * best / max(len(seen), 1):.2f} ms each to make and ready "
+          f"{per_query_ms:.2f} ms each to make and ready "
           f"({best:.2f} s in all, {100 * best / proof:.1f} % of the proof)")
+    args.out.write_text(json.dumps({
+        "command": "python bench/query_overhead.py " + " ".join(sys.argv[1:]),
+        "date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(),
+        "elf": Path(args.elf).name, "symbol": args.symbol, "proof_cpu_seconds": round(proof, 1),
+        "queries": len(seen), "ms_per_query": round(per_query_ms, 2),
+        "share_of_proof": round(best / proof, 3)}, indent=1) + "\n")
+    print(f"wrote {args.out}")
     return 0
 
 
