@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import collections
 import os
+import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -14,10 +16,14 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
 # the same run id): tests that prove the same machine code (a kernel layout
 # fixture, then the same file as a patch's "before") prove it once; the
 # cache is keyed by the code and the prover's own sources, and its entries
-# are written whole (rename), so workers may race on one
-_RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID")
-SHARED_PROOFS = (Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}" if _RUN
-                 else Path(tempfile.mkdtemp(prefix="copygen-test-proofs-")))
+# are written whole (rename), so workers may race on one.  The run is
+# named once, in the environment, by the first process to load this file
+# (xdist's controller, or the only process): the workers, this file loaded
+# again as tests.conftest, and a pytest run inside a test see that name;
+# the process that named the run removes the store when it ends
+_OWNER = "COPYGEN_TEST_RUN" not in os.environ
+_RUN = os.environ.setdefault("COPYGEN_TEST_RUN", uuid.uuid4().hex)
+SHARED_PROOFS = Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}"
 # and one store of solver answers (verify.answers): a query another test
 # already asked, to the character, is answered as the solver answered it
 os.environ.setdefault("COPYGEN_ANSWERS", str(SHARED_PROOFS / "answers"))
@@ -98,6 +104,13 @@ def pytest_xdist_make_scheduler(config, log):
 
     config.option.loadscopereorder = False
     return FileGroups(config, log)
+
+
+def pytest_sessionfinish(session):
+    """The run's proof store goes when the run that named it ends: a run
+    leaves nothing in the temporary directory."""
+    if _OWNER and not hasattr(session.config, "workerinput"):
+        shutil.rmtree(SHARED_PROOFS, ignore_errors=True)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -9,11 +9,19 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import ROOT
 
 SAMPLE = '''
+import os
 import time
 import pytest
+
+def test_fills_the_run_store():
+    from conftest import SHARED_PROOFS
+    SHARED_PROOFS.mkdir(parents=True, exist_ok=True)
+    (SHARED_PROOFS / os.environ.get("PYTEST_XDIST_WORKER", "main")).write_text("proofs")
 
 def test_quick():
     pass
@@ -25,19 +33,6 @@ def test_sleeps_unmarked():
 def test_sleeps_marked():
     time.sleep(0.6)
 '''
-
-
-def test_the_summary_names_unmarked_slow_tests(tmp_path):
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
-    (tmp_path / "test_sample.py").write_text(SAMPLE)
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n")
-    env = {**os.environ, "COPYGEN_UNMARKED_SLOW_SECONDS": "0.5"}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "-p", "no:cacheprovider", str(tmp_path)],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
-    summary = r.stdout.split("tests not marked slow that took over 0.5 s", 1)[1]
-    assert "test_sample.py::test_sleeps_unmarked" in summary
-    assert "test_sleeps_marked" not in summary and "test_quick" not in summary
 
 
 GROUPED = '''
@@ -59,21 +54,52 @@ def test_marked(made):
 '''
 
 
-def test_each_file_runs_on_one_worker_and_makes_its_fixtures_once(tmp_path):
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    """One `pytest -n 2 --dist loadgroup` run, with tests/conftest.py, over
+    SAMPLE and two copies of GROUPED (one run: each costs seconds of
+    start-up), in a temporary directory of its own."""
+    d = tmp_path_factory.mktemp("sample")
+    shutil.copy(ROOT / "tests" / "conftest.py", d / "conftest.py")
+    (d / "test_sample.py").write_text(SAMPLE)
+    for name in ("test_one.py", "test_two.py"):
+        (d / name).write_text(GROUPED)
+    (d / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n")
+    (d / "tmp").mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("COPYGEN_TEST_RUN", "COPYGEN_ANSWERS")}
+    env.update(COPYGEN_UNMARKED_SLOW_SECONDS="0.5", MADE_LOG=str(d / "made.log"), TMPDIR=str(d / "tmp"))
+    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
+                        "-p", "no:cacheprovider", str(d)],
+                       cwd=d, env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return d, r
+
+
+def test_the_summary_names_unmarked_slow_tests(sample_run):
+    _, r = sample_run
+    summary = r.stdout.split("tests not marked slow that took over 0.5 s", 1)[1]
+    assert "test_sample.py::test_sleeps_unmarked" in summary
+    assert "test_sleeps_marked" not in summary and "test_quick" not in summary
+    assert "test_one.py" not in summary
+
+
+def test_each_file_runs_on_one_worker_and_makes_its_fixtures_once(sample_run):
     """`--dist loadgroup` (pyproject.toml) with tests/conftest.py's groups:
     a file's tests all go to one worker, so a module fixture is made once."""
-    shutil.copy(ROOT / "tests" / "conftest.py", tmp_path / "conftest.py")
-    for name in ("test_one.py", "test_two.py"):
-        (tmp_path / name).write_text(GROUPED)
-    (tmp_path / "pytest.ini").write_text("[pytest]\nmarkers =\n    slow: long\n")
-    env = {**os.environ, "MADE_LOG": str(tmp_path / "made.log")}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
-                        "-p", "no:cacheprovider", str(tmp_path)],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stdout + r.stderr
+    d, r = sample_run
     workers: dict[str, set] = {}
     for worker, name in re.findall(r"^\[(gw\d+)\] \[\s*\d+%\] PASSED (\S+?)::", r.stdout, re.M):
         workers.setdefault(name, set()).add(worker)
-    assert sorted(workers) == ["test_one.py", "test_two.py"], r.stdout
+    assert sorted(workers) == ["test_one.py", "test_sample.py", "test_two.py"], r.stdout
     assert all(len(w) == 1 for w in workers.values()), workers
-    assert sorted((tmp_path / "made.log").read_text().split()) == ["test_one", "test_two"]
+    assert sorted((d / "made.log").read_text().split()) == ["test_one", "test_two"]
+
+
+def test_a_run_leaves_no_proof_store_behind(sample_run):
+    """The workers fill the store the controller named; the controller
+    removes it when the run ends."""
+    d, r = sample_run
+    assert "PASSED test_sample.py::test_fills_the_run_store" in r.stdout
+    assert not list((d / "tmp").glob("copygen-test-proofs-*"))

@@ -48,6 +48,7 @@ def test_the_e64_copy_proves_every_clause_at_vlen_128(tmp_path):
     _all_proved(rep)
 
 
+@pytest.mark.slow        # the e8 clears prove at VLEN 128 in the fast loop
 def test_the_e64_clear_proves_every_clause_at_vlen_128(tmp_path):
     rep = prove_vector(_elf(tmp_path, "vector e64 m8 above 768 loads plain"), 128,
                        symbol=CLEAR_SYMBOL)

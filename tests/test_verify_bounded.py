@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from copygen.verify.bounded import check
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -15,6 +17,7 @@ def _elf(tmp_path, name: str) -> str:
     return str(linked_elf(str(ROOT / "tests" / "kernel_style" / name), tmp_path / "k"))
 
 
+@pytest.mark.slow       # the bounded check twice; the two below run it in the fast loop
 def test_spread_over_processes_gives_the_same_verdicts(tmp_path):
     elf = _elf(tmp_path, "bug_return_size_on_fault.S")
     one = check(elf, "__asm_copy_to_user", "to", 12, jobs=1)

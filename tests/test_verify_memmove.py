@@ -121,6 +121,7 @@ def test_overlap_scenarios_cover_both_directions_and_every_alignment():
     assert {(sc.D % 8, sc.S % 8) for sc in n12} == {(d, s) for d in range(8) for s in range(8)}
 
 
+@pytest.mark.slow           # every overlap of every n up to 32, run one by one
 def test_generated_memmove_holds_for_every_overlap(string2021):
     assert check(string2021, "memmove", "memmove", 32) == {}
 

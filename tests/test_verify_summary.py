@@ -204,6 +204,7 @@ def test_a_stacked_callee_is_followed_and_still_proved(tmp_path):
     assert rep.status == dict.fromkeys(BY_KIND["memmove"], "proved"), rep.detail
 
 
+@pytest.mark.slow       # a whole memmove proof through a followed callee
 def test_a_callee_keeps_the_callers_frame_pointer_across_its_loops(tmp_path):
     """The callee saves s0, which holds memmove's frame address, after a
     loop of its own: the loop after the save keeps what the stack holds,
