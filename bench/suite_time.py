@@ -2,7 +2,8 @@
 own durations.
 
     python bench/suite_time.py [--out bench/results/suite_time.json] [--note TEXT] [-- PYTEST ARGS]
-    python bench/suite_time.py --from-log LOG [--note TEXT]
+    python bench/suite_time.py --from-log LOG [--note TEXT] [--yardstick S]...
+    python bench/suite_time.py --yardstick-only
 
 Without --from-log: runs `python3 -m pytest --durations=0 -q` (the README's
 test command with every duration reported; PYTEST ARGS are added) and
@@ -12,21 +13,48 @@ Writes the wall time, the tests passed, the
 worker-seconds (the sum of every setup, call and teardown: on two xdist
 workers about twice the wall time), the seconds per test file, and the 40
 slowest steps.
+
+The machines this runs on differ, and one machine's speed drifts within
+an hour (the same proof took 75 s and then 114 s of CPU, 2026-12-07), so
+a run's figures go with a yardstick: the CPU seconds of one fixed proof
+in one process (YARDSTICK), measured before and after a run this script
+makes; for --from-log, time it with --yardstick-only before and after
+the clean-clone run and give both with --yardstick.
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import json
+import os
 import re
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 STEP = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(\S+)")
 SUMMARY = re.compile(r"(\d+) passed.* in ([\d.]+)s")
+
+
+YARDSTICK = ["-m", "copygen", "verify", "examples/kernel2021.copy", "--routine", "copy_to_user",
+             "--no-cache", "-j", "1"]
+
+
+def yardstick() -> float:
+    """CPU seconds (user + system) of the YARDSTICK proof, no answer store."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory() as d:
+        env = {**os.environ, "COPYGEN_ANSWERS": ""}
+        r = subprocess.run([sys.executable, *YARDSTICK, "--workdir", d], cwd=ROOT, env=env,
+                           capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if r.returncode != 0:
+        raise SystemExit(f"the yardstick proof failed (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+    return round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1)
 
 
 def parse(text: str) -> dict:
@@ -52,13 +80,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--from-log", type=Path, help="read a finished run's output instead")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "suite_time.json")
     ap.add_argument("--note", default="", help="what else ran on the machine, for the record")
+    ap.add_argument("--yardstick-only", action="store_true",
+                    help="only time the yardstick proof (CPU seconds) and print it")
+    ap.add_argument("--yardstick", type=float, action="append", default=[],
+                    help="with --from-log: a yardstick timed around that run (repeat for each)")
     ap.add_argument("pytest_args", nargs="*")
     args = ap.parse_args(argv)
+    if args.yardstick_only:
+        print(f"yardstick: {yardstick()} CPU s (python3 {' '.join(YARDSTICK)})")
+        return 0
+    sticks = list(args.yardstick)
     if args.from_log:
         text = args.from_log.read_text()
         command = f"python3 -m pytest --durations=0 (log {args.from_log.name})"
     else:
         cmd = [sys.executable, "-m", "pytest", "--durations=0", "-q", *args.pytest_args]
+        sticks.append(yardstick())
         t0 = time.time()
         text = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout
         print(f"{time.time() - t0:.0f} s")
@@ -67,9 +104,12 @@ def main(argv: list[str] | None = None) -> int:
     if out["passed"] is None:
         print("no pytest summary line found", file=sys.stderr)
         return 2
+    if not args.from_log:
+        sticks.append(yardstick())
+    out["yardstick"] = {"command": "python3 " + " ".join(YARDSTICK), "cpu_seconds": sticks}
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{out['passed']} passed in {out['wall_seconds']:.0f} s wall, "
-          f"{out['worker_seconds']:.0f} worker-seconds; wrote {args.out}")
+          f"{out['worker_seconds']:.0f} worker-seconds; yardstick {sticks} CPU s; wrote {args.out}")
     for f, s in list(out["per_file"].items())[:10]:
         print(f"  {s:7.1f} s  {f}")
     return 0

@@ -40,3 +40,12 @@ def test_a_log_without_a_summary_is_refused(tmp_path, capsys):
     assert suite_time.main(["--from-log", str(log), "--out", str(tmp_path / "t.json")]) == 2
     assert "no pytest summary line" in capsys.readouterr().err
     assert not (tmp_path / "t.json").exists()
+
+
+def test_yardsticks_timed_around_a_logged_run_are_kept(tmp_path):
+    log, out = tmp_path / "run.log", tmp_path / "t.json"
+    log.write_text(LOG)
+    assert suite_time.main(["--from-log", str(log), "--out", str(out),
+                            "--yardstick", "17.2", "--yardstick", "24"]) == 0
+    stick = json.loads(out.read_text())["yardstick"]
+    assert stick["cpu_seconds"] == [17.2, 24.0] and "copygen verify" in stick["command"]
