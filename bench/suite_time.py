@@ -15,8 +15,8 @@ workers about twice the wall time), the seconds per test file, and the 40
 slowest steps.
 
 The machines this runs on differ, and one machine's speed drifts within
-an hour (the same proof took 75 s and then 114 s of CPU, 2026-12-07), so
-a run's figures go with a yardstick: the CPU seconds of one fixed proof
+an hour (docs/verifier.md, "The test suite", has the figures), so a
+run's figures go with a yardstick: the CPU seconds of one fixed proof
 in one process (YARDSTICK), measured before and after a run this script
 makes; for --from-log, time it with --yardstick-only before and after
 the clean-clone run and give both with --yardstick.
