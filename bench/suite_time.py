@@ -19,7 +19,10 @@ an hour (docs/verifier.md, "The test suite", has the figures), so a
 run's figures go with a yardstick: the CPU seconds of one fixed proof
 in one process (YARDSTICK), measured before and after a run this script
 makes; for --from-log, time it with --yardstick-only before and after
-the clean-clone run and give both with --yardstick.
+the clean-clone run and give both with --yardstick.  The run's
+worker-seconds divided by the yardstick's mean is its cost in yardsticks:
+the figure that compares across machines (a code change moves it, the
+machine's speed does not).
 """
 from __future__ import annotations
 
@@ -107,9 +110,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.from_log:
         sticks.append(yardstick())
     out["yardstick"] = {"command": "python3 " + " ".join(YARDSTICK), "cpu_seconds": sticks}
+    if sticks:
+        out["cost_in_yardsticks"] = round(out["worker_seconds"] * len(sticks) / sum(sticks), 1)
     args.out.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{out['passed']} passed in {out['wall_seconds']:.0f} s wall, "
-          f"{out['worker_seconds']:.0f} worker-seconds; yardstick {sticks} CPU s; wrote {args.out}")
+          f"{out['worker_seconds']:.0f} worker-seconds; yardstick {sticks} CPU s"
+          + (f" (cost {out['cost_in_yardsticks']} yardsticks)" if sticks else "") + f"; wrote {args.out}")
     for f, s in list(out["per_file"].items())[:10]:
         print(f"  {s:7.1f} s  {f}")
     return 0

@@ -49,3 +49,4 @@ def test_yardsticks_timed_around_a_logged_run_are_kept(tmp_path):
                             "--yardstick", "17.2", "--yardstick", "24"]) == 0
     stick = json.loads(out.read_text())["yardstick"]
     assert stick["cpu_seconds"] == [17.2, 24.0] and "copygen verify" in stick["command"]
+    assert json.loads(out.read_text())["cost_in_yardsticks"] == round(17.76 / 20.6, 1)
