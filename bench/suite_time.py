@@ -22,7 +22,9 @@ makes; for --from-log, time it with --yardstick-only before and after
 the clean-clone run and give both with --yardstick.  The run's
 worker-seconds divided by the yardstick's mean is its cost in yardsticks:
 the figure that compares across machines (a code change moves it, the
-machine's speed does not).
+machine's speed does not).  The yardstick is a proof by the prover the
+suite tests, so a change to the scalar prover moves the yardstick too:
+measure such a change side by side (bench/prover_ab.py), not by this cost.
 """
 from __future__ import annotations
 
