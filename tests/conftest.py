@@ -5,6 +5,7 @@ import collections
 import os
 import shutil
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
@@ -146,11 +147,35 @@ def pytest_runtest_logreport(report):
         _seconds[nodeid] = _seconds.get(nodeid, 0.0) + report.duration
 
 
+# where the commands write by default, relative to the directory they run
+# in (the checkout, in a test): tests give their commands a tmp_path
+# instead, so a run leaves in the checkout only the import graph that
+# tests/test_layout.py draws for people to read
+COMMAND_DEFAULTS = ("build/cache", "build/proofs", "build/tune", "build/verify",
+                    "patches", "outgoing")
+_STARTED = time.time()
+
+
+def written_during_run(root: Path = ROOT, since: float = _STARTED) -> list[str]:
+    """The COMMAND_DEFAULTS under `root` that hold anything made or
+    changed since `since`."""
+    out = []
+    for rel in COMMAND_DEFAULTS:
+        d = root / rel
+        if d.exists() and any(p.stat().st_mtime >= since for p in (d, *d.rglob("*"))):
+            out.append(rel)
+    return out
+
+
 def pytest_terminal_summary(terminalreporter):
     over = sorted(((s, n) for n, s in _seconds.items() if s > UNMARKED_SLOW_SECONDS), reverse=True)
-    if not over:
-        return
-    terminalreporter.section(f"tests not marked slow that took over {UNMARKED_SLOW_SECONDS:g} s")
-    for seconds, nodeid in over:
-        terminalreporter.line(f"{seconds:7.1f} s  {nodeid}")
-    terminalreporter.line("mark them @pytest.mark.slow, or make them faster")
+    if over:
+        terminalreporter.section(f"tests not marked slow that took over {UNMARKED_SLOW_SECONDS:g} s")
+        for seconds, nodeid in over:
+            terminalreporter.line(f"{seconds:7.1f} s  {nodeid}")
+        terminalreporter.line("mark them @pytest.mark.slow, or make them faster")
+    written = written_during_run()
+    if written:
+        terminalreporter.section("written into the checkout during the run")
+        terminalreporter.line(", ".join(written) + ": a command run with its default output "
+                              "directory; give it one under tmp_path")

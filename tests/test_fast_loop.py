@@ -1,6 +1,8 @@
 """`pytest -m "not slow"` stays a fast loop: the run's summary names every
 test not marked slow that took longer than UNMARKED_SLOW_SECONDS
-(tests/conftest.py), over xdist's workers too."""
+(tests/conftest.py), over xdist's workers too, and a run keeps out of
+the checkout: the summary names the commands' default output
+directories that something wrote into during the run."""
 from __future__ import annotations
 
 import os
@@ -8,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -25,6 +28,11 @@ def test_fills_the_run_store():
 
 def test_quick():
     pass
+
+def test_writes_where_a_command_would_by_default():
+    from conftest import ROOT
+    (ROOT / "build" / "cache").mkdir(parents=True, exist_ok=True)
+    (ROOT / "build" / "cache" / "entry").write_text("built")
 
 def test_sleeps_unmarked():
     time.sleep(0.6)
@@ -95,6 +103,21 @@ def test_each_file_runs_on_one_worker_and_makes_its_fixtures_once(sample_run):
     assert sorted(workers) == ["test_one.py", "test_sample.py", "test_two.py"], r.stdout
     assert all(len(w) == 1 for w in workers.values()), workers
     assert sorted((d / "made.log").read_text().split()) == ["test_one", "test_two"]
+
+
+def test_the_summary_names_what_the_run_wrote_into_the_checkout(sample_run):
+    """tests/conftest.py's ROOT is the sample directory's parent here."""
+    _, r = sample_run
+    summary = r.stdout.split("written into the checkout during the run", 1)[1]
+    assert summary.split("\n")[1].startswith("build/cache: a command run with its default")
+
+
+def test_nothing_written_before_the_run_counts(tmp_path):
+    from tests.conftest import written_during_run
+    (tmp_path / "build" / "proofs").mkdir(parents=True)
+    (tmp_path / "patches").mkdir()
+    assert written_during_run(tmp_path, time.time() + 5) == []
+    assert written_during_run(tmp_path, time.time() - 5) == ["build/proofs", "patches"]
 
 
 def test_a_run_leaves_no_proof_store_behind(sample_run):

@@ -171,15 +171,16 @@ def test_bench_reuses_a_cached_build(tmp_path, monkeypatch):
     assert build.content_key is not None
 
 
-def test_rank_warns_when_a_fast_misaligned_target_meets_a_trapping_core():
+def test_rank_warns_when_a_fast_misaligned_target_meets_a_trapping_core(tmp_path):
+    cache = ["--build-cache", str(tmp_path / "cache")]
     r = CliRunner().invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
-                                                  "--profile", "u74", "--routine", "memcpy",
-                                                  "--workload", "uniform:0-64"])
+                                  "--profile", "u74", "--routine", "memcpy",
+                                  "--workload", "uniform:0-64", *cache])
     assert r.exit_code == 0, r.output
     assert "misaligned fast" in r.stderr and "u74" in r.stderr
     quiet = CliRunner().invoke(main, ["rank", str(ROOT / "examples" / "c910fast.copy"),
-                                                      "--profile", "c910", "--routine", "memcpy",
-                                                      "--workload", "uniform:0-64"])
+                                      "--profile", "c910", "--routine", "memcpy",
+                                      "--workload", "uniform:0-64", *cache])
     assert quiet.exit_code == 0 and "misaligned" not in quiet.stderr
 
 

@@ -85,7 +85,7 @@ def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
     src.write_text(TWO)
     r = CliRunner().invoke(main, ["tune", str(src), "--db", str(tmp_path / "t.db"), "--top", "2",
                                   "--max-text", "300", "--json", "--build-cache", str(tmp_path / "c"),
-                                  "--report", str(tmp_path / "rep")])
+                                  "--proof-cache", str(tmp_path / "p"), "--report", str(tmp_path / "rep")])
     assert r.exit_code == 0, (r.output, r.stderr)
     out = json.loads(r.stdout)
     rows = {row["point"]: row for row in out["rows"]}

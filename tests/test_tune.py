@@ -123,7 +123,8 @@ def test_a_broken_variant_is_disqualified_and_never_the_winner(tmp_path):
     built = CliRunner().invoke(main, ["build", str(win), "-o", str(tmp_path / "out")])
     assert built.exit_code == 0, built.output
     rank = CliRunner().invoke(main, ["rank", str(win), "--routine", "copy_to_user",
-                                                     "--workload", "small", "--json"])
+                                     "--workload", "small", "--json",
+                                     "--build-cache", str(tmp_path / "cache")])
     (row,) = json.loads(rank.stdout)["ranking"]["copy_to_user"]
     assert row["expected_cycles"] == pytest.approx(out["winner"]["expected_cycles"], abs=0.01)
     proved = CliRunner().invoke(main, ["verify", str(win), "--routine", "copy_to_user",
@@ -358,9 +359,9 @@ def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(
     assert store.needs_proof("c", "this prover")
 
 
-def _rank_of(path, routine, workload):
+def _rank_of(path, routine, workload, cache):
     r = CliRunner().invoke(main, ["rank", str(path), "--routine", routine, "--workload", workload,
-                                  "--json"])
+                                  "--json", "--build-cache", str(cache)])
     assert r.exit_code == 0, r.output
     (row,) = json.loads(r.stdout)["ranking"][routine]
     return row["expected_cycles"]
@@ -376,13 +377,13 @@ def test_a_memset_sweep_ranks_the_string_function(tmp_path):
     assert rows[0][2] <= rows[-1][2]
     base = json.loads(r.stdout)["baselines"][str(ROOT / "examples" / "string2021.copy")]
     assert base["expected"] == pytest.approx(
-        _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small"), abs=0.06)
+        _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small", tmp_path / "cache"), abs=0.06)
     # each row's figure is the memset of its point, as `copygen rank` measures it
     from copygen.gen.variants import sweep_space
     texts = {v.label: v.text for v in sweep_space(str(src), "ms").variants}
     for _, label, cycles in (rows[0], rows[-1]):
         assert cycles == pytest.approx(
-            _rank_of(_file(tmp_path, texts[label], "point.copy"), "memset", "small"), abs=0.06)
+            _rank_of(_file(tmp_path, texts[label], "point.copy"), "memset", "small", tmp_path / "cache"), abs=0.06)
 
 
 def test_copy_and_clear_sweeps_share_a_store_without_mixing_their_rows(tmp_path):
@@ -399,7 +400,7 @@ def test_copy_and_clear_sweeps_share_a_store_without_mixing_their_rows(tmp_path)
         assert r.exit_code == 0, r.stderr
         got[routine] = json.loads(r.stdout)["baselines"][str(base)]["expected"]
     for routine, cycles in got.items():
-        assert cycles == pytest.approx(_rank_of(base, routine, "small"), abs=0.06)
+        assert cycles == pytest.approx(_rank_of(base, routine, "small", tmp_path / "cache"), abs=0.06)
 
 
 @pytest.mark.slow
@@ -412,7 +413,7 @@ def test_a_memcpy_sweep_proves_its_winner_which_builds(tmp_path):
     win = tmp_path / "rep" / "winner.copy"
     assert rows[0]["point"] in win.read_text()
     assert json.loads(r.stdout)["winner"]["expected_cycles"] == pytest.approx(
-        _rank_of(win, "memcpy", "small"), abs=0.06)
+        _rank_of(win, "memcpy", "small", tmp_path / "cache"), abs=0.06)
     proved = CliRunner().invoke(main, ["verify", str(win), "--routine", "memcpy",
                                        "--proof-cache", str(tmp_path / "proofs"),
                                        "--workdir", str(tmp_path / "w")])

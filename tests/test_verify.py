@@ -96,7 +96,8 @@ def test_return_size_bug_is_caught_in_clear_user(tmp_path):
 
 def test_cli_verify_json_and_exit_status(tmp_path):
     r = subprocess.run([sys.executable, "-m", "copygen", "verify", str(KERNEL_STYLE / "bug_return_size_on_fault.S"),
-                        "--routine", "__clear_user", "--json", "--workdir", str(tmp_path)],
+                        "--routine", "__clear_user", "--json", "--workdir", str(tmp_path),
+                        "--proof-cache", str(tmp_path / "proofs")],
                        capture_output=True, text=True)
     assert r.returncode == 3, r.stderr
     out = json.loads(r.stdout)

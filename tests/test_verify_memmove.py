@@ -199,12 +199,14 @@ def test_cli_bounded_memmove(tmp_path):
     out = subprocess.run([sys.executable, "-m", "copygen", "verify",
                           _linked(tmp_path, BYTES, "memmove_bytes"),
                           "--routine", "memmove", "--bounded", "12", "--json",
-                          "--workdir", str(tmp_path / "a")], capture_output=True, text=True)
+                          "--workdir", str(tmp_path / "a"), "--proof-cache", str(tmp_path / "p")],
+                         capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     (rep,) = json.loads(out.stdout)["files"][0]["reports"]
     assert rep["status"] == dict.fromkeys(BY_KIND["memmove"], "proved")
     bad = subprocess.run([sys.executable, "-m", "copygen", "verify", _forward_only(tmp_path),
-                          "--bounded", "8", "--json", "--workdir", str(tmp_path / "b")],
+                          "--bounded", "8", "--json", "--workdir", str(tmp_path / "b"),
+                          "--proof-cache", str(tmp_path / "p")],
                          capture_output=True, text=True)
     assert bad.returncode == 3, bad.stderr
     (rep,) = json.loads(bad.stdout)["files"][0]["reports"]
