@@ -377,13 +377,15 @@ def test_a_memset_sweep_ranks_the_string_function(tmp_path):
     assert rows[0][2] <= rows[-1][2]
     base = json.loads(r.stdout)["baselines"][str(ROOT / "examples" / "string2021.copy")]
     assert base["expected"] == pytest.approx(
-        _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small", tmp_path / "cache"), abs=0.06)
+        _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small", tmp_path / "cache"),
+        abs=0.06)
     # each row's figure is the memset of its point, as `copygen rank` measures it
     from copygen.gen.variants import sweep_space
     texts = {v.label: v.text for v in sweep_space(str(src), "ms").variants}
     for _, label, cycles in (rows[0], rows[-1]):
         assert cycles == pytest.approx(
-            _rank_of(_file(tmp_path, texts[label], "point.copy"), "memset", "small", tmp_path / "cache"), abs=0.06)
+            _rank_of(_file(tmp_path, texts[label], "point.copy"), "memset", "small",
+                     tmp_path / "cache"), abs=0.06)
 
 
 def test_copy_and_clear_sweeps_share_a_store_without_mixing_their_rows(tmp_path):
