@@ -147,20 +147,33 @@ def pytest_runtest_logreport(report):
         _seconds[nodeid] = _seconds.get(nodeid, 0.0) + report.duration
 
 
-# where the commands write by default, relative to the directory they run
-# in (the checkout, in a test): tests give their commands a tmp_path
-# instead, so a run leaves in the checkout only the import graph that
-# tests/test_layout.py draws for people to read
-COMMAND_DEFAULTS = ("build/cache", "build/proofs", "build/tune", "build/verify",
-                    "patches", "outgoing")
 _STARTED = time.time()
 
 
-def written_during_run(root: Path = ROOT, since: float = _STARTED) -> list[str]:
-    """The COMMAND_DEFAULTS under `root` that hold anything made or
-    changed since `since`."""
+def command_defaults() -> list[str]:
+    """Where the commands write by default: the relative defaults of their
+    path options, read off the command line itself (relative to the
+    directory a command runs in: the checkout, in a test).  Tests give
+    their commands a tmp_path instead, so a run leaves in the checkout only
+    the import graph that tests/test_layout.py draws for people to read."""
+    import click
+    from copygen.cli import main
+
+    def walk(cmd):
+        if isinstance(cmd, click.Group):
+            for sub in cmd.commands.values():
+                yield from walk(sub)
+            return
+        for p in cmd.params:
+            if isinstance(p.type, click.Path) and isinstance(p.default, str) and p.default:
+                yield p.default
+    return sorted(set(walk(main)))
+
+
+def written_during_run(dirs: list[str], root: Path = ROOT, since: float = _STARTED) -> list[str]:
+    """The `dirs` under `root` that hold anything made or changed since `since`."""
     out = []
-    for rel in COMMAND_DEFAULTS:
+    for rel in dirs:
         d = root / rel
         if d.exists() and any(p.stat().st_mtime >= since for p in (d, *d.rglob("*"))):
             out.append(rel)
@@ -174,7 +187,7 @@ def pytest_terminal_summary(terminalreporter):
         for seconds, nodeid in over:
             terminalreporter.line(f"{seconds:7.1f} s  {nodeid}")
         terminalreporter.line("mark them @pytest.mark.slow, or make them faster")
-    written = written_during_run()
+    written = written_during_run(command_defaults())
     if written:
         terminalreporter.section("written into the checkout during the run")
         terminalreporter.line(", ".join(written) + ": a command run with its default output "

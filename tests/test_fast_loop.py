@@ -113,11 +113,13 @@ def test_the_summary_names_what_the_run_wrote_into_the_checkout(sample_run):
 
 
 def test_nothing_written_before_the_run_counts(tmp_path):
-    from tests.conftest import written_during_run
+    from tests.conftest import command_defaults, written_during_run
+    assert {"build/cache", "build/proofs", "patches"} <= set(command_defaults())
     (tmp_path / "build" / "proofs").mkdir(parents=True)
     (tmp_path / "patches").mkdir()
-    assert written_during_run(tmp_path, time.time() + 5) == []
-    assert written_during_run(tmp_path, time.time() - 5) == ["build/proofs", "patches"]
+    dirs = command_defaults()
+    assert written_during_run(dirs, tmp_path, time.time() + 5) == []
+    assert written_during_run(dirs, tmp_path, time.time() - 5) == ["build/proofs", "patches"]
 
 
 def test_a_run_leaves_no_proof_store_behind(sample_run):
