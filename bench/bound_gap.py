@@ -19,7 +19,7 @@ instruction's cycles by cause:
   serial (the cycles an sstatus access keeps the pipeline empty);
 * dynamic: cache misses and misaligned accesses;
 * ooo: on an out-of-order profile (c910, p550) the cycles by which an
-  instruction moves the retire time of the engine (emu.ooo), not split.
+  instruction moves the retire time of the engine (emu.timing.ooo), not split.
 
 Instructions are grouped by the routine's own labels (assembled again with
 `-Wa,-L` and linked with `--discard-none`: the same code, with its `.L`
@@ -48,10 +48,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from exits import exit_status  # noqa: E402
 from tune_goals import bounds  # noqa: E402
-from copygen.emu.cost import EMPTY_STATE, CostModel, _control_bubble, uop  # noqa: E402
-from copygen.emu.decode import disassemble  # noqa: E402
+from copygen.emu.timing.cost import EMPTY_STATE, CostModel, _control_bubble, uop  # noqa: E402
+from copygen.emu.insn.decode import disassemble  # noqa: E402
 from copygen.emu.elf import read_elf  # noqa: E402
-from copygen.emu.profile import load_profile  # noqa: E402
+from copygen.emu.timing.profile import load_profile  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
 from copygen.measure.bench import Bench, Case, align_class  # noqa: E402
@@ -129,7 +129,7 @@ class Tracer:
 
     def split(self, insn, taken: bool, cycles: int) -> dict:
         """The instruction's cycles by cause, re-deriving the issue model's step
-        (emu.cost.schedule) from the state before it."""
+        (emu.timing.cost.schedule) from the state before it."""
         p, u = self.p, uop(insn, self.p)
         slots, mem, pend = self.prev
         ready = {reg: (c, by_load) for reg, c, by_load in pend}

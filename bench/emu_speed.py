@@ -11,8 +11,8 @@ Run from the repository root:
 Workloads call `copy_words` (tests/emu/fixtures/copy_words.S, a 2021-shaped
 copy_to_user) on 8 KiB co-aligned, 8 KiB misaligned (shift copy), and a mix
 of small copies (0..128 bytes, random alignments).  The Unicorn run with the
-cost model feeds the profile's engine (emu.cost.CostModel or
-emu.ooo.OooCostModel) from a code hook and a memory hook, so its cycle total
+cost model feeds the profile's engine (emu.timing.cost.CostModel or
+emu.timing.ooo.OooCostModel) from a code hook and a memory hook, so its cycle total
 is also a check of ours.  Needs the riscv64-linux-gnu toolchain and the
 `unicorn` package (pip install copygen[bench]).
 """
@@ -34,7 +34,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "emu")]
 from exits import exit_status  # noqa: E402
 from copygen import emu  # noqa: E402
 from copygen.emu.api import _cost_model  # noqa: E402
-from copygen.emu.decode import decode  # noqa: E402
+from copygen.emu.insn.decode import decode  # noqa: E402
 from emu_build import build_elf  # noqa: E402
 
 USER, KERN, PAGES = 0x1000_0000, 0x7000_0000, 8

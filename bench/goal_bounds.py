@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from exits import exit_status  # noqa: E402
-from copygen.emu.profile import load_profile  # noqa: E402
+from copygen.emu.timing.profile import load_profile  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
 from copygen.measure.bench import Bench, Case, align_class  # noqa: E402

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 from exits import exit_status  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
 from copygen.gen.build import build_cached  # noqa: E402
-from copygen.gen.validate import load_file  # noqa: E402
+from copygen.gen.front.validate import load_file  # noqa: E402
 from copygen.measure.bench import Bench, Case  # noqa: E402
 
 SIZES = (8, 64, 256, 1024, 8192)

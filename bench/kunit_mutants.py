@@ -55,8 +55,8 @@ def _verify(text: str, workdir: Path, clear: bool) -> dict:
     a mutant of it can prove as copy_to_user), stopping at the first that
     is not proved: copy_from_user first, where every access may fault."""
     from copygen.inputs import linked_elf
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     src = workdir / "mutant.S"
     src.write_text(text)
     elf = str(linked_elf(str(src), workdir))

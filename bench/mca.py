@@ -5,7 +5,7 @@ reference (bench/reference/ref2021.S), disassembles each linked ELF with
 objdump, and takes every steady-state loop: the instructions from a
 backward conditional branch's target to that branch.  Each loop body goes
 to `llvm-mca -mtriple=riscv64 -mcpu=sifive-u74` (the branch retargeted to a
-local label) and through emu/cost.py's `schedule` with the profile (back
+local label) and through emu/timing/cost.py's `schedule` with the profile (back
 branch taken, steady state).  Prints a Markdown table of cycles per
 iteration side by side; writes bench/results/mca.json.
 
@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from exits import exit_status  # noqa: E402
 from copygen import emu  # noqa: E402
 from calibrate import build_reference  # noqa: E402
-from copygen.emu.cost import EMPTY_STATE, schedule, uop  # noqa: E402
+from copygen.emu.timing.cost import EMPTY_STATE, schedule, uop  # noqa: E402
 from copygen.gen import toolchain  # noqa: E402
 from copygen.gen.build import build_file  # noqa: E402
 
@@ -50,7 +50,7 @@ class Loop:
     start: int
     kind: str
     insns: int
-    model: float          # cycles per iteration, emu/cost.py
+    model: float          # cycles per iteration, emu/timing/cost.py
     mca: float | None     # cycles per iteration, llvm-mca
     asm: str
 
@@ -140,7 +140,7 @@ def loops_of(source: str, elf: Path, profile, mcpu: str) -> list[Loop]:
 
 def markdown(loops: list[Loop], profile: str, mcpu: str, version: str) -> str:
     """One row per distinct loop of a function (head and tail byte loops are often twins)."""
-    lines = [f"Cycles per iteration: emu/cost.py `{profile}` vs `llvm-mca -mcpu={mcpu}` ({version}):", "",
+    lines = [f"Cycles per iteration: emu/timing/cost.py `{profile}` vs `llvm-mca -mcpu={mcpu}` ({version}):", "",
              "| source | function | loop | insns | model | llvm-mca | mca / model |", "|---|---|---|---|---|---|---|"]
     rows: dict[tuple, int] = {}
     for lp in loops:

@@ -2,8 +2,8 @@
 
     python bench/prover_ab.py --switch presolve|core [--only EXAMPLE:SYMBOL ...] [--out FILE]
 
-`presolve`: verify.presolve's rewrite of rounded addresses
-(`presolve.REWRITE`); `core`: verify.budget's SMT core asked before
+`presolve`: verify.symbolic.presolve's rewrite of rounded addresses
+(`presolve.REWRITE`); `core`: verify.solver.budget's SMT core asked before
 QF_BV's default (`budget.CORE`).  Each proof runs twice, in two
 processes side by side (one with the switch on, one with it off, so that
 both see the same load), each proving in one process (`jobs=1`),
@@ -32,13 +32,13 @@ PROOFS = [("kernel2021", "__asm_copy_to_user"), ("pre2021", "__asm_copy_to_user"
           ("kernel2021", "__clear_user")]
 
 # the module and the flag each switch turns off
-SWITCHES = {"presolve": ("copygen.verify.presolve", "REWRITE"),
-            "core": ("copygen.verify.budget", "CORE")}
+SWITCHES = {"presolve": ("copygen.verify.symbolic.presolve", "REWRITE"),
+            "core": ("copygen.verify.solver.budget", "CORE")}
 
 CHILD = """
 import importlib, json, sys
-from copygen.verify.prove import prove_routine
-from copygen.verify.world import KINDS
+from copygen.verify.checks.prove import prove_routine
+from copygen.verify.contract.world import KINDS
 setattr(importlib.import_module(sys.argv[4]), sys.argv[5], sys.argv[3] == "on")
 rep = prove_routine(sys.argv[1], sys.argv[2], KINDS[sys.argv[2]], replay=False, jobs=1)
 print(json.dumps(rep.status))

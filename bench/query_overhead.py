@@ -5,7 +5,7 @@ the translation of its facts into it, the solvers holding them.
 
 Proves SYMBOL of ELF (default: out/kernel2021's __asm_copy_to_user) once,
 in one process, `replay=False`, no answer store, keeping the facts of
-every `verify.budget.Query` it makes; then makes each of those queries
+every `verify.solver.budget.Query` it makes; then makes each of those queries
 again N times (default 3) and readies it as `Query.check` does (the
 answer store's lookup, the SMT core's solver holding the facts) without
 asking the solver.  Prints the proof's CPU seconds, the number of
@@ -35,9 +35,9 @@ def main() -> int:
         print(f"query_overhead: no {args.elf}: run `copygen build examples/*.copy -o out` first",
               file=sys.stderr)
         return 2
-    from copygen.verify import answers, budget
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.world import KINDS
+    from copygen.verify.solver import answers, budget
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.world import KINDS
 
     answers.configure(None)
     seen: list = []

@@ -6,7 +6,7 @@ Runs `copygen verify --no-cache` on each example with every solver check
 logged (its budget, its answer, the units it used and the seconds it took;
 forked proof processes log too) and writes, per budget, how many queries
 were answered, the most units and seconds an answered one took, and the
-units per second over all of them: the figures that verify.budget's
+units per second over all of them: the figures that verify.solver.budget's
 UNITS_PER_MS rests on.  Results: bench/results/solver_units.json.
 """
 from __future__ import annotations
@@ -113,7 +113,7 @@ def main() -> None:
             wall += took
             verdicts.update(got)
         rows = summary(log)
-    from copygen.verify.budget import BACKSTOP, UNITS_PER_MS
+    from copygen.verify.solver.budget import BACKSTOP, UNITS_PER_MS
     for r in rows:
         r["budget_ms"] = r["budget_units"] // UNITS_PER_MS
     result = {"command": "python bench/solver_units.py " + " ".join(sys.argv[1:]),

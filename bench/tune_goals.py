@@ -54,7 +54,7 @@ sys.path.insert(0, str(ROOT))
 
 from exits import exit_status  # noqa: E402
 from copygen.emu.elf import read_elf  # noqa: E402
-from copygen.emu.profile import load_profile  # noqa: E402
+from copygen.emu.timing.profile import load_profile  # noqa: E402
 from copygen.gen.build import build_assembly, build_cached  # noqa: E402
 from copygen.measure.bench import KINDS, Bench, Case, align_class  # noqa: E402
 from copygen.tune.evaluate import GRID_SIZES  # noqa: E402

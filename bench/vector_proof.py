@@ -1,4 +1,4 @@
-"""Proof time of the vector routine's own contract (verify.vprove) per VLEN.
+"""Proof time of the vector routine's own contract (verify.vector.vprove) per VLEN.
 
     python bench/vector_proof.py [--vlens 128,256] [--line "vector e8 m8 above 768 loads ff"]
                                  [--out bench/results/vector_proof.json]
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from copygen.emu.elf import read_elf
 from copygen.gen.build import build_file, shim_elf
-from copygen.verify.vprove import SUM_HELD_SYMBOL, SYMBOL, prove_vector
+from copygen.verify.vector.vprove import SUM_HELD_SYMBOL, SYMBOL, prove_vector
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = "examples/x60vector.copy"

@@ -5,7 +5,7 @@ same for every width), sizes 7 B .. 16 KiB, buffers aligned (offsets 0:0)
 and misaligned (3:5; the clear's dst at 3).
 
 The cost profiles time a unit-stride access by the DLEN beats its bytes
-span, whatever its element width (emu/vcost.py; LLVM's X60 and SiFive7
+span, whatever its element width (emu/timing/vcost.py; LLVM's X60 and SiFive7
 models give unit-stride loads and stores one occupancy per LMUL, the same
 for every EEW), so a wide loop moves a chunk in the same cycles as e8 and
 pays its extra instructions (the element count, the byte count, a

@@ -7,7 +7,7 @@ takes: runs, seconds and runs per second for each routine of one example.
 Writes bench/results/verify_bounded.json after every routine and N (merged
 with earlier runs, keyed by example, routine and N: a killed run keeps
 what it measured) and prints a line for each.  The sizes are spread over
-J processes (verify.bounded.check).
+J processes (verify.counterexamples.bounded.check).
 """
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ OUT = ROOT / "bench" / "results" / "verify_bounded.json"
 
 def measure(example: str, limits: list[int], jobs: int, only: str | None) -> None:
     from copygen.gen.build import build_file
-    from copygen.verify.bounded import check, scenarios
-    from copygen.verify.inputs import routines
+    from copygen.verify.counterexamples.bounded import check, scenarios
+    from copygen.verify.contract.inputs import routines
     elf = build_file(ROOT / "examples" / f"{example}.copy", ROOT / "build" / "bench_bounded").elf
     for sym, kind in routines(elf):
         if only and sym != only:

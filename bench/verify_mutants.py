@@ -36,7 +36,7 @@ KIND_OF = {"__clear_user": "clear", "__asm_copy_to_user": "to", "__asm_copy_from
 
 def prove_mutant(text: str, routine: str, kind: str, desc: str, expected, jobs: int) -> dict:
     from copygen.inputs import linked_elf
-    from copygen.verify.prove import prove_routine
+    from copygen.verify.checks.prove import prove_routine
     with tempfile.TemporaryDirectory() as d:
         src = Path(d) / "mutant.S"
         src.write_text(text)
@@ -68,7 +68,7 @@ def kernel_side(m, text: str, routine: str) -> bool:
     load in copy_to_user, a store in copy_from_user): the contract has that
     buffer mapped, so no run can tell the mutant from the original."""
     from copygen.mutate.insns import LOADS, STORES, parse_insn
-    from copygen.verify.concrete import USER_SIDE
+    from copygen.verify.invariants.concrete import USER_SIDE
     if m.kind != "missing_extable":
         return False
     ins = parse_insn(m.site - 1, text.splitlines()[m.site - 1])

@@ -7,7 +7,7 @@ clause checks, termination), the number of bit-vector queries of each (in
 this process: with JOBS > 1 the children's queries are not counted) and,
 with JOBS = 1, the Houdini paths (start -> loop head) and the clauses
 whose checks cost the most.  `--no-presolve` asks the solver the
-formulas as the prover built them, without verify.presolve's rewrite (to
+formulas as the prover built them, without verify.symbolic.presolve's rewrite (to
 measure what it saves).  A diagnostic for the speed work of issue 4;
 bench/verify_speed.py records the figures.
 """
@@ -25,8 +25,9 @@ from exits import exit_status  # noqa: E402
 def _instrument() -> tuple[dict, dict, dict]:
     """Wrap the prover's entry points with timers: (bit-vector query count and
     time, time per (clause, kind) check, Houdini's time per path)."""
-    from copygen.verify import dataproof, houdini
-    from copygen.verify.prove import Check
+    from copygen.verify.checks import dataproof
+    from copygen.verify.invariants import houdini
+    from copygen.verify.checks.prove import Check
 
     calls = {"n": 0, "t": 0.0}
     orig_valid = dataproof.ByteProver.valid
@@ -49,7 +50,7 @@ def _instrument() -> tuple[dict, dict, dict]:
         return r
     Check.run = run
 
-    from copygen.verify.memcheck import MemoryChecks
+    from copygen.verify.checks.memcheck import MemoryChecks
     orig_prepare = MemoryChecks.prepare
 
     def prepare(self, starts, jobs):
@@ -73,13 +74,13 @@ def _instrument() -> tuple[dict, dict, dict]:
 
 
 def main(path: str, symbol: str, jobs: int) -> None:
-    from copygen.verify.houdini import Proof
-    from copygen.verify.infer import bases
-    from copygen.verify.samples import collect
+    from copygen.verify.invariants.houdini import Proof
+    from copygen.verify.invariants.infer import bases
+    from copygen.verify.invariants.samples import collect
     from copygen.inputs import linked_elf
-    from copygen.verify.program import Program
-    from copygen.verify.prove import ClauseChecker, guess_all
-    from copygen.verify.world import KINDS, World
+    from copygen.verify.symbolic.program import Program
+    from copygen.verify.checks.prove import ClauseChecker, guess_all
+    from copygen.verify.contract.world import KINDS, World
 
     calls, per, paths = _instrument()
     elf = str(linked_elf(path, Path("build/verify") / Path(path).stem))
@@ -130,7 +131,7 @@ def main(path: str, symbol: str, jobs: int) -> None:
 if __name__ == "__main__":
     if "--no-presolve" in sys.argv:
         sys.argv.remove("--no-presolve")
-        from copygen.verify import presolve
+        from copygen.verify.symbolic import presolve
         presolve.REWRITE = False
     if len(sys.argv) not in (3, 4) or (len(sys.argv) == 4 and not sys.argv[3].isdigit()):
         sys.exit(__doc__.split("\n\n")[1].strip().join(["usage: ", ""]))

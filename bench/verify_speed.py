@@ -24,10 +24,10 @@ from exits import exit_status  # noqa: E402
 
 def _one(elf, sym, kind, jobs):
     """One routine's proof as `copygen verify` runs it: a vector routine at
-    every VLEN (verify.vprove, in this process), the others over `jobs`."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.vprove import prove_vectors
-    from copygen.verify.world import VECTOR_KINDS
+    every VLEN (verify.vector.vprove, in this process), the others over `jobs`."""
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.vector.vprove import prove_vectors
+    from copygen.verify.contract.world import VECTOR_KINDS
     if kind in VECTOR_KINDS:
         rep = prove_vectors(elf, symbol=sym)
     else:
@@ -46,7 +46,7 @@ def main() -> None:
                     help="the JSON to write (default: bench/results/verify_speed.json)")
     args = ap.parse_args()
     from copygen.gen.build import build_file
-    from copygen.verify.inputs import routines
+    from copygen.verify.contract.inputs import routines
     work = ROOT / "build" / "verify_speed"
     jobs, names = [], []
     for ex in args.examples:

@@ -1,8 +1,8 @@
 """`copygen check` and `copygen build`: the front end and the build pipeline.
 
-Role: command-line glue over gen.validate and gen.build; passes the cost
+Role: command-line glue over gen.front.validate and gen.build; passes the cost
 profile names emu knows to the validator, and refuses two inputs that would
-be built into the same directory.  May import click, gen, emu.profile,
+be built into the same directory.  May import click, gen, emu.timing.profile,
 copygen.errors, copygen.output.
 """
 from __future__ import annotations
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import click
 
-from copygen.emu.profile import available
+from copygen.emu.timing.profile import available
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError, Loc
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, print_warnings
 
 

@@ -3,7 +3,7 @@
 Role: command-line glue.  Builds the .copy files with gen.build into a
 content-addressed cache, hands the linked ELFs to measure.bench /
 measure.rank, and prints through measure.render and copygen.output.
-May import click, rich, gen, emu.profile, measure, copygen.errors,
+May import click, rich, gen, emu.timing.profile, measure, copygen.errors,
 copygen.output.
 """
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import click
 
-from copygen.emu.profile import Profile, available, load_profile
+from copygen.emu.timing.profile import Profile, available, load_profile
 from copygen.gen.build import build_cached, build_vector_section
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.dispatch import (CLEAR, COPY, COPY_FROM, VECTOR_PATH, Dispatched,
                                       parse_vector_state, section_cost, section_cycles,

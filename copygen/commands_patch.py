@@ -3,7 +3,7 @@
 Role: command-line glue over patch.run.make_patch; prints each patch's
 subject, its table and proof summary, where the patch files are, and what
 the tree's checkpatch said (or the JSON envelope).
-May import click, patch, copygen.errors, verify.parallel, copygen.output.
+May import click, patch, copygen.errors, verify.solver.parallel, copygen.output.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from copygen.errors import CopygenError
 from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
-from copygen.verify.parallel import default_jobs
+from copygen.verify.solver.parallel import default_jobs
 
 PATCH_EXIT = EXIT_HELP + (" copygen patch: 3 the patched code has a violated clause, 4 one stays "
                           "unknown (nothing is written; --allow-unproven writes a draft).")

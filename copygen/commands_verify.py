@@ -1,7 +1,7 @@
 """`copygen verify`: the verifier's command.
 
-Role: command-line glue over copygen.inputs, verify.inputs, verify.prove, verify.bounded,
-verify.cache and verify.verdict; prints a clause x routine table per file
+Role: command-line glue over copygen.inputs, verify.contract.inputs, verify.checks.prove, verify.counterexamples.bounded,
+verify.solver.cache and verify.contract.verdict; prints a clause x routine table per file
 (or the JSON envelope) and, on request, a JUnit XML report.
 May import click, rich, verify, copygen.errors, copygen.inputs,
 copygen.output.
@@ -17,17 +17,17 @@ from copygen.errors import CopygenError
 from copygen.inputs import linked_elf
 from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
                             table_console)
-from copygen.verify.bounded import apply_bounded
-from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN, clause_text
-from copygen.verify.inputs import routines
-from copygen.verify.junit import junit_xml
-from copygen.verify.parallel import default_jobs
-from copygen.verify.prove import MEMMOVE_BOUND, STAGES, prove_routine
-from copygen.verify.vcompose import compose_reports
-from copygen.verify.vprove import prove_vectors
-from copygen.verify.world import VECTOR_KINDS
-from copygen.verify.verdict import EXIT, verdict, worst
+from copygen.verify.counterexamples.bounded import apply_bounded
+from copygen.verify.solver.cache import ProofCache, prove_cached
+from copygen.verify.contract.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN, clause_text
+from copygen.verify.contract.inputs import routines
+from copygen.verify.contract.junit import junit_xml
+from copygen.verify.solver.parallel import default_jobs
+from copygen.verify.checks.prove import MEMMOVE_BOUND, STAGES, prove_routine
+from copygen.verify.vector.vcompose import compose_reports
+from copygen.verify.vector.vprove import prove_vectors
+from copygen.verify.contract.world import VECTOR_KINDS
+from copygen.verify.contract.verdict import EXIT, verdict, worst
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
         NOT_CHECKED: f"[dim]{NOT_CHECKED}[/]"}
@@ -169,7 +169,7 @@ def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
 
 
 def _compose(reports) -> None:
-    """The composed copy and clear (verify.vcompose) after the file that
+    """The composed copy and clear (verify.vector.vcompose) after the file that
     holds the vector routine, its scalar routine from the same file or, as
     a tree keeps them (uaccess_vector.S beside uaccess.S), from another
     file of the run."""

@@ -6,7 +6,7 @@ becomes one linked ELF, so the proof reads the machine code that ships.
 Role: input file -> linked ELF, above the pillars: it combines gen (which
 builds and links) with what verify and emu read, so neither of them needs
 the other's front end.  Anything but a regular file (a FIFO, a device) is
-refused before it is opened.  May import gen.build, gen.parse,
+refused before it is opened.  May import gen.build, gen.front.parse,
 copygen.errors and the standard library.
 """
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from copygen.errors import CopygenError, Loc
 from copygen.gen.build import build_file, shim_elf
-from copygen.gen.parse import require_regular_file
+from copygen.gen.front.parse import require_regular_file
 
 
 def linked_elf(path: str | Path, workdir: Path, tell=lambda msg: None) -> Path:

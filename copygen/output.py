@@ -30,7 +30,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from copygen.emu.errors import EmuError, ProfileError
-from copygen.emu.profile import available
+from copygen.emu.timing.profile import available
 from copygen.errors import CopygenError, Loc
 from copygen.measure.workload import WorkloadError
 

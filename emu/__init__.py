@@ -9,17 +9,17 @@ Imports nothing outside `emu`: never `gen`, `verify` or `measure`.
 """
 
 from copygen.emu.api import RETURN_SENTINEL, STACK_TOP, CallResult, Machine
-from copygen.emu.decode import Insn, decode, disassemble
+from copygen.emu.insn.decode import Insn, decode, disassemble
 from copygen.emu.errors import (ConfigError, ElfError, EmuError, IllegalInstruction, MapError, Oops,
                                 ProfileError, StepLimit, Trap)
-from copygen.emu.machine import Fault
-from copygen.emu.observer import Fanout, Observer
-from copygen.emu.profile import Profile, load_profile
+from copygen.emu.hart.machine import Fault
+from copygen.emu.hart.observer import Fanout, Observer
+from copygen.emu.timing.profile import Profile, load_profile
 
-# the modules of this package that only time a run: a change to them can
-# change a routine's cycles, never what it computes
-TIMING_MODULES = frozenset({"cost.py", "vcost.py", "ooo.py", "memhier.py", "predictor.py",
-                            "profile.py"})
+# the modules of this package that only time a run (paths below it): a
+# change to them can change a routine's cycles, never what it computes
+TIMING_MODULES = frozenset(f"timing/{m}.py" for m in
+                           ("__init__", "cost", "vcost", "ooo", "memhier", "predictor", "profile"))
 
 __all__ = [
     "Machine", "CallResult", "Fault", "Observer", "Fanout", "RETURN_SENTINEL", "STACK_TOP",

@@ -3,7 +3,7 @@
 Role: load a linked ELF, map user/kernel regions, read and write memory, and
 `call` a routine under the RV64 psABI, returning its result, cycles, retired
 instructions, the faults taken and SUM at exit.  Runs on the block translator
-(`emu.translate`) by default, or on the reference step (`fast=False`).
+(`emu.fast.translate`) by default, or on the reference step (`fast=False`).
 Documented in docs/emulator.md.
 Imports: emu.* (not gen, not verify).
 """
@@ -13,15 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from copygen.emu.cost import CostModel
-from copygen.emu.observer import Fanout
+from copygen.emu.timing.cost import CostModel
+from copygen.emu.hart.observer import Fanout
 from copygen.emu.elf import ElfImage, load_into, read_elf
 from copygen.emu.errors import ConfigError, MapError
-from copygen.emu.machine import SR_SUM, SR_VS, SR_VS_INITIAL, SSTATUS, Fault, Hart
-from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
-from copygen.emu.ooo import OooCostModel
-from copygen.emu.profile import Profile, load_profile
-from copygen.emu.values import MASK
+from copygen.emu.hart.machine import SR_SUM, SR_VS, SR_VS_INITIAL, SSTATUS, Fault, Hart
+from copygen.emu.hart.memory import PAGE_MASK, PAGE_SIZE, Memory
+from copygen.emu.timing.ooo import OooCostModel
+from copygen.emu.timing.profile import Profile, load_profile
+from copygen.emu.insn.values import MASK
 
 RETURN_SENTINEL = 0xFFFF_FFFF_FFFF_F000  # `ra` of a call; must stay unmapped
 STACK_TOP = 0xFFFF_FFFF_F000_0000        # kernel stack grows down from here
@@ -60,7 +60,7 @@ def machine_vlen(profile: Profile | None, vlen: int | None) -> int:
 
 
 def _cost_model(profile: Profile | None):
-    """The profile's engine: in-order issue (emu.cost) or out of order (emu.ooo)."""
+    """The profile's engine: in-order issue (emu.timing.cost) or out of order (emu.timing.ooo)."""
     if profile is None:
         return None
     return OooCostModel(profile) if profile.engine == "ooo" else CostModel(profile)
@@ -117,7 +117,7 @@ class Machine:
         return self.image.address_of(name)
 
     def attach(self, observer) -> None:
-        """Let `observer` (emu.observer.Observer) watch every later step,
+        """Let `observer` (emu.hart.observer.Observer) watch every later step,
         beside the cost model.  Calls then take the reference path, which
         calls every hook (the translator inlines only the cost model's)."""
         watchers = [o for o in (self.cost, *self._observers, observer) if o is not None]
@@ -134,7 +134,7 @@ class Machine:
         """Forget what an out-of-order profile's branch predictor learnt (its
         counters and global history persist across calls otherwise).  From
         now on it indexes branches by their distance from `origin` (a
-        symbol or an address; emu.predictor)."""
+        symbol or an address; emu.timing.predictor)."""
         predictor = getattr(self.cost, "predictor", None)
         if predictor is not None:
             predictor.reset(origin if isinstance(origin, int) else self.symbol(origin))
@@ -193,7 +193,7 @@ class Machine:
 
     def _fast(self):
         if self._translator is None:
-            from copygen.emu.translate import Translator
+            from copygen.emu.fast.translate import Translator
 
             self._translator = Translator(self.hart)
         return self._translator

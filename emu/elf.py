@@ -12,7 +12,7 @@ fixup`, 2017-2021).  The layout read is the first whose entries all name
 even addresses inside the loaded code and have a known type: types 0 and 1
 (EX_TYPE_FIXUP), which resume at the fixup; an entry of another type is
 rejected.  Every problem with the file is an `ElfError`.
-Imports: emu.errors, emu.memory.
+Imports: emu.errors, emu.hart.memory.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from elftools.common.exceptions import ELFError as _PyElfError
 from elftools.elf.elffile import ELFFile
 
 from copygen.emu.errors import ElfError
-from copygen.emu.memory import PAGE_MASK, PAGE_SIZE, Memory
+from copygen.emu.hart.memory import PAGE_MASK, PAGE_SIZE, Memory
 
 EM_RISCV = "EM_RISCV"
 MASK64 = 2**64 - 1

@@ -11,11 +11,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.gen import emit, toolchain
+from copygen.gen.emission import emit
+
+from copygen.gen import toolchain
 from copygen.errors import Warning_
 from copygen.gen.resources import shim_dir
-from copygen.gen.strategy import Strategy
-from copygen.gen.validate import load_file
+from copygen.gen.front.strategy import Strategy
+from copygen.gen.front.validate import load_file
 
 
 
@@ -80,7 +82,7 @@ def emit_sources(st: Strategy, outdir: Path) -> list[Path]:
 def build_file(path: str | Path, out_root: Path, link: bool = True,
                profiles=None) -> BuildResult:
     """Emit FILE into OUT_ROOT/<stem>/ and (with `link`) assemble, compile and link it.
-    `profiles`: the cost profile names a target may name (gen.validate)."""
+    `profiles`: the cost profile names a target may name (gen.front.validate)."""
     st = load_file(path, profiles)
     return _build(st, str(path), Path(out_root) / st.stem, link)
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from copygen.emu.api import Machine
 from copygen.emu.errors import EmuError, ProfileError
 from copygen.emu import TIMING_MODULES
-from copygen.emu.profile import PROFILE_DIR, Profile
+from copygen.emu.timing.profile import PROFILE_DIR, Profile
 
 PAGE = 4096
 USER_BASE = 0x1000_0000     # user arenas: dst, then src
@@ -127,9 +127,9 @@ def timing_fingerprint(profile: str) -> str:
     its stored evaluations by it, so a changed model measures again."""
     path = Path(profile) if profile.endswith(".toml") else PROFILE_DIR / f"{profile}.toml"
     h = hashlib.sha256(path.read_bytes() if path.is_file() else profile.encode())
-    emu = files("copygen.emu")
+    emu = Path(str(files("copygen.emu")))
     for name in sorted(TIMING_MODULES | {"api.py"}):
-        h.update(name.encode() + b"\0" + emu.joinpath(name).read_bytes())
+        h.update(name.encode() + b"\0" + (emu / name).read_bytes())
     for f in sorted(files("copygen.measure").iterdir(), key=lambda f: f.name):
         if f.name.endswith(".py"):
             h.update(f.name.encode() + b"\0" + f.read_bytes())

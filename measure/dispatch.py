@@ -31,7 +31,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from copygen.emu.api import Machine
-from copygen.emu.profile import Profile
+from copygen.emu.timing.profile import Profile
 from copygen.errors import CopygenError
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 

@@ -2,7 +2,7 @@
 judges them against the qemu oracle, to measure what the verifier catches.
 
 edits (the mutation kinds), insns (the instruction lines under them, read
-with gen.asmtext, the reader patch shares), judge
+with gen.emission.asmtext, the reader patch shares), judge
 (runs mutants and the original side by side), oracle (the qemu-user harness:
 cases, build, results).  A layer above verify's pillars: may import gen
 (toolchain, resources, asmtext) and copygen.errors; external programs run only through

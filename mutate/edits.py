@@ -14,7 +14,7 @@ A mutant's ``expected_clauses`` are alternatives: a verifier catches it by
 reporting any one of them (an empty tuple: equivalent by construction).
 The oracle reports an unhandled fault as "oops", which stands for C2.
 
-Role: the mutation kinds.  May import mutate.insns, gen.asmtext,
+Role: the mutation kinds.  May import mutate.insns, gen.emission.asmtext,
 gen.toolchain, gen.resources and copygen.errors (the cross toolchain is run only through them)
 and the standard library.
 """
@@ -28,7 +28,7 @@ from typing import Callable
 
 from copygen.errors import CopygenError, Loc, ToolError
 from copygen.gen import toolchain
-from copygen.gen.asmtext import LABEL
+from copygen.gen.emission.asmtext import LABEL
 from copygen.gen.resources import shim_dir
 from copygen.mutate.insns import (LOADS, STORES, SZREG, WORD_LOADS, Insn, edit,  # noqa: F401
                                   insns, is_csr_status, offset, parse_insn, routine_at)

@@ -1,9 +1,9 @@
 """The instruction lines of a kernel-style .S, for editing: plain
 `op a, b, c` or the `fixup OP, REG, ADDR, LBL` macro, the routine a line
 belongs to, address offsets written with SZREG.  Labels, comments and
-preprocessor lines are read by gen.asmtext, the reader patch uses too.
+preprocessor lines are read by gen.emission.asmtext, the reader patch uses too.
 
-Role: the text layer under mutate.edits.  May import gen.asmtext and the
+Role: the text layer under mutate.edits.  May import gen.emission.asmtext and the
 standard library.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from copygen.gen.asmtext import Line, code_lines, split_line
+from copygen.gen.emission.asmtext import Line, code_lines, split_line
 
 SZREG = 8
 WORD_LOADS = {"REG_L", "ld"}

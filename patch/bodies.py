@@ -10,7 +10,7 @@ Local labels take the first prefix whose labels the file does not already
 define outside the replaced bodies.
 
 Role: strategy + place -> body text.  May import gen (lowering, emission,
-strategy), gen.asmtext, patch.kernelfile, copygen.errors and the
+strategy), gen.emission.asmtext, patch.kernelfile, copygen.errors and the
 standard library.
 """
 from __future__ import annotations
@@ -18,11 +18,11 @@ from __future__ import annotations
 import dataclasses
 import textwrap
 
-from copygen.gen.emit import describe, render_body
+from copygen.gen.emission.emit import describe, render_body
 from copygen.errors import CopygenError
-from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
-from copygen.gen.strategy import Strategy
-from copygen.gen import asmtext
+from copygen.gen.lower.lower_uaccess import clear_user_function, copy_user_function
+from copygen.gen.front.strategy import Strategy
+from copygen.gen.emission import asmtext
 from copygen.patch.kernelfile import Place
 
 PREFIXES = {"copy_user": ("copy", "copy_user", "ucopy", "copygen_copy"),

@@ -3,7 +3,7 @@
 Each state of the file (the tree's own, and each patched one) is assembled
 against copygen's shim as a tree without CONFIG_RISCV_ISA_V assembles it
 (gen.build.shim_elf) and linked into an ELF.  Its entry points that
-reach a replaced body are proved with the full contract (verify.prove,
+reach a replaced body are proved with the full contract (verify.checks.prove,
 through the proof cache: the same code is never proved twice), and its
 copy_to_user / clear_user are benched under each cost profile on a size x
 alignment-class grid (measure.bench; every call's result is checked).
@@ -12,21 +12,21 @@ A string change is proved and benched from the objects Kbuild compiled
 with the kernel's own flags (kernel.kbuild), linked with the shim's script.
 
 Role: ELFs, proofs and benches for the patch.  May import verify, measure,
-emu.profile, gen (build, toolchain, resources) and the standard library.
+emu.timing.profile, gen (build, toolchain, resources) and the standard library.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.emu.profile import Profile
+from copygen.emu.timing.profile import Profile
 from copygen.gen import toolchain
 from copygen.gen.build import shim_elf
 from copygen.gen.resources import shim_dir
 from copygen.measure.bench import Bench, Case
-from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.inputs import routines
-from copygen.verify.verdict import verdict
+from copygen.verify.solver.cache import ProofCache, prove_cached
+from copygen.verify.contract.inputs import routines
+from copygen.verify.contract.verdict import verdict
 
 SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
 # (src, dst) offsets from a page boundary standing for each alignment class
@@ -49,7 +49,7 @@ class Proof:
 
     symbol: str
     kind: str            # the strategy block it reaches: copy_user | clear_user
-    verdict: str         # verify.verdict: proved | violated | unknown | unanalysable
+    verdict: str         # verify.contract.verdict: proved | violated | unknown | unanalysable
     status: dict
     detail: dict
     seconds: float

@@ -29,7 +29,7 @@ calling convention already keeps (ra, sp, gp, tp, s0-s11), must survive
 the body: the lowering leaves them out of its register pools.
 
 Role: find things in the text; change nothing.  May import copygen.errors,
-gen.asmtext and the standard library.
+gen.emission.asmtext and the standard library.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ import re
 from dataclasses import dataclass
 
 from copygen.errors import CopygenError, Loc
-from copygen.gen import asmtext
+from copygen.gen.emission import asmtext
 
 UACCESS = "arch/riscv/lib/uaccess.S"
 START = re.compile(r"^\s*(?:SYM_FUNC_START(?:_LOCAL|_WEAK)?|ENTRY)\((\w+)\)")

@@ -9,7 +9,7 @@ the proof summary of both versions; how to reproduce (copygen version, the
 command, the strategy source); Signed-off-by from the tree's git config.
 Every line fits checkpatch's 75 columns.
 
-Role: text only.  May import patch.evidence, verify.clauses, verify.early
+Role: text only.  May import patch.evidence, verify.contract.clauses, verify.counterexamples.early
 (NOT_CHECKED), gen (parse, unparse) and the standard library.
 """
 from __future__ import annotations
@@ -17,11 +17,11 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from copygen.gen.parse import parse_text
-from copygen.gen.unparse import item_text
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.unparse import item_text
 from copygen.patch.evidence import Proof, Row
-from copygen.verify.clauses import CLAUSES, PROPERTIES
-from copygen.verify.early import NOT_CHECKED
+from copygen.verify.contract.clauses import CLAUSES, PROPERTIES
+from copygen.verify.counterexamples.early import NOT_CHECKED
 
 WIDTH = 72
 SUBJECT_MAX = 74

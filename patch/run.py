@@ -17,7 +17,7 @@ With --routine vector_usercopy (make_vector_patch) the tree's
 uaccess_vector.S and Kconfig are patched instead (patch.vector): the new
 loop is proved at every VLEN before anything else, then the old one.
 
-Role: orchestration.  May import gen, emu.profile, verify (cache, verdict,
+Role: orchestration.  May import gen, emu.timing.profile, verify (cache, verdict,
 inputs, vprove), kernel, patch.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
@@ -29,17 +29,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from copygen import __version__
-from copygen.emu.profile import available, load_profile
+from copygen.emu.timing.profile import available, load_profile
 from copygen.errors import CopygenError
-from copygen.gen.parse import read_source
-from copygen.gen.validate import load_file
+from copygen.gen.front.parse import read_source
+from copygen.gen.front.validate import load_file
 from copygen.kernel import kbuild, kunit
 from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile, vector
 from copygen.patch.splice import Spliced, splice
-from copygen.verify import vprove
-from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.inputs import routines
-from copygen.verify.verdict import EXIT, verdict, worst
+from copygen.verify.vector import vprove
+from copygen.verify.solver.cache import ProofCache, prove_cached
+from copygen.verify.contract.inputs import routines
+from copygen.verify.contract.verdict import EXIT, verdict, worst
 
 # how progress names the tree as it is, before any commit of the series
 BEFORE = "before (base tree)"

@@ -13,7 +13,7 @@ meant everywhere else: every label a kept line refers to resolves to the
 same kept line as before (a generated `1:` must not capture a kept `1f`,
 and no kept line may refer to a label only a replaced body defined).
 
-Role: text in, text out.  May import gen.asmtext, patch.kernelfile,
+Role: text in, text out.  May import gen.emission.asmtext, patch.kernelfile,
 copygen.errors and the standard library.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 
 from copygen.errors import CopygenError, Loc
-from copygen.gen import asmtext
+from copygen.gen.emission import asmtext
 from copygen.patch.kernelfile import Place
 
 SECTION = re.compile(r"^\s*\.section\s+\.fixup\b")

@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from copygen.gen.emit import render_memcpy, render_memset, render_string
+from copygen.gen.emission.emit import render_memcpy, render_memset, render_string
 from copygen.errors import CopygenError, Loc
-from copygen.gen.strategy import Strategy
+from copygen.gen.front.strategy import Strategy
 
 LIB = "arch/riscv/lib"
 MAKEFILE = f"{LIB}/Makefile"

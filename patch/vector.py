@@ -27,10 +27,10 @@ import textwrap
 from dataclasses import dataclass
 
 from copygen.errors import CopygenError, Loc
-from copygen.gen import asmtext
-from copygen.gen.emit import render_body, vector_setting
-from copygen.gen.lower_vector import vector_function
-from copygen.gen.strategy import Strategy
+from copygen.gen.emission import asmtext
+from copygen.gen.emission.emit import render_body, vector_setting
+from copygen.gen.lower.lower_vector import vector_function
+from copygen.gen.front.strategy import Strategy
 from copygen.patch import kernelfile, message
 
 VECTOR = "arch/riscv/lib/uaccess_vector.S"

@@ -25,11 +25,11 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.copy"))
 _OWNER = "COPYGEN_TEST_RUN" not in os.environ
 _RUN = os.environ.setdefault("COPYGEN_TEST_RUN", uuid.uuid4().hex)
 SHARED_PROOFS = Path(tempfile.gettempdir()) / f"copygen-test-proofs-{_RUN}"
-# and one store of solver answers (verify.answers): a query another test
+# and one store of solver answers (verify.solver.answers): a query another test
 # already asked, to the character, is answered as the solver answered it
 os.environ.setdefault("COPYGEN_ANSWERS", str(SHARED_PROOFS / "answers"))
 # with an xdist worker per core, a proof's queries stay in its worker's
-# process (verify.parallel's default is a process per core): forked
+# process (verify.solver.parallel's default is a process per core): forked
 # provers would only compete with the other worker for the same cores and
 # cost CPU of their own (docs/verifier.md, "The test suite", has the
 # figures); tests that mean to spread a proof say jobs=2

@@ -1,15 +1,15 @@
-"""verify.answers: a query asked again, to the character, is answered from
+"""verify.solver.answers: a query asked again, to the character, is answered from
 the store as the solver answered it; nothing else is."""
 from __future__ import annotations
 
 import pytest
 import z3
 
-from copygen.verify import answers
-from copygen.verify.budget import Query
-from copygen.verify.dataproof import ByteProver
-from copygen.verify.houdini import fresh_state
-from copygen.verify.world import World
+from copygen.verify.solver import answers
+from copygen.verify.solver.budget import Query
+from copygen.verify.checks.dataproof import ByteProver
+from copygen.verify.invariants.houdini import fresh_state
+from copygen.verify.contract.world import World
 
 
 @pytest.fixture
@@ -101,7 +101,7 @@ def test_a_loop_head_is_named_by_its_distance_from_the_entry():
 
 
 def test_a_check_in_the_callers_context_keeps_its_unsat_only(store):
-    from copygen.verify.budget import shared_check
+    from copygen.verify.solver.budget import shared_check
     r, s = shared_check(_mul(4093), 3000)
     assert r == z3.unsat and len(_kept(store)) == 1
     assert shared_check(_mul(4093), 3000) == (z3.unsat, None)

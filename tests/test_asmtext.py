@@ -1,11 +1,11 @@
-"""The one reader of assembly text (gen.asmtext): the rules for labels,
+"""The one reader of assembly text (gen.emission.asmtext): the rules for labels,
 comments, strings and preprocessor lines, and that mutate and patch both
 read by them."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from copygen.gen import asmtext
+from copygen.gen.emission import asmtext
 from copygen.mutate import insns
 from tests.conftest import ROOT
 
@@ -101,4 +101,4 @@ def test_one_module_reads_assembly_text():
     assert not (ROOT / "patch" / "asmtext.py").exists()
     for user in ("mutate/insns.py", "mutate/edits.py", "patch/splice.py", "patch/kernelfile.py"):
         text = Path(ROOT / user).read_text()
-        assert "copygen.gen.asmtext import" in text or "copygen.gen import asmtext" in text, user
+        assert "copygen.gen.emission.asmtext import" in text or "copygen.gen.emission import asmtext" in text, user

@@ -1,4 +1,4 @@
-"""verify.budget's Query: the SMT core first, QF_BV's default solver where the
+"""verify.solver.budget's Query: the SMT core first, QF_BV's default solver where the
 core gives up, every answer the solvers' own and its model usable."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import z3
 
-from copygen.verify import budget
-from copygen.verify.budget import Query, translated
+from copygen.verify.solver import budget
+from copygen.verify.solver.budget import Query, translated
 
 BATCH = Path(__file__).parent / "queries" / "houdini_batch.smt2"
 
@@ -16,7 +16,7 @@ BATCH = Path(__file__).parent / "queries" / "houdini_batch.smt2"
 @pytest.fixture(autouse=True)
 def no_store(monkeypatch):
     monkeypatch.setenv("COPYGEN_ANSWERS", "")
-    from copygen.verify import answers
+    from copygen.verify.solver import answers
     answers.configure(None)
 
 

@@ -1,5 +1,5 @@
 """`tail ladder` (clear_user): whole words stored from both ends of the
-aligned span (gen.clear_ladder).  Validation, the classes it lays out,
+aligned span (gen.phases.clear_ladder).  Validation, the classes it lays out,
 exact returns under the qemu oracle at every fault near each store, its
 cost on the u74 model against the `tail steps` clear and kernel2021, and
 (slow) the proof for every n."""
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.gen.clear_ladder import ladder
-from copygen.gen.validate import load_text
+from copygen.gen.phases.clear_ladder import ladder
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from tests.test_ends_overlap import KERNEL2021, TARGET, _build, _cycles, _error
@@ -143,8 +143,8 @@ def test_no_clear_cell_is_slower_than_the_2021_one(ladder_build, tmp_path):
 def test_a_ladder_is_proved_for_every_n(tmp_path):
     """Classes 2 and 3 around a 4-word loop: the proof covers the classes,
     both loops' last blocks from the end and the head's whole word."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     small = LADDER.replace("words unroll 16", "words unroll 4").replace(
         "then words unroll 4", "then words unroll 3")
     rep = prove_routine(str(_build(tmp_path, "small", small).elf), "__clear_user", "clear")

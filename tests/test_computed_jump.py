@@ -3,7 +3,7 @@ arch/riscv/lib/memset.S enters its 32 stores), followed by the verifier:
 tests/kernel_style/memset_duff.S is our own memset that stores the words
 beyond whole 4-word blocks by jumping into its run of 4 stores.
 
-`verify.program.Program.run_targets` names where such a jump may land; the
+`verify.symbolic.program.Program.run_targets` names where such a jump may land; the
 explorer takes each target the path allows, and a value outside them is a
 return (clause A1).  The proofs (the fixture, every clause; the jump the
 verifier cannot place) take a minute or more each and are marked slow; a
@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from copygen.gen.build import shim_elf
-from copygen.verify.program import Program
-from copygen.verify.prove import prove_routine
+from copygen.verify.symbolic.program import Program
+from copygen.verify.checks.prove import prove_routine
 from tests.conftest import ROOT
 
 FIXTURE = ROOT / "tests" / "kernel_style" / "memset_duff.S"

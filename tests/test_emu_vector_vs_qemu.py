@@ -79,8 +79,8 @@ def test_vector_fill_and_the_clear_loop_equal_qemu(built, vlen):
 
 
 def test_the_oracles_clear_loop_is_the_generated_one():
-    from copygen.gen.lower_vector import clear_function
-    from copygen.gen.strategy import Vector
+    from copygen.gen.lower.lower_vector import clear_function
+    from copygen.gen.front.strategy import Vector
     for lmul in (1, 8):
         fn = clear_function(Vector(8, lmul, 256, None))
         phases = {p.title: p for p in fn.phases}
@@ -117,8 +117,8 @@ def test_the_wide_loops_and_the_byte_restart_equal_qemu(built, vlen):
 
 
 def test_the_oracles_wide_loops_are_the_generated_ones():
-    from copygen.gen.lower_vector import clear_function, vector_function
-    from copygen.gen.strategy import Vector
+    from copygen.gen.lower.lower_vector import clear_function, vector_function
+    from copygen.gen.front.strategy import Vector
     labels = {".Lvec_loop": "1", ".Lvclr_loop": "1", ".Lvec_tail": "2", ".Lvclr_tail": "2",
               ".Lvec_done": "3", ".Lvclr_done": "3"}
 

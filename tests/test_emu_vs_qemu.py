@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from tests.conftest import EXAMPLES
 from copygen.mutate import oracle as qemu
 from tests.oracle.emu_side import EmuHarness

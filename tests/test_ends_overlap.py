@@ -10,7 +10,7 @@ import pytest
 
 from copygen.errors import CopygenError
 from copygen.gen.build import build_file
-from copygen.gen.validate import load_text
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 
@@ -177,8 +177,8 @@ def test_u74tuned_clear_is_nowhere_slower_than_the_2021_clears(built_examples):
 def test_overlapping_ends_are_proved_for_every_n(tmp_path):
     """The same head and tail around smaller blocks (4 words, then 1): the
     proof of u74tuned's 16-and-4 takes minutes more for nothing new."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     small = OVERLAP.replace("words unroll 16\n    then words unroll 4",
                             "words unroll 4\n    then words unroll 1")
     assert small != OVERLAP

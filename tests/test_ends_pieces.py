@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
-from copygen.verify.program import PATH_LIMIT, Program, back_edges, segment_paths
+from copygen.verify.symbolic.program import PATH_LIMIT, Program, back_edges, segment_paths
 
 TARGET = "target u74 { xlen 64; misaligned slow }\n"
 PIECES = TARGET + """
@@ -96,7 +96,7 @@ def test_steps_need_size_classes():
 
 
 def test_steps_are_the_powers_of_two_below_the_last_block():
-    from copygen.gen.uaccess_phases import steps
+    from copygen.gen.phases.uaccess_phases import steps
     assert steps(1) == [] and steps(2) == [1] and steps(4) == [2, 1]
     assert steps(16) == [8, 4, 2, 1] and steps(6) == [4, 2, 1]
     ph = load_text(STEPS, "p.copy").copy_user.phases
@@ -349,8 +349,8 @@ def test_the_shift_loops_exit_is_cut_when_pieces_multiply_the_paths(pieces_build
                                                 (NO_SHIFT, "__clear_user", "clear")],
                          ids=["steps-copy_from_user", "pieces-clear_user"])
 def test_pieces_and_steps_are_proved_for_every_n(tmp_path_factory, text, symbol, kind):
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     build = _build(tmp_path_factory, "noshift", text)
     assert ".Lcopy_shift" not in _body(build, "__asm_copy_to_user")
     rep = prove_routine(str(build.elf), symbol, kind)

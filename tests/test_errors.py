@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
+from copygen.gen.front.validate import load_text
 
 TARGET = "target u74 {\n    xlen 64\n    misaligned slow\n}\n"
 GOOD_COPY = """copy_user cu for u74 {

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from tests.conftest import EXAMPLES
 
 USER = {"__asm_copy_to_user", "__asm_copy_from_user", "__clear_user"}

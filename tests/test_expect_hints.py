@@ -8,10 +8,10 @@ import pytest
 
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
-from copygen.gen.variants import sweep_space
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.variants import sweep_space
 from copygen.measure.bench import Bench, Case
-from copygen.verify.prove import prove_routine
+from copygen.verify.checks.prove import prove_routine
 
 LIB = """target u74 { xlen 64; misaligned slow }
 string lib for u74 {

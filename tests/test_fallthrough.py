@@ -1,11 +1,11 @@
 """Jumps, tests and loops a routine does not need: a `j` to the label right
-after it (gen.ir.without_jumps_to_next), a clear's one-word tail loop after
-a last word loop that already stores one word a turn (gen.uaccess_phases),
+after it (gen.emission.ir.without_jumps_to_next), a clear's one-word tail loop after
+a last word loop that already stores one word a turn (gen.phases.uaccess_phases),
 and the test in front of a clear's second class in line when the threshold
-leaves it a block (gen.lower_uaccess: the head and the first loop test for
+leaves it a block (gen.lower.lower_uaccess: the head and the first loop test for
 it themselves).  And the byte loop a short clear does not need: with both
 ends overlapping, 8 bytes up to the threshold store two overlapping words
-(gen.pieces.short_words), whose faults resume the byte loop.  The code
+(gen.phases.pieces.short_words), whose faults resume the byte loop.  The code
 they leave is checked under qemu-user, faults included, and (slow) proved
 for every n."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from copygen.cli import main
-from copygen.gen.ir import Insn, Label, Phase, without_jumps_to_next
+from copygen.gen.emission.ir import Insn, Label, Phase, without_jumps_to_next
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from tests.conftest import build_text
@@ -146,8 +146,8 @@ def test_a_short_word_whose_fault_returns_n_is_caught(clears, tmp_path):
 def test_the_untested_second_class_is_proved_for_every_n(clears):
     """The clear with both: its in-line second class untested, its short
     calls in two words."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     rep = prove_routine(str(clears[1, "overlap"].elf), "__clear_user", "clear")
     assert verdict(rep) == "proved", rep.status
 

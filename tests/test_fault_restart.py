@@ -5,7 +5,7 @@ and faults exactly where the copy must stop), the fast paths are the same
 instructions, and a block needs one or two fault exits instead of a ladder
 rung per store.  What the language accepts, the code, the qemu oracle,
 cycles, a wrong exit refuted and (slow) the proof for every n, which needs
-the `pcursor` invariant (verify.candidates)."""
+the `pcursor` invariant (verify.invariants.candidates)."""
 from __future__ import annotations
 
 import json
@@ -15,11 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from copygen.cli import main
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.errors import CopygenError
 from copygen.gen.build import build_file
-from copygen.gen.validate import load_text
-from copygen.gen.variants import sweep_space
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.variants import sweep_space
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from copygen.measure.size import routine_sizes
@@ -177,9 +177,9 @@ def test_faulting_runs_make_the_byte_loop_guess_a_partial_cursor(small):
     """At the byte loop's head the faulting runs that restarted a block
     show bytes stored past a0: no exact cursor fits, a pcursor on a0 does;
     the word loop keeps its exact cursor."""
-    from copygen.verify.infer import guess
-    from copygen.verify.program import Program
-    from copygen.verify.samples import collect
+    from copygen.verify.invariants.infer import guess
+    from copygen.verify.symbolic.program import Program
+    from copygen.verify.invariants.samples import collect
     prog = Program.load(str(small.elf))
     routine = prog.routine(prog.image.address_of("__asm_copy_to_user"))
     snaps = collect(prog.image, "__asm_copy_to_user", "to", routine.cut_points)
@@ -197,7 +197,7 @@ def test_faulting_runs_make_the_byte_loop_guess_a_partial_cursor(small):
 def test_restart_is_proved_for_every_n(small):
     """(Without the pcursor guess C1, C3, C4 and C6 stay unknown:
     docs/verifier.md.)"""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     rep = prove_routine(str(small.elf), "__asm_copy_to_user", "to")
     assert verdict(rep) == "proved", rep.status

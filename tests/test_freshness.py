@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from copygen.gen.build import emit_sources
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from tests.conftest import EXAMPLES, ROOT
 
 

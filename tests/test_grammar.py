@@ -1,5 +1,5 @@
 """grammar/copy.lark is the spec (STYLE.md): what its comments say of
-gen/parse.py is there, and every node its trees have is turned into a
+gen/front/parse.py is there, and every node its trees have is turned into a
 record by a Transformer method of the node's name."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 
 from lark import Transformer
 
-from copygen.gen import parse
+from copygen.gen.front import parse
 from copygen.gen.resources import grammar_file
 
 TEXT = grammar_file().read_text()
@@ -38,4 +38,4 @@ def test_the_comments_name_what_gen_parse_has():
     dotted = re.findall(r"gen\.parse\.(\w+)", COMMENTS)
     camel = re.findall(r"\b_?[A-Z][a-z0-9]+[A-Z]\w*\b", COMMENTS)
     unknown = sorted({n for n in dotted + camel if not hasattr(parse, n)})
-    assert not unknown, f"copy.lark's comments name {unknown}, which gen/parse.py does not define"
+    assert not unknown, f"copy.lark's comments name {unknown}, which gen/front/parse.py does not define"

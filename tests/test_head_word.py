@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from tests.conftest import build_text
@@ -96,7 +96,7 @@ def test_a_misaligned_copy_costs_less_on_c910(word, byte):
 
 @pytest.mark.slow
 def test_the_head_word_is_proved_for_every_n(word):
-    from copygen.verify.prove import prove_routine
+    from copygen.verify.checks.prove import prove_routine
     rep = prove_routine(str(word.elf), "__asm_copy_to_user", "to", jobs=2)
     rep.status.pop("B2s")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
@@ -122,7 +122,7 @@ def test_no_tail_word_loop_follows_a_one_word_loop(one_word):
 
 @pytest.mark.slow
 def test_the_head_word_before_one_word_loops_is_proved_for_every_n(one_word):
-    from copygen.verify.prove import prove_routine
+    from copygen.verify.checks.prove import prove_routine
     rep = prove_routine(str(one_word.elf), "__asm_copy_to_user", "to", jobs=2)
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
@@ -147,7 +147,7 @@ def test_a_loop_no_run_reaches_is_proved_never_entered(one_word, tmp_path):
     from; the guess that it is never reached holds (no path into it is
     feasible) and the copy is proved, the loop's own paths vacuously."""
     from copygen.inputs import linked_elf
-    from copygen.verify.prove import prove_routine
+    from copygen.verify.checks.prove import prove_routine
     text = (one_word.outdir / "uaccess.S").read_text().replace(".Lcopy_tail:\n", DEAD_LOOP)
     src = tmp_path / "dead.S"
     src.write_text(text)

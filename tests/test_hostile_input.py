@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from copygen.cli import main
 from copygen.errors import CopygenError, Loc, _excerpt
-from copygen.gen.parse import MAX_SOURCE_BYTES, read_source
-from copygen.gen.validate import MAX_SWEEP_POINTS, load_text
+from copygen.gen.front.parse import MAX_SOURCE_BYTES, read_source
+from copygen.gen.front.validate import MAX_SWEEP_POINTS, load_text
 from tests.test_errors import GOOD_COPY, TARGET
 
 GOOD = TARGET + GOOD_COPY

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
-from copygen.gen.variants import sweep_space
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.variants import sweep_space
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 
@@ -188,8 +188,8 @@ def test_an_inline_word_loop_is_proved_for_every_n(tmp_path):
     second class behind it, proved with the full contract (no shift copy:
     the u74 winner's proof, with `inline shift`, is the tuner's;
     docs/tuning.md)."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     text = (_text("words", "words").replace("    shift unroll 32 schedule paired\n", "    shift off\n")
             .replace("    then shift off\n", "").replace("words unroll 32", "words unroll 4")
             .replace("then words unroll 4\n", "then words unroll 2\n").replace("tail steps", "tail words"))

@@ -57,7 +57,7 @@ def test_a_checkout_adds_no_path_to_the_namespace():
     """Run from the checkout, as the tests are: `copygen` is its own folder
     and nothing else (tests/, bench/ are not copygen.tests, copygen.bench),
     while the installed layers still resolve."""
-    probe = ("import importlib.util, copygen, copygen.gen.parse as p; "
+    probe = ("import importlib.util, copygen, copygen.gen.front.parse as p; "
              "print(list(copygen.__path__)); print(p.__file__); "
              "print([m for m in ('copygen.tests', 'copygen.bench', 'copygen.examples') "
              "if importlib.util.find_spec(m)])")
@@ -65,7 +65,7 @@ def test_a_checkout_adds_no_path_to_the_namespace():
     assert r.returncode == 0, r.stderr
     path, parse, reachable = r.stdout.splitlines()
     assert path == repr([str(ROOT / "copygen")])
-    assert parse.endswith("/gen/parse.py")
+    assert parse.endswith("/gen/front/parse.py")
     assert reachable == "[]"
 
 
@@ -78,7 +78,7 @@ def test_an_installed_wheel_builds_and_verifies(wheel, tmp_path):
     py = env_dir / "bin" / "python"
     r = _run([py, "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", wheel], cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    where = _run([py, "-c", "import copygen.gen.parse as p; print(p.__file__)"], cwd=tmp_path)
+    where = _run([py, "-c", "import copygen.gen.front.parse as p; print(p.__file__)"], cwd=tmp_path)
     assert str(env_dir) in where.stdout, where.stdout + where.stderr
     copygen = env_dir / "bin" / "copygen"
     src = tmp_path / "k.copy"

@@ -2,7 +2,7 @@
 -mstrict-align (a portable kernel) and frame pointers, and with KCFLAGS
 from the environment after them.  Under those flags a fast-misaligned
 core's word loop still loads and stores whole words, through the
-accessors that say ld and sd (gen.lower_string), and the build cache tells
+accessors that say ld and sd (gen.lower.lower_string), and the build cache tells
 builds with different KCFLAGS apart."""
 from __future__ import annotations
 

@@ -19,12 +19,12 @@ from click.testing import CliRunner
 from elftools.elf.elffile import ELFFile
 
 from copygen.cli import main
-from copygen.emu.decode import decode
+from copygen.emu.insn.decode import decode
 from copygen.emu.elf import read_elf
 from copygen.emu.errors import ElfError
 from copygen.gen import toolchain
-from copygen.verify.inputs import routines
-from copygen.verify.program import Program
+from copygen.verify.contract.inputs import routines
+from copygen.verify.symbolic.program import Program
 from tests.conftest import ROOT, SHARED_PROOFS
 
 HERE = ROOT / "tests" / "kernel_style"

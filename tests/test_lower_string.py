@@ -1,5 +1,5 @@
-"""gen.lower_string: what the lowering of memcpy/memmove/memset decides,
-asserted on the C IR (gen.cir), without rendering or compiling."""
+"""gen.lower.lower_string: what the lowering of memcpy/memmove/memset decides,
+asserted on the C IR (gen.emission.cir), without rendering or compiling."""
 from __future__ import annotations
 
 import itertools
@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from copygen.gen.cir import CFunction, CPhase, Stmt
-from copygen.gen.lower_string import replicate_shifts, string_unit
+from copygen.gen.emission.cir import CFunction, CPhase, Stmt
+from copygen.gen.lower.lower_string import replicate_shifts, string_unit
 from copygen.gen.resources import templates_dir
-from copygen.gen.strategy import SZREG
-from copygen.gen.validate import load_text
+from copygen.gen.front.strategy import SZREG
+from copygen.gen.front.validate import load_text
 
 
 def unit(memcpy="small below 16; align dst; words unroll 2; shift unroll 1; tail bytes",

@@ -1,4 +1,4 @@
-"""gen.lower_uaccess: the `sum_held` form (no SUM handling, for a body
+"""gen.lower.lower_uaccess: the `sum_held` form (no SUM handling, for a body
 whose caller holds SUM) and label prefixes, asserted on the IR; then the
 emitted body run in the emulator under a caller that holds SUM.  Each for
 the kernel's layout and for the class layout (size classes)."""
@@ -8,10 +8,10 @@ import pytest
 
 from copygen.emu.api import Machine
 from copygen.gen import toolchain
-from copygen.gen.emit import render_body
-from copygen.gen.ir import Insn, Label
-from copygen.gen.lower_uaccess import clear_user_function, copy_user_function
-from copygen.gen.validate import load_text
+from copygen.gen.emission.emit import render_body
+from copygen.gen.emission.ir import Insn, Label
+from copygen.gen.lower.lower_uaccess import clear_user_function, copy_user_function
+from copygen.gen.front.validate import load_text
 from tests.conftest import ROOT
 
 STRATEGY = """

@@ -12,8 +12,8 @@ import pytest
 
 from copygen.emu.api import Machine
 from copygen.errors import CopygenError
-from copygen.gen.emit import render_memcpy, render_string
-from copygen.gen.validate import load_text
+from copygen.gen.emission.emit import render_memcpy, render_string
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from tests.conftest import build_text
 
@@ -111,7 +111,7 @@ def test_memmove_is_right_for_every_overlap(which, request):
 
 
 def test_a_bounded_check_finds_nothing(entry):
-    from copygen.verify.bounded import check
+    from copygen.verify.counterexamples.bounded import check
     assert check(str(entry.elf), "memmove", "memmove", 24) == {}
 
 
@@ -128,8 +128,8 @@ def test_the_entry_costs_two_cycles_over_memcpy(entry, in_c):
 
 @pytest.mark.slow
 def test_the_entry_is_proved_with_memcpy_taken_by_its_own_proof(entry):
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     callees = {}
 
     def callee(sym, kind):

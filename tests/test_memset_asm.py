@@ -3,7 +3,7 @@ the memset.S it emits beside a string.c without memset, the bytes it
 stores at every size and offset (and none outside), the proof for every
 n, and the string patch that keeps memset.o built from the new memset.S.
 
-The run is entered by a computed jump (verify.program.Program.run_targets
+The run is entered by a computed jump (verify.symbolic.program.Program.run_targets
 follows it); the head's pieces run into the first word, which the head
 therefore stores too, so that before the run exactly [dst, cursor) is
 stored (the cursor invariant).  A run entered with the wrong mask, and a
@@ -18,9 +18,9 @@ from copygen.emu.api import Machine
 from copygen.errors import CopygenError
 from copygen.gen import toolchain
 from copygen.gen.build import build_file
-from copygen.gen.validate import load_text
-from copygen.verify.prove import prove_routine
-from copygen.verify.verdict import verdict
+from copygen.gen.front.validate import load_text
+from copygen.verify.checks.prove import prove_routine
+from copygen.verify.contract.verdict import verdict
 from tests.conftest import ROOT
 
 LIB = """target u74 { xlen 64; misaligned slow; profile u74 }
@@ -245,7 +245,7 @@ def test_memcpy_and_memmove_copy_every_size_and_offset(built_memcpy):
 def test_memmove_hands_the_assembly_memcpy_disjoint_buffers_only(built_memcpy):
     """memcpy.S is proved for disjoint buffers: memmove calls it for those
     and copies a forward overlap itself, right for every overlap."""
-    from copygen.verify.bounded import check
+    from copygen.verify.counterexamples.bounded import check
     string_c = _file(built_memcpy, "string.c").read_text()
     move = string_c.split("void *__memmove(")[1]
     assert move.index("/* disjoint */") < move.index("return __memcpy(dest, src, count);")
@@ -256,7 +256,7 @@ def test_memmove_hands_the_assembly_memcpy_disjoint_buffers_only(built_memcpy):
 @pytest.mark.slow
 def test_the_assembly_memcpy_is_proved_and_memmove_takes_its_proof(tmp_path):
     """The kernel2021-shaped layout's `__memcpy` is proved for every n, and
-    memmove's call of it is taken by that proof (verify.summary), not
+    memmove's call of it is taken by that proof (verify.symbolic.summary), not
     followed into its code; the classes-and-pieces one of `built_memcpy` is
     beyond the verifier's invariants as a copy_user too."""
     assert PLAIN_MEMCPY != ASM_MEMCPY

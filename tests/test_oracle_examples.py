@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.gen.validate import load_file
+from copygen.gen.front.validate import load_file
 from tests.conftest import EXAMPLES
 from copygen.mutate import oracle as qemu
 

@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from copygen.cli import main
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen import toolchain
 from copygen.patch import kernelfile
 from tests.conftest import ROOT, SHARED_PROOFS
@@ -383,7 +383,7 @@ def test_an_unproven_candidate_is_refused_and_a_draft_says_so(tmp_path, cache):
 # --- the layer's parts, without proofs -----------------------------------------
 
 def _spliced(text, kinds, strategy=SMALL):
-    from copygen.gen.validate import load_text
+    from copygen.gen.front.validate import load_text
     from copygen.patch import bodies, splice
     st = load_text(strategy, "small.copy")
     lines = text.splitlines(keepends=True)
@@ -631,8 +631,8 @@ KSYMS = "".join(f"EXPORT_SYMBOL({p}{n});\n" for p in ("", "__") for n in ("memse
 
 
 def _string_plan(files, users=lambda path: [], text=None):
-    from copygen.gen.validate import load_file, load_text
-    from copygen.emu.profile import available
+    from copygen.gen.front.validate import load_file, load_text
+    from copygen.emu.timing.profile import available
     from copygen.patch import stringfile
     st = (load_file(str(ROOT / "examples" / "string2021.copy"), available()) if text is None
           else load_text(text, "jump.copy", available()))

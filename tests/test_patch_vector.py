@@ -24,7 +24,7 @@ from click.testing import CliRunner
 from copygen.cli import main
 from copygen.gen import toolchain
 from copygen.patch import kernelfile, vector
-from copygen.verify import vprove
+from copygen.verify.vector import vprove
 from tests.conftest import ROOT
 
 HERE = ROOT / "tests" / "kernel_style"

@@ -1,12 +1,12 @@
-"""verify.presolve: rounded addresses written back as arithmetic before the
+"""verify.symbolic.presolve: rounded addresses written back as arithmetic before the
 solver sees them, the same values (docs/verifier.md has what it saves)."""
 from __future__ import annotations
 
 import z3
 
-from copygen.verify import presolve
-from copygen.verify.budget import Query
-from copygen.verify.presolve import arith_masks
+from copygen.verify.symbolic import presolve
+from copygen.verify.solver.budget import Query
+from copygen.verify.symbolic.presolve import arith_masks
 
 N, S, X = z3.BitVecs("N S X", 64)
 

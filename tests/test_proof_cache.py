@@ -1,12 +1,12 @@
 """One way to prove through the proof cache (issue 35 item 2):
-verify.cache.prove_cached, used by verify, tune and patch alike."""
+verify.solver.cache.prove_cached, used by verify, tune and patch alike."""
 from __future__ import annotations
 
 import re
 
 from copygen.gen.build import build_file
-from copygen.verify.cache import ProofCache, prove_cached
-from copygen.verify.prove import RoutineReport
+from copygen.verify.solver.cache import ProofCache, prove_cached
+from copygen.verify.checks.prove import RoutineReport
 from tests.conftest import ROOT
 
 
@@ -42,7 +42,7 @@ def test_the_prover_fingerprint_follows_semantics_not_timing(tmp_path):
     module keeps the cache; changing the semantics empties it."""
     import shutil
     from copygen.emu.api import Machine
-    from copygen.verify import cache
+    from copygen.verify.solver import cache
     assert Machine().cost is None
     emu = tmp_path / "emu"
     shutil.copytree(ROOT / "emu", emu)
@@ -51,5 +51,5 @@ def test_the_prover_fingerprint_follows_semantics_not_timing(tmp_path):
         assert (emu / name).exists(), name
         (emu / name).write_text((emu / name).read_text() + "\n# retimed\n")
     assert cache.sources_hash([emu], cache.TIMING_ONLY) == base
-    (emu / "semantics.py").write_text((emu / "semantics.py").read_text() + "\n# changed\n")
+    (emu / "insn" / "semantics.py").write_text((emu / "insn" / "semantics.py").read_text() + "\n# changed\n")
     assert cache.sources_hash([emu], cache.TIMING_ONLY) != base

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 
 from copygen.gen.build import build_file
-from copygen.gen.emit import render_string, render_uaccess
+from copygen.gen.emission.emit import render_string, render_uaccess
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
-from copygen.gen.strategy import MAX_UNROLL
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.strategy import MAX_UNROLL
 from tests.conftest import EXAMPLES
 from copygen.mutate import oracle as qemu
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from copygen.errors import CopygenError
-from copygen.gen.parse import parse_text
-from copygen.gen.unparse import file_text
-from copygen.gen.validate import load_text
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.unparse import file_text
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 from tests.conftest import build_text
@@ -144,8 +144,8 @@ PROVED = LIB.replace("""words unroll 4
 def test_the_short_path_is_proved_for_every_n(tmp_path_factory):
     """Every clause of the string contract, every n: the head's test, the
     block loop (its own loop head) and its exit into the byte loop."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     assert PROVED != LIB and "bytes below 11 unroll 4" in PROVED
     built = build_text(tmp_path_factory, PROVED, "proved")
     body = next(f for f in built.files if f.name == "memcpy.S").read_text()

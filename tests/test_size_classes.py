@@ -7,10 +7,10 @@ import pytest
 
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError
-from copygen.gen.validate import load_text
+from copygen.gen.front.validate import load_text
 from copygen.mutate import oracle as qemu
 from copygen.tune.evaluate import GRID_PAIRS
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.measure.bench import Bench, Case
 
 TARGET = "target u74 { xlen 64; misaligned slow }\n"
@@ -138,8 +138,8 @@ SMALL_CLASSES = (CLASSES.replace("words unroll 8 schedule loads_first",
 
 @pytest.mark.slow
 def test_class_routine_is_proved_for_every_n(tmp_path):
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     assert "words unroll 4 schedule loads_first\n    then words unroll 2" in SMALL_CLASSES
     assert "then shift unroll 1 schedule paired" in SMALL_CLASSES
     src = tmp_path / "c.copy"

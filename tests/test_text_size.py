@@ -74,7 +74,7 @@ def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
     ranks last, is never proved and cannot win; the proof is faked, the
     pruning is what is tested."""
     from copygen.tune import run
-    from copygen.verify.cache import prover_fingerprint
+    from copygen.verify.solver.cache import prover_fingerprint
     proved = []
 
     def fake_prove(store, code, kind, cache, jobs):

@@ -295,7 +295,7 @@ def test_a_rerun_after_a_generator_change_ranks_the_new_code(tmp_path, monkeypat
     """The points of a run are keyed by the code they emit now: when the
     generator changes, the same command evaluates the new routines and its
     ranking joins their rows, not the figures of the code emitted before."""
-    from copygen.gen import emit
+    from copygen.gen.emission import emit
     src, db = _file(tmp_path, FOUR), tmp_path / "g.db"
     first = _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "tcp", "--json"))
     with sqlite3.connect(db) as con:
@@ -320,7 +320,7 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
     from copygen.tune import run
     from copygen.tune.session import eval_profile
     from copygen.tune.store import Store
-    from copygen.verify.cache import prover_fingerprint
+    from copygen.verify.solver.cache import prover_fingerprint
     src, db = _file(tmp_path, HEAD + "sweep s for k { words unroll [2, 4, 8] }\n"), tmp_path / "p.db"
     _rows(_tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json"))
     store = Store(db, eval_profile)
@@ -380,7 +380,7 @@ def test_a_memset_sweep_ranks_the_string_function(tmp_path):
         _rank_of(ROOT / "examples" / "string2021.copy", "memset", "small", tmp_path / "cache"),
         abs=0.06)
     # each row's figure is the memset of its point, as `copygen rank` measures it
-    from copygen.gen.variants import sweep_space
+    from copygen.gen.front.variants import sweep_space
     texts = {v.label: v.text for v in sweep_space(str(src), "ms").variants}
     for _, label, cycles in (rows[0], rows[-1]):
         assert cycles == pytest.approx(

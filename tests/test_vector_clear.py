@@ -11,13 +11,13 @@ import re
 import pytest
 
 from copygen import emu
-from copygen.emu.machine import SR_SUM, SSTATUS
+from copygen.emu.hart.machine import SR_SUM, SSTATUS
 from copygen.errors import CopygenError
-from copygen.gen import emit
+from copygen.gen.emission import emit
 from copygen.gen.build import build_file
-from copygen.gen.parse import parse_text
-from copygen.gen.unparse import file_text
-from copygen.gen.validate import load_text
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.unparse import file_text
+from copygen.gen.front.validate import load_text
 
 SLOW = "target x60 {\n    xlen 64\n    misaligned slow\n}\n"
 CLEAR = "    small below 16\n    align dst\n    words unroll 1\n    tail bytes\n    fault exact\n"

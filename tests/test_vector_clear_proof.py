@@ -1,4 +1,4 @@
-"""The vector clear's own contract (verify.vprove in the clear world): the
+"""The vector clear's own contract (verify.vector.vprove in the clear world): the
 generated __asm_vector_clear_user proves every clause at each VLEN, and
 planted bugs (a fault exit that forgets vstart, ...) are refuted under the
 clause they break, with the counterexample replayed in the emulator."""
@@ -9,8 +9,8 @@ import pytest
 from copygen.gen import toolchain
 from copygen.gen.build import build_file
 from copygen.gen.resources import shim_dir
-from copygen.verify.clauses import vector_clear_clauses
-from copygen.verify.vprove import CLEAR_SYMBOL, prove_vector, prove_vectors
+from copygen.verify.contract.clauses import vector_clear_clauses
+from copygen.verify.vector.vprove import CLEAR_SYMBOL, prove_vector, prove_vectors
 
 CLEAR = "    small below 16\n    align dst\n    words unroll 1\n    tail bytes\n    fault exact\n"
 
@@ -75,10 +75,10 @@ def test_planted_bugs_are_refuted_under_their_clause(tmp_path, name):
 
 # --- composed: dispatch + glue + vector clear + scalar clear -------------------------------
 
-from copygen.verify import vcompose  # noqa: E402
-from copygen.verify.clauses import BY_KIND  # noqa: E402
-from copygen.verify.prove import RoutineReport  # noqa: E402
-from copygen.verify.verdict import verdict  # noqa: E402
+from copygen.verify.vector import vcompose  # noqa: E402
+from copygen.verify.contract.clauses import BY_KIND  # noqa: E402
+from copygen.verify.checks.prove import RoutineReport  # noqa: E402
+from copygen.verify.contract.verdict import verdict  # noqa: E402
 
 
 def test_the_clear_glue_is_proved_for_every_n_without_a_hand_over():

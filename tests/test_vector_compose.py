@@ -1,4 +1,4 @@
-"""The composed user copy of a vector kernel (verify.vcompose): the
+"""The composed user copy of a vector kernel (verify.vector.vcompose): the
 dispatch, the C glue's arithmetic, the vector routine and the scalar copy
 together against the scalar contract."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from copygen.verify import vcompose
-from copygen.verify.prove import RoutineReport
-from copygen.verify.verdict import verdict
+from copygen.verify.vector import vcompose
+from copygen.verify.checks.prove import RoutineReport
+from copygen.verify.contract.verdict import verdict
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The closed form of the vl a fault-only-first load leaves
-(verify.vstate.trimmed_vl) equals what the one semantics (emu.vsemantics,
+(verify.vector.vstate.trimmed_vl) equals what the one semantics (emu.insn.vsemantics,
 run over Z3) leaves, for every base, vl and fault point, wherever element 0
 did not fault and the load starts in the user buffer; and it is not equal
 without the element-0 condition, so the check is not vacuous."""
@@ -8,13 +8,13 @@ from __future__ import annotations
 import pytest
 import z3
 
-from copygen.emu.decode import decode
-from copygen.emu.encode import encode
-from copygen.emu.semantics import SEMANTICS
-from copygen.emu.vsemantics import vlmax
-from copygen.verify.vstate import VecSymState, trimmed_vl
-from copygen.verify.world import MAX_N, World
-from copygen.verify.z3ops import Z3_OPS, bv
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.encode import encode
+from copygen.emu.insn.semantics import SEMANTICS
+from copygen.emu.insn.vsemantics import vlmax
+from copygen.verify.vector.vstate import VecSymState, trimmed_vl
+from copygen.verify.contract.world import MAX_N, World
+from copygen.verify.symbolic.z3ops import Z3_OPS, bv
 
 VLEN = 128
 

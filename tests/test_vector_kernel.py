@@ -20,9 +20,9 @@ from click.testing import CliRunner
 from copygen.cli import main
 from copygen.emu.elf import read_elf
 from copygen.gen.build import shim_elf
-from copygen.verify.clauses import vector_clauses
-from copygen.verify.vprove import prove_vectors
-from copygen.verify.vreplay import VecCall, run, shows
+from copygen.verify.contract.clauses import vector_clauses
+from copygen.verify.vector.vprove import prove_vectors
+from copygen.verify.vector.vreplay import VecCall, run, shows
 from tests.conftest import ROOT
 
 HERE = ROOT / "tests" / "kernel_style"

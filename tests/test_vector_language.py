@@ -1,16 +1,16 @@
 """The `vector` phase of copy_user: parsed, validated with located errors,
-written back by gen.unparse, and emitted as uaccess_vector.S."""
+written back by gen.front.unparse, and emitted as uaccess_vector.S."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from copygen.gen import emit
+from copygen.gen.emission import emit
 from copygen.errors import CopygenError
-from copygen.gen.parse import parse_text
-from copygen.gen.unparse import file_text
-from copygen.gen.validate import load_text
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.unparse import file_text
+from copygen.gen.front.validate import load_text
 
 SLOW = "target x60 {\n    xlen 64\n    misaligned slow\n}\n"
 FAST = SLOW.replace("slow", "fast")

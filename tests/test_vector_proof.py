@@ -1,4 +1,4 @@
-"""The vector routine's own contract (verify.vprove) at a fixed VLEN: the
+"""The vector routine's own contract (verify.vector.vprove) at a fixed VLEN: the
 generated __asm_vector_usercopy proves every clause, and planted bugs are
 reported under the clause they break."""
 from __future__ import annotations
@@ -8,8 +8,8 @@ import pytest
 from copygen.gen import toolchain
 from copygen.gen.build import build_file
 from copygen.gen.resources import shim_dir
-from copygen.verify.clauses import vector_clauses
-from copygen.verify.vprove import prove_vector
+from copygen.verify.contract.clauses import vector_clauses
+from copygen.verify.vector.vprove import prove_vector
 
 SCALAR = "    small below 71\n    words unroll 8\n    tail bytes\n    fault exact\n"
 
@@ -83,9 +83,9 @@ def test_copygen_verify_proves_the_vector_routine_and_names_a_failing_vlen(tmp_p
     import json
     from click.testing import CliRunner
     from copygen.cli import main
-    from copygen.verify import vprove
-    from copygen.verify.prove import RoutineReport
-    from copygen.verify.verdict import verdict
+    from copygen.verify.vector import vprove
+    from copygen.verify.checks.prove import RoutineReport
+    from copygen.verify.contract.verdict import verdict
     monkeypatch.setattr(vprove, "VLENS", (128,))
     src = tmp_path / "v.copy"
     src.write_text("target x60 {\n    xlen 64\n    misaligned slow\n}\n"

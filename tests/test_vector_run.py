@@ -10,7 +10,7 @@ import random
 import pytest
 
 from copygen import emu
-from copygen.emu.machine import SR_SUM, SSTATUS
+from copygen.emu.hart.machine import SR_SUM, SSTATUS
 from copygen.gen.build import build_file
 
 VLENS = (128, 256, 512, 1024)

@@ -1,15 +1,15 @@
 """Sweep axes over a copy_user routine's `vector` line (threshold, LMUL,
 plain or ff loads): they parse, expand into variants that build as written,
-round-trip through gen.unparse, and bad values are refused at their line."""
+round-trip through gen.front.unparse, and bad values are refused at their line."""
 from __future__ import annotations
 
 import pytest
 
 from copygen.errors import CopygenError
-from copygen.gen.parse import parse_text
-from copygen.gen.unparse import file_text
-from copygen.gen.validate import load_text
-from copygen.gen.variants import sweep_space
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.unparse import file_text
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.variants import sweep_space
 
 HEAD = ("target x60 {\n    xlen 64\n    misaligned slow\n}\n"
         "copy_user cu for x60 {\n    small below 71\n    words unroll 8\n    tail bytes\n"

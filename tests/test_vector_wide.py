@@ -12,14 +12,14 @@ import random
 
 import pytest
 
-from copygen.emu.machine import SR_SUM, SSTATUS
+from copygen.emu.hart.machine import SR_SUM, SSTATUS
 from copygen.errors import CopygenError
 from copygen.gen.build import build_file
-from copygen.gen.lower_vector import clear_function, vector_function
-from copygen.gen.strategy import Vector
-from copygen.gen.unparse import file_text
-from copygen.gen.parse import parse_text
-from copygen.gen.validate import load_text
+from copygen.gen.lower.lower_vector import clear_function, vector_function
+from copygen.gen.front.strategy import Vector
+from copygen.gen.front.unparse import file_text
+from copygen.gen.front.parse import parse_text
+from copygen.gen.front.validate import load_text
 from tests.test_vector_clear import run as run_clear
 from tests.test_vector_run import KERNEL, PAGE, USER, _run, expected
 
@@ -172,7 +172,7 @@ def test_clear_bytes_and_exact_return_value(elfs, name, vlen):
 # --- the sweep axis -----------------------------------------------------------------
 
 def test_a_sew_axis_expands_and_round_trips(tmp_path):
-    from copygen.gen.variants import sweep_space
+    from copygen.gen.front.variants import sweep_space
     text = _file("vector e8 m8 above 768 loads plain") + \
         "sweep s for w {\n    vector sew [e8, e32, e64]\n    vector lmul [m4, m8]\n}\n"
     path = tmp_path / "s.copy"

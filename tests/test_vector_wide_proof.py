@@ -1,4 +1,4 @@
-"""Proofs of the e16..e64 vector routines (verify.vprove with wide
+"""Proofs of the e16..e64 vector routines (verify.vector.vprove with wide
 elements): the copy and the clear prove every clause of the e8 routines'
 contracts, and planted bugs in the wide fault exit are refuted with a
 counterexample replayed in the emulator."""
@@ -11,8 +11,8 @@ import pytest
 from copygen.gen import toolchain
 from copygen.gen.build import build_file
 from copygen.gen.resources import shim_dir
-from copygen.verify.clauses import vector_clauses, vector_clear_clauses
-from copygen.verify.vprove import CLEAR_SYMBOL, VLENS, prove_vector, prove_vectors
+from copygen.verify.contract.clauses import vector_clauses, vector_clear_clauses
+from copygen.verify.vector.vprove import CLEAR_SYMBOL, VLENS, prove_vector, prove_vectors
 
 FAST = "target x60f {\n    xlen 64\n    misaligned fast\n    profile x60\n}\n"
 COPY = "    small below 71\n    words unroll 8\n    tail bytes\n    fault exact\n"

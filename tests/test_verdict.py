@@ -13,9 +13,9 @@ from click.testing import CliRunner
 from copygen import commands_verify
 from copygen.cli import main
 from copygen.mutate import edits
-from copygen.verify.early import NOT_CHECKED
-from copygen.verify.prove import RoutineReport
-from copygen.verify.verdict import verdict
+from copygen.verify.counterexamples.early import NOT_CHECKED
+from copygen.verify.checks.prove import RoutineReport
+from copygen.verify.contract.verdict import verdict
 from tests.conftest import ROOT
 
 KERNEL = ROOT / "out" / "kernel2021" / "uaccess.S"

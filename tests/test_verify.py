@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from copygen.mutate.edits import KINDS
-from copygen.verify.prove import prove_routine
+from copygen.verify.checks.prove import prove_routine
 
 ROOT = Path(__file__).resolve().parent.parent
 KERNEL_STYLE = ROOT / "tests" / "kernel_style"
@@ -88,7 +88,7 @@ def test_a_last_byte_left_unwritten_breaks_c1_and_c3_each_by_its_own_check(tmp_p
 def test_return_size_bug_is_caught_in_clear_user(tmp_path):
     rep = prove_routine(_elf(KERNEL_STYLE / "bug_return_size_on_fault.S", tmp_path),
                         "__clear_user", "clear")
-    # a run shows it: replayed from the proof, or one of the runs before it (verify.early)
+    # a run shows it: replayed from the proof, or one of the runs before it (verify.counterexamples.early)
     assert rep.status["C5"] == "violated"
     assert "replayed" in rep.detail["C5"] or "before the proof" in rep.detail["C5"]
     assert rep.examples["C5"]["returned"] == rep.examples["C5"]["n"]
@@ -137,8 +137,8 @@ def test_a_counterexample_shows_only_what_its_clause_is_about(sum_csrs_clear_use
 def test_counterexample_fields_follow_the_clause_and_the_routine():
     """Each clause's counterexample, from one concrete run: the call's own
     arguments, and of the outcome only what the clause judges."""
-    from copygen.verify.concrete import MARGIN, Outcome, Scenario
-    from copygen.verify.replay import describe, example
+    from copygen.verify.invariants.concrete import MARGIN, Outcome, Scenario
+    from copygen.verify.counterexamples.replay import describe, example
     D, S = 0x40_0000_1000, 0xFFFF_FFD0_0000_2000
     to = Scenario("to", D, S, 8, bytes(range(1, 9)), bytes(range(0x81, 0x89)), F=D + 4)
     # the fault at dst+4: 4 bytes returned as not copied; dst[1] wrong, dst[6] modified
@@ -302,8 +302,8 @@ def test_a_shift_amount_is_forced_only_when_the_facts_leave_one_value():
     """ByteProver.forced: the value the facts leave a term, nothing when
     they leave two, and no cases at all when the facts contradict."""
     import z3
-    from copygen.verify.dataproof import ByteProver
-    from copygen.verify.world import World
+    from copygen.verify.checks.dataproof import ByteProver
+    from copygen.verify.contract.world import World
     w = World("memcpy")
     amount = (w.S + 5) & z3.BitVecVal(7, 64)
     pr = ByteProver(w, [w.S & z3.BitVecVal(7, 64) == 6])
@@ -427,8 +427,8 @@ def test_the_bytes_of_a_store_are_checked_in_one_query_and_leaf_by_leaf_on_unkno
     (whichever byte it is), and the same answers leaf by leaf when the
     batch query gives up."""
     import z3
-    from copygen.verify import dataproof
-    from copygen.verify.world import World
+    from copygen.verify.checks import dataproof
+    from copygen.verify.contract.world import World
     w = World("memcpy")
     x = z3.BitVec("x", 64)
     pr = dataproof.ByteProver(w, [*w.preconditions(), z3.ULT(x, z3.BitVecVal(8, 64))])

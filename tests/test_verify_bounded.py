@@ -1,4 +1,4 @@
-"""The bounded exhaustive cross-check (verify.bounded): the same runs and
+"""The bounded exhaustive cross-check (verify.counterexamples.bounded): the same runs and
 verdicts over one process or several, and the counterexample kept is the
 one of the smallest n."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from copygen.verify.bounded import check
+from copygen.verify.counterexamples.bounded import check
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,13 +10,13 @@ from types import SimpleNamespace
 import pytest
 import z3
 
-from copygen.verify.candidates import Cand
-from copygen.verify.houdini import stages
-from copygen.verify.concrete import PAGE
-from copygen.verify.infer import _bound_pair, guess
-from copygen.verify.samples import faulting, samples
-from copygen.verify.world import World
-from copygen.verify.z3ops import bv
+from copygen.verify.invariants.candidates import Cand
+from copygen.verify.invariants.houdini import stages
+from copygen.verify.invariants.concrete import PAGE
+from copygen.verify.invariants.infer import _bound_pair, guess
+from copygen.verify.invariants.samples import faulting, samples
+from copygen.verify.contract.world import World
+from copygen.verify.symbolic.z3ops import bv
 
 
 def _ends(*edges):
@@ -83,8 +83,8 @@ def test_guesses_at_the_byte_loop_include_the_states_after_a_fault(built_example
     """After a word fault u74pipelined's copy retries byte by byte from far
     before the end: a bound like a0 >= end - 128 holds in every complete
     copy but not after a fault, and is no longer guessed."""
-    from copygen.verify.samples import collect
-    from copygen.verify.program import Program
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.symbolic.program import Program
     prog = Program.load(str(built_examples["u74pipelined"].elf))
     sym = "__asm_copy_to_user"
     routine = prog.routine(prog.image.address_of(sym))
@@ -101,7 +101,7 @@ def test_byte_queries_leave_out_the_no_fault_facts_a_goal_does_not_need():
     out of queries whose goal does not mention the fault point
     (World.fault_free): same verdicts, fewer facts.  A goal about the
     fault point, or a path that faulted, gets every fact."""
-    from copygen.verify.dataproof import ByteProver
+    from copygen.verify.checks.dataproof import ByteProver
     w = World("to")
     x = z3.BitVec("x", 64)
     no_fault_here = z3.Not(w.user_access_faults(w.D + x, 8))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from copygen.verify.bounded import check, scenarios
-from copygen.verify.clauses import BY_KIND
-from copygen.verify.prove import prove_routine
+from copygen.verify.counterexamples.bounded import check, scenarios
+from copygen.verify.contract.clauses import BY_KIND
+from copygen.verify.checks.prove import prove_routine
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -99,7 +99,7 @@ def _linked(tmp: Path, text: str, name: str) -> str:
 
 
 def _addresses(text: str) -> tuple[int, int]:
-    """(src, dst) of a counterexample's text (verify.replay.describe)."""
+    """(src, dst) of a counterexample's text (verify.counterexamples.replay.describe)."""
     return tuple(int(re.search(rf"\b{k}=(0x[0-9a-f]+)", text)[1], 16) for k in ("src", "dst"))
 
 
@@ -186,7 +186,7 @@ def test_what_the_proof_leaves_unknown_is_run_up_to_the_bound(tmp_path, monkeypa
     clauses are then run for every overlap up to the bound, and the report
     says "holds for n <= N" in those words."""
     elf = _linked(tmp_path, BYTES, "memmove_bytes")
-    monkeypatch.setattr("copygen.verify.prove.guess", lambda snaps, kind, roles=None: [])
+    monkeypatch.setattr("copygen.verify.checks.prove.guess", lambda snaps, kind, roles=None: [])
     rep = prove_routine(elf, "memmove", "memmove", jobs=1, memmove_bound=8)
     held = {c for c, s in rep.status.items() if s == "holds for n <= 8"}
     assert "C1" in held and "T1" in held

@@ -1,13 +1,13 @@
-"""verify.nowrap: the lemmas it adds follow from the preconditions (so no
+"""verify.symbolic.nowrap: the lemmas it adds follow from the preconditions (so no
 verdict changes), and it finds the pointer comparisons inside a query."""
 from __future__ import annotations
 
 import pytest
 import z3
 
-from copygen.verify.nowrap import lemmas, schema, small
-from copygen.verify.world import World
-from copygen.verify.z3ops import bv
+from copygen.verify.symbolic.nowrap import lemmas, schema, small
+from copygen.verify.contract.world import World
+from copygen.verify.symbolic.z3ops import bv
 
 
 def _valid(world, f) -> bool:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import z3
 
-from copygen.emu.decode import ABI
-from copygen.verify.candidates import Cand, registers
-from copygen.verify.coverage import cover_goals, inside_goals
-from copygen.verify.liveness import live_at, prune
-from copygen.verify.program import Program
+from copygen.emu.insn.decode import ABI
+from copygen.verify.invariants.candidates import Cand, registers
+from copygen.verify.checks.coverage import cover_goals, inside_goals
+from copygen.verify.invariants.liveness import live_at, prune
+from copygen.verify.symbolic.program import Program
 
 REG = {name: i for i, name in enumerate(ABI)}
 
@@ -98,7 +98,7 @@ def test_stores_that_meet_end_to_start_are_one_interval():
     """A block of stores at one base's consecutive offsets is one interval
     for the cover goals (one right end to cover instead of one per store),
     the same set of bytes; a store past a gap stays apart."""
-    from copygen.verify.coverage import intervals
+    from copygen.verify.checks.coverage import intervals
     W, a = z3.BitVecs("W a", 64)
     v = lambda n: z3.BitVecVal(n, 64)
     stores = [(16, 4), (0, 8), (8, 8), (24, 8)]
@@ -117,11 +117,11 @@ def test_loads_of_a_block_that_fault_resume_as_one_path(built_examples):
     """copy_from_user's loads-first block: a fault on any of its 8 loads
     resumes the byte loop at the same cursors; merged, the one end's
     condition is exactly the disjunction of theirs."""
-    from copygen.verify.explore import Explorer, merge_cut_ends
-    from copygen.verify.houdini import fresh_state
-    from copygen.verify.infer import bases
-    from copygen.verify.samples import collect
-    from copygen.verify.world import KINDS, World
+    from copygen.verify.symbolic.explore import Explorer, merge_cut_ends
+    from copygen.verify.invariants.houdini import fresh_state
+    from copygen.verify.invariants.infer import bases
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.contract.world import KINDS, World
     sym = "__asm_copy_from_user"
     prog, routine = _routine(built_examples, "kernel2021", sym)
     world = World(KINDS[sym])
@@ -149,11 +149,11 @@ def test_guesses_relate_a_block_loop_cursor_to_its_end(built_examples):
     plus the count's remainder is dst + n, and that the block bytes are the
     count rounded down (guessed only when true in every sampled run), and
     Houdini keeps them."""
-    from copygen.verify.candidates import formula, term_exprs
-    from copygen.verify.houdini import Proof
-    from copygen.verify.infer import bases, guess
-    from copygen.verify.samples import collect
-    from copygen.verify.world import World
+    from copygen.verify.invariants.candidates import formula, term_exprs
+    from copygen.verify.invariants.houdini import Proof
+    from copygen.verify.invariants.infer import bases, guess
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.contract.world import World
     prog, routine = _routine(built_examples, "c910fast", "memcpy")
     snaps = collect(prog.image, "memcpy", "memcpy", routine.cut_points)
     # the unrolled loop: the head whose first ten instructions hold its
@@ -194,7 +194,7 @@ def test_a_long_byte_loop_keeps_the_first_and_last_visits_of_each_run(built_exam
     of 2000 bytes visits the backward byte loop ~2000 times.  collect keeps
     the first and last ENDS_KEPT visits of each run (the last one sees the
     count at its final value), and every visit of a shorter run."""
-    from copygen.verify import samples
+    from copygen.verify.invariants import samples
     prog, routine = _routine(built_examples, "c910fast", "memmove")
     snaps = samples.collect(prog.image, "memmove", "memmove", routine.cut_points)
     per_run: dict = {}
@@ -226,9 +226,9 @@ def test_alignment_cases_a_path_excludes_are_dropped_and_the_rest_kept():
     each of the 64 (S & 7, D & 7) cases: only the cases the path allows
     are left to query; a list without substitutions is never filtered."""
     import z3
-    from copygen.verify.dataproof import split_alignments
-    from copygen.verify.memcheck import live
-    from copygen.verify.world import World
+    from copygen.verify.checks.dataproof import split_alignments
+    from copygen.verify.checks.memcheck import live
+    from copygen.verify.contract.world import World
     w = World("to")
     cases = split_alignments(w)
     path = [w.D & 1 != 0, w.D & 2 == 0]
@@ -250,8 +250,8 @@ def test_a_misalignment_case_puts_its_value_into_every_other_formula():
     the case fact itself stays, a formula without the term is the same
     object, and a prover without a case changes nothing."""
     import z3
-    from copygen.verify.dataproof import ByteProver, CaseValue, split_offsets
-    from copygen.verify.world import World
+    from copygen.verify.checks.dataproof import ByteProver, CaseValue, split_offsets
+    from copygen.verify.contract.world import World
     w = World("to")
     _, case = split_offsets(w)[5]
     x = z3.BitVec("x", 64)
@@ -276,12 +276,12 @@ def test_a_misalignment_case_puts_its_value_into_every_other_formula():
 
 
 def _symbols(e):
-    from copygen.verify.z3ops import z3_vars
+    from copygen.verify.symbolic.z3ops import z3_vars
     return z3_vars(e)
 
 
 def test_segment_paths_multiply_at_branches_and_stop_at_cut_points():
-    from copygen.verify.program import back_edges, join_cuts, segment_paths
+    from copygen.verify.symbolic.program import back_edges, join_cuts, segment_paths
     # three diamonds in a row: 2 * 2 * 2 paths; a cut at the middle join splits them
     edges = {0: (1, 2), 1: (3,), 2: (3,), 3: (4, 5), 4: (6,), 5: (6,), 6: (7, 8), 7: (9,),
              8: (9,), 9: ()}
@@ -313,9 +313,9 @@ def test_a_query_takes_the_same_steps_whatever_ran_before_and_stops_at_its_budge
     has a context of its own: the same facts take the same number of steps
     after other work in the process, and a budget below that number stops
     the query, however fast or busy the machine is.  (The solver's own
-    steps: the store of answers, verify.answers, stays out of it.)"""
-    from copygen.verify import answers
-    from copygen.verify.budget import UNITS_PER_MS, Query
+    steps: the store of answers, verify.solver.answers, stays out of it.)"""
+    from copygen.verify.solver import answers
+    from copygen.verify.solver.budget import UNITS_PER_MS, Query
     monkeypatch.setattr(answers, "store", lambda: None)
     x, y = z3.BitVecs("x y", 16)
     wide = [z3.ZeroExt(16, v) for v in (x, y)]
@@ -341,7 +341,7 @@ def test_a_query_takes_the_same_steps_whatever_ran_before_and_stops_at_its_budge
 def test_a_counter_model_evaluates_the_callers_formulas():
     """Houdini drops the candidates a counter-model falsifies: the model
     lives in the query's own context, the candidates in the prover's."""
-    from copygen.verify.budget import Query
+    from copygen.verify.solver.budget import Query
     x = z3.BitVec("x", 64)
     q = Query([z3.ULT(x, 10), z3.Not(x == 3), z3.UGT(x, 7)])
     assert q.check(1000) == z3.sat
@@ -352,7 +352,7 @@ def test_a_replayed_model_gives_the_callers_terms_their_values():
     """The replay builds its run from a model of the failed check taken in
     the query's own context (the model the solver picks then does not
     depend on what ran before in the process); it reads the caller's terms."""
-    from copygen.verify.budget import Query
+    from copygen.verify.solver.budget import Query
     n, fo = z3.BitVecs("n fo", 64)
     nf = z3.Bool("nf")
     q = Query([n == 40, z3.ULT(fo, n), z3.UGE(fo, 39), z3.Not(nf)], logic="QF_ABV")
@@ -366,7 +366,7 @@ def test_a_replayed_model_gives_the_callers_terms_their_values():
 def test_c1_reads_as_the_string_routines_contract():
     """memcpy, memmove and memset return dst: their C1 says so, not the
     user copy's "returns 0" with a source to compare."""
-    from copygen.verify.clauses import clause_text
+    from copygen.verify.contract.clauses import clause_text
     for kind in ("memcpy", "memset", "memmove"):
         assert "returns dst" in clause_text("C1", kind)
         assert "src" not in clause_text("C1", kind)
@@ -377,8 +377,8 @@ def test_a_model_of_the_path_settles_a_branch_direction_without_the_solver():
     branch direction (or the access that does not fault) that model
     satisfies is feasible without a query; the other is asked."""
     from types import SimpleNamespace
-    from copygen.verify.explore import Explorer
-    from copygen.verify.world import World
+    from copygen.verify.symbolic.explore import Explorer
+    from copygen.verify.contract.world import World
     ex = Explorer(None, World("to"), [], [])
     x = z3.BitVec("x", 64)
     path = [z3.UGT(x, 5), z3.ULT(x, 100)]
@@ -405,12 +405,12 @@ def test_a_head_pins_only_what_every_path_into_it_brings_and_is_explored_again_a
     explorer.  kernel2021's __clear_user: 3 heads, the entry and one head
     explored again (every segment twice when the frame came from the first
     path alone)."""
-    from copygen.verify import explore
-    from copygen.verify.houdini import _explore, _frame
-    from copygen.verify.infer import bases
-    from copygen.verify.samples import collect
-    from copygen.verify.symstate import SymState
-    from copygen.verify.world import KINDS, World
+    from copygen.verify.symbolic import explore
+    from copygen.verify.invariants.houdini import _explore, _frame
+    from copygen.verify.invariants.infer import bases
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.symbolic.symstate import SymState
+    from copygen.verify.contract.world import KINDS, World
     world = World("clear")
     a, b = SymState.at_entry(world, 0x100), SymState.at_entry(world, 0x100)
     b.x[REG["a0"]] = world.R0[REG["a0"]] + 8
@@ -437,14 +437,14 @@ def test_a_head_pins_only_what_every_path_into_it_brings_and_is_explored_again_a
 def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
     """C4 (nothing at or past n - ret written) on a fault exit is asked
     first as W-free goals, one per store interval of the path and the
-    head's cursor interval (verify.coverage.inside_goals): they alone prove
+    head's cursor interval (verify.checks.coverage.inside_goals): they alone prove
     it; the query over W is the fallback."""
     from dataclasses import replace
-    from copygen.verify.houdini import Proof
-    from copygen.verify.infer import bases
-    from copygen.verify.prove import ClauseChecker, guess_all
-    from copygen.verify.samples import collect
-    from copygen.verify.world import KINDS, World
+    from copygen.verify.invariants.houdini import Proof
+    from copygen.verify.invariants.infer import bases
+    from copygen.verify.checks.prove import ClauseChecker, guess_all
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.contract.world import KINDS, World
     sym = "__clear_user"
     prog, routine = _routine(built_examples, "kernel2021", sym)
     kind = KINDS[sym]
@@ -469,12 +469,12 @@ def test_a_fault_exits_count_bound_and_store_intervals_need_no_fault_facts(
     follow from the path without the constraints that place the fault
     point: each is asked so first (fewer hypotheses, so a proof stands),
     and in full only if that fails."""
-    from copygen.verify import prove
-    from copygen.verify.houdini import Proof
-    from copygen.verify.infer import bases
-    from copygen.verify.samples import collect
-    from copygen.verify.world import KINDS, World
-    from copygen.verify.z3ops import mentions
+    from copygen.verify.checks import prove
+    from copygen.verify.invariants.houdini import Proof
+    from copygen.verify.invariants.infer import bases
+    from copygen.verify.invariants.samples import collect
+    from copygen.verify.contract.world import KINDS, World
+    from copygen.verify.symbolic.z3ops import mentions
     sym = "__clear_user"
     prog, routine = _routine(built_examples, "kernel2021", sym)
     kind = KINDS[sym]
@@ -508,9 +508,9 @@ def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
     """At an end that returns 0, "every byte of [0, n) written" is C1's goal
     without a fault and C3's with one: one check under the path condition
     alone stands for both (each part run only if it fails)."""
-    from copygen.verify.houdini import Proof
-    from copygen.verify.prove import ClauseChecker
-    from copygen.verify.world import World
+    from copygen.verify.invariants.houdini import Proof
+    from copygen.verify.checks.prove import ClauseChecker
+    from copygen.verify.contract.world import World
     prog, routine = _routine(built_examples, "pre2021", "__clear_user")
     w = World("clear")
     ck = ClauseChecker(Proof(prog, routine, w))
@@ -531,11 +531,11 @@ def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
 
 
 def test_a_proving_process_keeps_what_z3_frees():
-    """glibc takes the heap thresholds (verify.heap), so the one-shot
+    """glibc takes the heap thresholds (verify.solver.heap), so the one-shot
     contexts a proof creates and deletes reuse the heap's memory instead of
     faulting fresh pages in; a second call changes nothing."""
     import platform
-    from copygen.verify.heap import keep_freed
+    from copygen.verify.solver.heap import keep_freed
     assert keep_freed() == (platform.libc_ver()[0] == "glibc")
     assert keep_freed() == keep_freed()
 
@@ -546,7 +546,7 @@ def test_houdini_checks_a_loop_path_after_the_paths_into_its_loop():
     once, from what is left, not first from every guess and again after.
     The greatest inductive subset is the same either way."""
     from types import SimpleNamespace
-    from copygen.verify.houdini import Proof
+    from copygen.verify.invariants.houdini import Proof
     head = 0x100
     guesses = ["a", "b", "c"]
     # the entry refutes "c"; round the loop every guess at the start holds again

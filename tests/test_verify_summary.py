@@ -1,4 +1,4 @@
-"""Call summaries (verify.summary): memmove's calls of memcpy are taken by
+"""Call summaries (verify.symbolic.summary): memmove's calls of memcpy are taken by
 memcpy's own proof, not explored again inside memmove's proof; only where
 that proof holds, no sample run calls memcpy with overlapping buffers, the
 call passes memmove's own arguments and nothing was written before it."""
@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import z3
 
-from copygen.verify.clauses import BY_KIND
-from copygen.verify.program import Program
-from copygen.verify.prove import RoutineReport, prove_routine
-from copygen.verify.summary import candidates, names_sp
-from copygen.verify.world import World
+from copygen.verify.contract.clauses import BY_KIND
+from copygen.verify.symbolic.program import Program
+from copygen.verify.checks.prove import RoutineReport, prove_routine
+from copygen.verify.symbolic.summary import candidates, names_sp
+from copygen.verify.contract.world import World
 from tests.test_verify_memmove import BACKWARD_ONLY, FORWARD_ONLY
 
 # memcpy a byte at a time, forwards: right for every call of it; and
@@ -159,7 +159,7 @@ def test_a_memmove_that_trusts_memcpy_with_overlap_follows_it(tmp_path):
     """Handing memcpy a forward overlap is outside memcpy's contract: a
     sample run shows such a call, so it is followed, not summarised; with a
     backward memcpy the runs then break C1 before anything is proved."""
-    from copygen.verify.summary import overlapping_call
+    from copygen.verify.symbolic.summary import overlapping_call
     asked = []
     elf = _elf(tmp_path, BACKWARD, TAIL, "bwd", TRUSTING)
     rep = _prove(elf, callee=lambda sym, kind: asked.append(sym))

@@ -9,8 +9,8 @@ import weakref
 
 import pytest
 
-from copygen.verify.gcguard import proving
-from copygen.verify.prove import prove_routine
+from copygen.verify.solver.gcguard import proving
+from copygen.verify.checks.prove import prove_routine
 
 
 class _Node:

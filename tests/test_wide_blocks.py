@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError
-from copygen.gen.strategy import MAX_UNROLL
-from copygen.gen.uaccess_phases import steps
-from copygen.gen.validate import load_text
+from copygen.gen.front.strategy import MAX_UNROLL
+from copygen.gen.phases.uaccess_phases import steps
+from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 

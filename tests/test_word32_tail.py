@@ -1,13 +1,13 @@
 """A copy whose loop moves 32-bit words while the cursor is short of the
 end (Linux 6.12's memcpy.S copies its tail so when both buffers and the
 end allow): the cursor and the end stay whole words apart, a guess
-(verify.infer.BLOCK_MASKS) without which B1 and B2 stay unknown."""
+(verify.invariants.infer.BLOCK_MASKS) without which B1 and B2 stay unknown."""
 from __future__ import annotations
 
 import pytest
 
-from copygen.verify.clauses import required
-from copygen.verify.prove import prove_routine
+from copygen.verify.contract.clauses import required
+from copygen.verify.checks.prove import prove_routine
 
 # our own: 32-bit words when src, dst and the end are 4-aligned, else bytes
 WORD32 = """\
@@ -53,7 +53,7 @@ def test_a_32_bit_word_loop_is_proved(elf):
 
 @pytest.mark.slow
 def test_without_the_word_distance_its_bounds_stay_unknown(elf, monkeypatch):
-    from copygen.verify import infer
+    from copygen.verify.invariants import infer
     monkeypatch.setattr(infer, "BLOCK_MASKS", infer.MASKS)
     rep = prove_routine(elf, "__memcpy", "memcpy", jobs=1)
     assert rep.status["B1"] == "unknown", rep.status

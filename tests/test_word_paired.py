@@ -10,10 +10,10 @@ import re
 
 import pytest
 
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen.build import build_file
-from copygen.gen.validate import load_text
-from copygen.gen.variants import sweep_space
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.variants import sweep_space
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
 
@@ -135,8 +135,8 @@ def test_a_paired_block_costs_its_memory_slots_on_the_u74(tmp_path):
 def test_paired_word_loops_are_proved_for_every_n(tmp_path):
     """Both classes paired, the first wider than the register pool (two
     groups of loads and stores), proved with the full contract."""
-    from copygen.verify.prove import prove_routine
-    from copygen.verify.verdict import verdict
+    from copygen.verify.checks.prove import prove_routine
+    from copygen.verify.contract.verdict import verdict
     build = _build(tmp_path, "p", _text(first=16))
     rep = prove_routine(str(build.elf), "__asm_copy_to_user", "to")
     assert verdict(rep) == "proved", rep.status

@@ -2,7 +2,7 @@
 routine it makes under a workload and a size x alignment grid, proves the
 best, and keeps every result in an SQLite store that survives being killed.
 
-space (gen.variants) -> evaluate (build + bench, one process or a Dask
+space (gen.front.variants) -> evaluate (build + bench, one process or a Dask
 worker each) -> store (SQLite, committed per point) -> prove the top K
 (verify, with the proof cache) -> report (tables, report.md, plots, the
 winner as a .copy file).  tune.session.tune_sweep runs it all for one

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from copygen.emu.elf import read_elf
-from copygen.emu.profile import load_profile
+from copygen.emu.timing.profile import load_profile
 from copygen.gen.build import build_assembly, build_cached, build_vector_section
 from copygen.errors import CopygenError, Loc
-from copygen.gen.validate import load_text
-from copygen.gen.validate_phases import FILLS
+from copygen.gen.front.validate import load_text
+from copygen.gen.front.validate_phases import FILLS
 from copygen.measure.bench import Bench, Case
 from copygen.measure.dispatch import Dispatched, section_cost, section_cycles
 from copygen.measure.rank import expected_cycles

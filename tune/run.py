@@ -23,11 +23,11 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.gen import emit
+from copygen.gen.emission import emit
 from copygen.errors import CopygenError
-from copygen.gen.parse import read_source
-from copygen.gen.validate import STRING_FNS, load_text
-from copygen.gen.variants import Space, sweep_space
+from copygen.gen.front.parse import read_source
+from copygen.gen.front.validate import STRING_FNS, load_text
+from copygen.gen.front.variants import Space, sweep_space
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune.evaluate import SYMBOL, Job, evaluate
 from copygen.tune.store import Store, eval_workload
@@ -180,7 +180,7 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
     the guards), and keep going down the ranking until one is proved or 3 x
     top are tried.  Points over the size limit are never tried: none of
     them can win."""
-    from copygen.verify.cache import ProofCache, prover_fingerprint
+    from copygen.verify.solver.cache import ProofCache, prover_fingerprint
     tried, proved = 0, 0
     seen: set[str] = set()
     for row in ranked(store.results(run), guards, max_text):
@@ -197,9 +197,9 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
 
 
 def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
-    from copygen.verify.cache import prove_cached, prover_fingerprint
+    from copygen.verify.solver.cache import prove_cached, prover_fingerprint
     from copygen.gen.build import build_file
-    from copygen.verify.verdict import verdict
+    from copygen.verify.contract.verdict import verdict
     text = store.text_of(code)
     symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
     with tempfile.TemporaryDirectory(prefix="copygen-tune-") as d:

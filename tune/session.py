@@ -8,9 +8,9 @@ asked.  show_store(): the same ranking from a store, computing nothing.
 The caller watches through a Watch: the plan, messages, and stages with a
 count (the command line draws them as progress bars).
 
-Role: orchestration.  May import gen, emu.profile, measure.dispatch (the
+Role: orchestration.  May import gen, emu.timing.profile, measure.dispatch (the
 vector state's name), measure.bench (the timing fingerprint evaluations are
-kept under), verify.cache, tune.*, copygen.errors and the standard library.
+kept under), verify.solver.cache, tune.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.emu.profile import available, load_profile
+from copygen.emu.timing.profile import available, load_profile
 from copygen.errors import CopygenError, Loc
-from copygen.gen.parse import read_source
-from copygen.gen.validate import STRING_FNS, load_file
+from copygen.gen.front.parse import read_source
+from copygen.gen.front.validate import STRING_FNS, load_file
 from copygen.measure.bench import timing_fingerprint
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune import report
@@ -156,7 +156,7 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
 
 def _ranking(store: Store, run: str, base: dict, shown: int, report_dir: str | None, db: str,
              guards: list[str], max_text: int | None, ranked_only: bool = False) -> Ranking:
-    from copygen.verify.cache import prover_fingerprint
+    from copygen.verify.solver.cache import prover_fingerprint
     rows = ranked(store.results(run, prover_fingerprint()), {g: base[g] for g in guards if g in base},
                   max_text)
     meta = next(r for r in store.runs() if r["run"] == run)

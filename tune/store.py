@@ -13,7 +13,7 @@ Tables (schema SCHEMA):
            counted), the size x alignment grid, the seconds it took
   proofs   one row per code key: the verdict and each clause's status, and
            the fingerprint of the prover that gave it (an `unknown` from
-           another prover is proved again: verify.cache.prover_fingerprint)
+           another prover is proved again: verify.solver.cache.prover_fingerprint)
 
 Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed

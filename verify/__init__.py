@@ -5,13 +5,13 @@ Its modules, along the seams of a proof:
 * input and world: inputs (.copy/.S/.o/ELF -> linked ELF and routines),
   program (decoded code, loops, cut points), world (the symbols a proof
   quantifies over, the contract's machine), clauses (the contract);
-* symbolic machine: symstate (emu.semantics over Z3 values, z3ops), explore
+* symbolic machine: symstate (emu.insn.semantics over Z3 values, z3ops), explore
   (symbolic paths between cut points), nowrap (address no-wrap lemmas);
 * invariant inference: samples and concrete (runs in the emulator),
   candidates and infer (guessing), liveness (pruning), houdini (induction);
 * checks: prove (every clause for one routine), memcheck, dataproof,
   coverage (what memory holds), parallel (queries over processes);
-* vectors: vstate (emu.vsemantics over Z3 at a fixed VLEN, a vector
+* vectors: vstate (emu.insn.vsemantics over Z3 at a fixed VLEN, a vector
   access explored as one byte range), vprove (the vector routine's own
   contract);
 * counterexamples and bounded runs: replay (shrunk, replayed in the

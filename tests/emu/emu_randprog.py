@@ -12,8 +12,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from copygen.emu.encode import encode
-from copygen.emu.isa import IMM_LAYOUTS, REG_FIELDS
+from copygen.emu.insn.encode import encode
+from copygen.emu.insn.isa import IMM_LAYOUTS, REG_FIELDS
 
 CODE = 0x8000_0000
 KBUF = 0x7000_0000   # two kernel rw pages; x8 points between them

@@ -7,10 +7,10 @@ import tomllib
 import pytest
 
 from copygen import emu
-from copygen.emu.cost import EMPTY_STATE, Cache, CostModel, schedule, uop
-from copygen.emu.decode import decode
-from copygen.emu.encode import encode
-from copygen.emu.profile import PROFILE_DIR, available, load_profile, parse_profile
+from copygen.emu.timing.cost import EMPTY_STATE, Cache, CostModel, schedule, uop
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.encode import encode
+from copygen.emu.timing.profile import PROFILE_DIR, available, load_profile, parse_profile
 
 U74 = load_profile("u74")
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-import copygen.emu.isa as isa
-from copygen.emu.decode import ABI, decode
-from copygen.emu.encode import encode
+import copygen.emu.insn.isa as isa
+from copygen.emu.insn.decode import ABI, decode
+from copygen.emu.insn.encode import encode
 from copygen.emu.errors import IllegalInstruction
 from emu_build import CFLAGS, CROSS, needs_toolchain, run
 from emu_randprog import random_fields

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from copygen import emu
-from copygen.emu.encode import encode
+from copygen.emu.insn.encode import encode
 from emu_randprog import CODE, KBUF, UBUF, assemble, random_program
 
 

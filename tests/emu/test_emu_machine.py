@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from copygen import emu
-from copygen.emu.machine import SR_SUM
+from copygen.emu.hart.machine import SR_SUM
 
 USER = 0x1000_0000
 KERN = 0x9000_0000

@@ -8,9 +8,9 @@ import random
 import pytest
 
 from copygen import emu
-from copygen.emu.encode import encode
-from copygen.emu.isa import TABLE
-from copygen.emu.values import INT_OPS, MASK
+from copygen.emu.insn.encode import encode
+from copygen.emu.insn.isa import TABLE
+from copygen.emu.insn.values import INT_OPS, MASK
 
 M = MASK
 MIN = 1 << 63

@@ -9,11 +9,11 @@ import random
 
 import pytest
 
-from copygen.emu.encode import encode
-from copygen.emu.decode import decode
-from copygen.emu.isa import TABLE, VECTOR_NAMES
-from copygen.emu.semantics import SEMANTICS
-from copygen.emu.values import INT_OPS, MASK
+from copygen.emu.insn.encode import encode
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.isa import TABLE, VECTOR_NAMES
+from copygen.emu.insn.semantics import SEMANTICS
+from copygen.emu.insn.values import INT_OPS, MASK
 from emu_randprog import random_fields
 
 z3 = pytest.importorskip("z3")
@@ -21,7 +21,7 @@ MIN = 1 << 63
 
 
 class Z3Ops:
-    """A minimal Z3 instance of emu.values.Ops (the verifier will own the real one)."""
+    """A minimal Z3 instance of emu.insn.values.Ops (the verifier will own the real one)."""
 
     def const(self, x):
         return z3.BitVecVal(x & MASK, 64)

@@ -10,8 +10,8 @@ import random
 import pytest
 
 from copygen import emu
-from copygen.emu.encode import encode
-from copygen.emu.machine import SR_VS, SR_VS_DIRTY, SSTATUS
+from copygen.emu.insn.encode import encode
+from copygen.emu.hart.machine import SR_VS, SR_VS_DIRTY, SSTATUS
 
 CODE, DATA, PAGE = 0x8020_0000, 0x1000_0000, 4096
 RET = encode("jalr", rd=0, rs1=1, imm=0)

@@ -1,5 +1,5 @@
 """Vector cost profiles: the [vector] tables, their validation, and how a
-vector access is charged by the bytes it moves (emu.vcost through emu.cost)."""
+vector access is charged by the bytes it moves (emu.timing.vcost through emu.timing.cost)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from types import SimpleNamespace
 import pytest
 
 from copygen import emu
-from copygen.emu.cost import CostModel
-from copygen.emu.decode import decode
-from copygen.emu.encode import encode
-from copygen.emu.profile import PROFILE_DIR, load_profile, parse_profile
-from copygen.emu.vcost import full_beats, occupancy, span_beats
+from copygen.emu.timing.cost import CostModel
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.encode import encode
+from copygen.emu.timing.profile import PROFILE_DIR, load_profile, parse_profile
+from copygen.emu.timing.vcost import full_beats, occupancy, span_beats
 
 X60, X280 = load_profile("x60"), load_profile("x280")
 M8 = 0b011                    # vtype: e8, m8

@@ -1,6 +1,6 @@
 """The vector semantics are domain-independent too: every vector row runs over
 Z3 (vl, vstart, addresses, element data and the loaded value symbolic; VLEN
-and vtype concrete, as emu.vsemantics says) and agrees with the Python-int
+and vtype concrete, as emu.insn.vsemantics says) and agrees with the Python-int
 domain once the symbols are given the same values."""
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import random
 
 import pytest
 
-from copygen.emu.decode import decode
-from copygen.emu.encode import encode
-from copygen.emu.isa import TABLE, VECTOR_NAMES
-from copygen.emu.semantics import SEMANTICS
-from copygen.emu.values import INT_OPS, MASK
-from copygen.emu.vsemantics import VL, VSTART
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.encode import encode
+from copygen.emu.insn.isa import TABLE, VECTOR_NAMES
+from copygen.emu.insn.semantics import SEMANTICS
+from copygen.emu.insn.values import INT_OPS, MASK
+from copygen.emu.insn.vsemantics import VL, VSTART
 from emu_randprog import random_fields
 from test_emu_symbolic import Recorder, Z3Ops
 

@@ -1,4 +1,4 @@
-"""Out-of-order engine (emu.ooo, emu.memhier, emu.predictor): cycle counts
+"""Out-of-order engine (emu.timing.ooo, emu.timing.memhier, emu.timing.predictor): cycle counts
 worked out by hand on a small made-up core, one mechanism per test.
 
 The core (TOY below): dispatch 2 per cycle, retire 2, one pipe per class
@@ -15,13 +15,13 @@ import tomllib
 import pytest
 
 from copygen import emu
-from copygen.emu.decode import decode
-from copygen.emu.encode import encode
-from copygen.emu.memhier import DRAM, L1, L2, PF_DRAM, Hierarchy
-from copygen.emu.ooo import MISPREDICT, RET_LAST, TAKEN, empty_state, engine, step
-from copygen.emu.cost import uop
-from copygen.emu.predictor import make_predictor
-from copygen.emu.profile import parse_profile
+from copygen.emu.insn.decode import decode
+from copygen.emu.insn.encode import encode
+from copygen.emu.timing.memhier import DRAM, L1, L2, PF_DRAM, Hierarchy
+from copygen.emu.timing.ooo import MISPREDICT, RET_LAST, TAKEN, empty_state, engine, step
+from copygen.emu.timing.cost import uop
+from copygen.emu.timing.predictor import make_predictor
+from copygen.emu.timing.profile import parse_profile
 
 TOY_TOML = """
 name = "toy"

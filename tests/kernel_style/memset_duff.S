@@ -4,7 +4,7 @@
  * stores the words beyond whole 4-word blocks by jumping into its run of
  * 4 stores (Duff's device), as Linux's arch/riscv/lib/memset.S enters its
  * run of 32.  The verifier follows such a jump to each store of the run
- * the path allows (verify.program.Program.run_targets).
+ * the path allows (verify.symbolic.program.Program.run_targets).
  */
 
 #include <linux/linkage.h>
