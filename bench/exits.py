@@ -9,9 +9,6 @@ Role: `exit_status`.  May import copygen's error classes only.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from copygen.emu.errors import ElfError, EmuError, ProfileError  # noqa: E402
 from copygen.errors import CopygenError, ToolError  # noqa: E402

@@ -86,7 +86,7 @@ VECTOR_STATE_HELP = ("Share of vector calls that find the user's vector state di
                      "dirty (1: it saves and restores the user's vector registers and CSRs too, "
                      "about 200 cycles on x60 and x280), or a number from 0 to 1 (0.25).  It "
                      "prices the section around each vector call of a point with a `vector` line "
-                     "(shim/vector_section.S, as bench/vector_threshold.py measures it), so it "
+                     "(shim/vector_section.S, as bench/tune/vector_threshold.py measures it), so it "
                      "moves the threshold the tuner picks.  Evaluations are kept per state: a "
                      "store's results under one state are never reused for another.")
 

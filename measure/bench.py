@@ -1,7 +1,7 @@
 """Measure the copy routines of a linked ELF: cycles per (routine, size, alignment).
 
 Role: the measuring core of `copygen bench` / `copygen rank` and of
-bench/calibrate.py.  Knows each kernel routine's calling convention and which
+bench/calibration/calibrate.py.  Knows each kernel routine's calling convention and which
 side of the copy is user memory; places the buffers at the requested offsets
 from a page boundary, runs every case warm (a first call fills the modelled
 L1 D-cache, as a benchmark loop over the same buffers does; on an

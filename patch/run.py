@@ -149,7 +149,7 @@ def _refuse_unproven(steps: list[Step], built) -> None:
 
 
 class Stages(dict):
-    """Seconds spent in each stage of a patch (bench/kernel_loop.py records them)."""
+    """Seconds spent in each stage of a patch (bench/kernel/kernel_loop.py records them)."""
 
     @contextmanager
     def __call__(self, name: str):

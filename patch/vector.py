@@ -163,7 +163,7 @@ def commit_message(p: Plan, st: Strategy, change: message.Change, version: str, 
             break
     body += ["", *message.proofs(change.before, change.after, (KIND,)),
              "    (each entry point at VLEN 128, 256, 512 and 1024)", "",
-             *textwrap.wrap("Not benched here: bench/vector_threshold.py times the loop and "
+             *textwrap.wrap("Not benched here: bench/tune/vector_threshold.py times the loop and "
                             "the threshold per core (docs/vector.md).", WIDTH), "",
              "Reproduce:", command, "", f"Signed-off-by: {signoff}"]
     return "\n".join(line.rstrip() for line in body) + "\n"

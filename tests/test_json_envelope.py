@@ -2,7 +2,7 @@
 input and on bad: one JSON object on stdout, {"schema": 1, "command": ...,
 "ok": ...}; when not ok, "error": {message, file, line, col, hint} at the
 top, the file naming the bad input.  (patch on good input needs a kernel
-tree and proofs: tests/test_patch.py checks its envelope.)"""
+tree and proofs: tests/patch/test_patch.py checks its envelope.)"""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""bench/suite_time.py: a pytest run's durations summed per file, the
+"""bench/suite/suite_time.py: a pytest run's durations summed per file, the
 slowest steps first, the summary line's count and wall time."""
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ import sys
 
 from tests.conftest import ROOT
 
-sys.path.insert(0, str(ROOT / "bench"))
-import suite_time  # noqa: E402
+from bench.suite import suite_time
 
 LOG = """bringing up nodes...
 ============================= slowest durations ==============================

@@ -2,7 +2,7 @@
 
 A C memset cannot store the words left after its last whole block without
 branches that the static predictor of an in-order core gets wrong (GCC
-makes a switch a table load and a jump, bench/memset_forms.py measures
+makes a switch a table load and a jump, bench/tune/memset_forms.py measures
 it).  This memset enters its run of `words unroll` stores at the store
 that leaves exactly the words to store (Duff's device): the first pass
 stores the words beyond whole runs, every later pass a whole run, and

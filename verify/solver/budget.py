@@ -41,14 +41,14 @@ import z3
 from copygen.verify.solver import answers
 from copygen.verify.symbolic.presolve import arith_masks
 
-# Units per idle millisecond: bench/solver_units.py logs every query of
+# Units per idle millisecond: bench/verify/solver_units.py logs every query of
 # `copygen verify` with its units and seconds; docs/verifier.md has the
 # figures this rate comes from.
 UNITS_PER_MS = 4000
 # Wall-clock backstop, in multiples of the budget's idle time.
 BACKSTOP = 10
 # The SMT core's pipeline for a Query about bit-vectors; CORE False asks
-# QF_BV's default alone (bench/prover_ab.py measures one against the other).
+# QF_BV's default alone (bench/verify/prover_ab.py measures one against the other).
 CORE_TACTICS = ("simplify", "propagate-values", "solve-eqs", "elim-uncnstr", "smt")
 CORE = True
 

@@ -12,7 +12,7 @@ query this adds the fact
 
 which follows from the preconditions (LOW <= D <= HIGH - n: neither sum
 wraps), so adding it changes no verdict; the solver then needs no carry
-chain through D.  tests/test_verify_nowrap.py
+chain through D.  tests/verify/test_verify_nowrap.py
 proves the schema from the preconditions.
 
 Role: `lemmas(world, formulas)`.  May import z3, verify.contract.world, verify.symbolic.z3ops.

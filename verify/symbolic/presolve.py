@@ -21,8 +21,8 @@ import z3
 # the term is kept so that its id is not reused while it is remembered
 _DONE: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 _LIMIT = 400_000
-# off only to measure what the rewrite saves (bench/prover_ab.py --switch presolve,
-# bench/verify_profile.py --no-presolve)
+# off only to measure what the rewrite saves (bench/verify/prover_ab.py --switch presolve,
+# bench/verify/verify_profile.py --no-presolve)
 REWRITE = True
 
 

@@ -32,7 +32,7 @@ leaves is, from the semantics, an if-then-else over every element (1024
 of them at e8, m8, VLEN 1024), each guarded by all the elements before
 it; unmasked and from vstart 0 it is put in closed form (`trimmed_vl`):
 the elements are accessible up to the one that holds FO, so vl becomes
-(FO - base) / size where that lies below vl (tests/test_vector_ff_vl.py
+(FO - base) / size where that lies below vl (tests/verify/test_vector_ff_vl.py
 proves the two equal wherever element 0 did not fault).
 
 Role: one vector instruction's effects over Z3.  May import z3,

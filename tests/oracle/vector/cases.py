@@ -92,7 +92,7 @@ def _fill_bodies() -> list[Body]:
 
 
 # the chunk loop of gen.lower.lower_vector.clear_function (label and fixup aside;
-# tests/test_emu_vector_vs_qemu.py checks that they agree)
+# tests/emu/test_emu_vector_vs_qemu.py checks that they agree)
 CLEAR_LOOP = ("vsetvli t0, zero, e8, {lmul}, ta, ma", "vmv.v.i v0, 0", "1:",
               "vsetvli t0, a1, e8, {lmul}, ta, ma", "vse8.v v0, (a0)", "sub a1, a1, t0",
               "add a0, a0, t0", "bnez a1, 1b")
@@ -103,7 +103,7 @@ def _clear_bodies() -> list[Body]:
 
 
 # gen.lower.lower_vector's e16..e64 forms (fixups and SUM aside; 1: the loop,
-# 2: the tail, 3: the return; tests/test_emu_vector_vs_qemu.py checks them)
+# 2: the tail, 3: the return; tests/emu/test_emu_vector_vs_qemu.py checks them)
 WIDE_COPY = ("li t2, {b}", "bltu a2, t2, 2f", "1:", "srli t1, a2, {lg}",
              "vsetvli t1, t1, e{sew}, {lmul}, ta, ma", "{wload} v0, (a1)", "{wvl}",
              "slli t0, t1, {lg}", "sub a2, a2, t0", "add a1, a1, t0", "vse{sew}.v v0, (a0)",
