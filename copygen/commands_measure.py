@@ -20,8 +20,10 @@ from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.dispatch import (CLEAR, COPY, COPY_FROM, VECTOR_PATH, Dispatched,
                                       parse_vector_state, section_cost, section_cycles,
                                       vector_state_name)
+from copygen.measure import measured
 from copygen.measure.rank import expected_cycles, plan, rank as rank_routines
-from copygen.measure.render import bench_csv, bench_tables, plot_bench, rank_csv, rank_table, size_table
+from copygen.measure.render import (bench_csv, bench_tables, measured_fields, plot_bench, rank_csv, rank_table,
+                                    size_table)
 from copygen.measure.size import routine_sizes
 from copygen.measure.workload import ALIGN_MIXES, SIZE_WORKLOADS, make_workload, parse_aligns, parse_sizes
 from copygen.output import (EXIT_HELP, ROUTINE_HELP, command, envelope, named_files, output_dir,
@@ -129,9 +131,12 @@ def _dispatch_lines(said: dict) -> list[str]:
               help=VECTOR_STATE_HELP)
 @click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
               help=CACHE_HELP)
+@click.option("--measured", "measured_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A board's measurements (docs/measurements.md; repeatable): cells measured "
+                   "for FILE's routines show the board's figure, marked m; the rest stay modelled.")
 @command("bench")
 def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, vector_state,
-          build_cache) -> int:
+          build_cache, measured_files) -> int:
     """Cycles and bytes/cycle of each routine in FILE per (size, src, dst alignment).
 
     Builds FILE, runs every routine it defines (copy_to/from_user, clear_user,
@@ -147,6 +152,7 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
     if plot:
         output_file(plot, "--plot")
     size_list, pairs = parse_sizes(sizes), parse_aligns(aligns)
+    cells = measured.load(list(measured_files), file) if measured_files else None
     st, elf = _built(file, Path(build_cache))
     targets = st.targets
     prof = _profile(profile, targets)
@@ -166,18 +172,30 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
         limit = 4.0 * prof.mem_pipes if prof.mem_pipes else None
         plot_bench(samples, Path(plot), f"{Path(file).name} on {prof.name}", limit)
         click.echo(f"wrote {plot}", err=True)
+    def board(s):
+        return cells.get(s.routine, s.size, s.src_align, s.dst_align, warm=not cold) if cells else None
     if as_json:
         envelope("bench", True, file=file, elf=str(elf), profile=prof.name, warm=not cold,
                  vector_dispatch=dispatch, sizes=[z.as_dict() for z in sizes],
-                 samples=[s.as_dict() for s in samples])
+                 measured_on=cells.provenance() if cells else None,
+                 samples=[s.as_dict() | measured_fields(s, board(s)) for s in samples])
     elif as_csv:
-        click.echo(bench_csv(samples), nl=False)
+        click.echo(bench_csv(samples, board), nl=False)
     else:
-        print_tables(*bench_tables(samples, prof.name, plain=plain_tables()),
+        print_tables(*bench_tables(samples, prof.name, plain=plain_tables(), measured=board),
                      size_table(sizes, plain=plain_tables()))
-        for line in _dispatch_lines(dispatch):
+        for line in _dispatch_lines(dispatch) + _measured_lines(cells, samples, board):
             click.echo(line)
     return 0
+
+
+def _measured_lines(cells, samples, board) -> list[str]:
+    """Where the marked cells come from, and how many there are."""
+    if cells is None:
+        return []
+    n = sum(board(s) is not None for s in samples)
+    return [f"m: {n} of {len(samples)} cells {cells.provenance() if n else 'measured: none of these cells'}; "
+            f"the rest modelled by the profile"]
 
 
 def _bench_cases(symbols: list[str], sizes: list[int], pairs: list[tuple[int, int]]) -> list[Case]:

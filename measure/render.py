@@ -4,7 +4,7 @@ a row, for a pipe), CSV, JSON-ready rows, PNG plots.
 Role: everything `copygen bench`/`rank` print or write, kept out of the
 command glue.  Plots use matplotlib's Agg backend (no display needed), imported
 only when a plot is asked for.
-Imports: rich, matplotlib (lazily), measure.bench, measure.rank, measure.size, the standard library.
+Imports: rich, matplotlib (lazily), measure.bench, measure.measured, measure.rank, measure.size, the standard library.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from rich import box
 from rich.table import Table
 
 from copygen.measure.bench import KINDS, Sample
+from copygen.measure.measured import Measured
 from copygen.measure.rank import Expected
 from copygen.measure.size import RoutineSize
 
@@ -34,14 +35,18 @@ def _table(title: str, plain: bool) -> Table:
     return Table(title=title)
 
 
-def bench_tables(samples: list[Sample], profile: str, plain: bool = False) -> list[Table]:
+def bench_tables(samples: list[Sample], profile: str, plain: bool = False,
+                 measured=lambda s: None) -> list[Table]:
     """One table per routine: a row per size, a column per (src:dst) pair,
-    cells 'cycles (bytes/cycle)'; `plain`: see _table."""
+    cells 'cycles (bytes/cycle)'; `plain`: see _table.  A cell `measured`
+    (a Sample -> Measured or None) gives shows the board's figure, marked
+    `m`; the others stay the profile's."""
     tables = []
+    what = "; m: measured" if any(measured(s) for s in samples) else ""
     for routine in dict.fromkeys(s.routine for s in samples):
         mine = [s for s in samples if s.routine == routine]
         pairs = list(dict.fromkeys((s.src_align, s.dst_align) for s in mine))
-        t = _table(f"{routine} ({mine[0].kind}) on {profile}: cycles (bytes/cycle)", plain)
+        t = _table(f"{routine} ({mine[0].kind}) on {profile}: cycles (bytes/cycle){what}", plain)
         t.add_column("size", justify="right", no_wrap=plain)
         copy = KINDS[routine].form == "copy"
         for src, dst in pairs:
@@ -51,10 +56,25 @@ def bench_tables(samples: list[Sample], profile: str, plain: bool = False) -> li
             row = [str(size)]
             for src, dst in pairs:
                 s = cell.get((size, src, dst))
-                row.append(f"{s.cycles} ({s.bytes_per_cycle:.2f})" if s else "-")
+                row.append(_cell(s, measured(s)) if s else "-")
             t.add_row(*row)
         tables.append(t)
     return tables
+
+
+def _cell(s: Sample, m: Measured | None) -> str:
+    if m is None:
+        return f"{s.cycles} ({s.bytes_per_cycle:.2f})"
+    return f"m {m.cycles:.0f} ({s.size / m.cycles:.2f})"
+
+
+def measured_fields(s: Sample, m: Measured | None) -> dict:
+    """The JSON/CSV fields that say where a sample's figure comes from:
+    `cycles` stays the profile's; a measured cell adds the board's."""
+    if m is None:
+        return {"source": "modelled", "measured_cycles": None}
+    return {"source": "measured", "measured_cycles": round(m.cycles, 2), "measured_method": m.method,
+            "measured_spread": m.spread, "measured_board": m.board}
 
 
 def size_table(sizes: list[RoutineSize], plain: bool = False) -> Table:
@@ -69,12 +89,13 @@ def size_table(sizes: list[RoutineSize], plain: bool = False) -> Table:
     return t
 
 
-def bench_csv(samples: list[Sample]) -> str:
+def bench_csv(samples: list[Sample], measured=lambda s: None) -> str:
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, extrasaction="ignore", lineterminator="\n")
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS + ["source", "measured_cycles"], extrasaction="ignore",
+                       lineterminator="\n")
     w.writeheader()
     for s in samples:
-        w.writerow(s.as_dict())
+        w.writerow(s.as_dict() | measured_fields(s, measured(s)))
     return buf.getvalue()
 
 
