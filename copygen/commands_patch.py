@@ -3,7 +3,8 @@
 Role: command-line glue over patch.run.make_patch; prints each patch's
 subject, its table and proof summary, where the patch files are, and what
 the tree's checkpatch said (or the JSON envelope).
-May import click, patch, copygen.errors, verify.solver.parallel, copygen.output.
+May import click, patch, measure.measured, copygen.errors, verify.solver.parallel,
+copygen.output.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import click
 
 from copygen.errors import CopygenError
 from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
+from copygen.measure import measured
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
 from copygen.verify.solver.parallel import default_jobs
@@ -114,10 +116,14 @@ def _show(res) -> None:
                    "in the message; a test the patch breaks refuses it (exit 3).  Minutes: the "
                    "first build of a tree about 10, each boot about 4.")
 @click.option("--no-vector", is_flag=True, help="With --test kunit: boot only without the V extension.")
+@click.option("--measured", "measured_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A board's measurements of the tree's files and of FILE (copygen hwbench; "
+                   "docs/measurements.md; repeatable): the cases measured for both go into the "
+                   "message as measured, beside the model's table.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @command("patch")
 def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch, proof_cache,
-          no_cache, jobs, tests, no_vector, as_json) -> int:
+          no_cache, jobs, tests, no_vector, measured_files, as_json) -> int:
     """Turn FILE's uaccess routines into a kernel patch on a new branch of a tree.
 
     Replaces only the bodies the strategy owns in the tree's
@@ -131,13 +137,15 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
     """
     output_dir(outdir, "-o")
     named_files(profile=profiles)
+    if measured_files:
+        measured.load(list(measured_files), file)       # a bad or emulated file stops here
     if not no_cache:
         output_dir(proof_cache, "--proof-cache")
     req = Request(file, tree, kinds=tuple(dict.fromkeys(_block(r) for r in routines)),
                   routines=tuple(routines), outdir=outdir, profiles=tuple(profiles), series=series,
                   allow_unproven=allow_unproven, branch=branch, entries=_entries(tuple(routines)),
                   proof_cache=None if no_cache else proof_cache, jobs=max(1, jobs or default_jobs()),
-                  kunit="kunit" in tests, kunit_vector=not no_vector)
+                  kunit="kunit" in tests, kunit_vector=not no_vector, measured=tuple(measured_files))
     res = make_patch(req, tell=lambda msg: click.echo(msg, err=True))
     if as_json:
         envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
@@ -147,6 +155,8 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
                  commits=[{"commit": s.commit, "subject": s.message.splitlines()[0],
                            "routines": list(s.kinds), "message": s.message,
                            "rows": [asdict(r) for r in s.change.rows],
+                           "measured_rows": [asdict(r) for r in s.change.board],
+                           "measured_on": s.change.board_on or None,
                            "before": {k: [asdict(p) for p in v] for k, v in s.change.before.items()},
                            "after": {k: [asdict(p) for p in v] for k, v in s.change.after.items()}}
                           for s in res.steps])

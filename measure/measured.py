@@ -96,3 +96,13 @@ def _cpu(cpuinfo, row: Row | None) -> str:
     if row is not None and row.core:
         return f"{row.core}" + (f" at {row.clock_ghz:g} GHz" if row.clock_ghz else "")
     return "CPU not recorded"
+
+
+def class_mean(cells: Cells, routine: str, size: int, offsets, warm: bool = True) -> float | None:
+    """The mean measured cycles over an alignment class's offset pairs, the
+    way the modelled tables average them; None unless every pair was
+    measured (a class is not stood for by a part of it)."""
+    got = [cells.get(routine, size, s, d, warm) for s, d in offsets]
+    if not got or any(m is None for m in got):
+        return None
+    return sum(m.cycles for m in got) / len(got)

@@ -13,6 +13,8 @@ with the kernel's own flags (kernel.kbuild), linked with the shim's script.
 
 Role: ELFs, proofs and benches for the patch.  May import verify, measure,
 emu.timing.profile, gen (build, toolchain, resources) and the standard library.
+A board's measurements (measure.measured) give the cells it measured of
+both states, kept apart from the modelled ones.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from copygen.emu.timing.profile import Profile
 from copygen.gen import toolchain
 from copygen.gen.build import shim_elf
 from copygen.gen.resources import shim_dir
+from copygen.measure import measured
 from copygen.measure.bench import Bench, Case
 from copygen.verify.solver.cache import ProofCache, prove_cached
 from copygen.verify.contract.inputs import routines
@@ -138,3 +141,32 @@ def measure(before: State, after: State, kinds: tuple[str, ...], profiles: list[
                 new = _cycles(after.elf, prof, sym, pairs, sizes)
                 rows += [Row(prof.name, name, n, cls, old[n, cls], new[n, cls]) for n, cls in old]
     return rows
+
+
+# the tree's file each benched routine comes from, as a board run names it
+TREE_SOURCE = {"__asm_copy_to_user": "uaccess.S", "__clear_user": "uaccess.S", "memcpy": "memcpy.S",
+               "memmove": "memmove.S", "memset": "memset.S"}
+
+
+def board_rows(files: tuple[str, ...], source: str, kinds: tuple[str, ...],
+               sizes=SIZES) -> tuple[list[Row], str]:
+    """The cells a board measured of both the tree's routines (their .S
+    file) and the generated ones (`source`, the .copy), as Rows whose
+    profile is "measured"; and where they were measured.  A cell is there
+    only when every offset pair of its class was measured in both."""
+    if not files:
+        return [], ""
+    after = measured.load(list(files), source)
+    rows, used = [], [after]
+    for kind in kinds:
+        for sym, name, pairs in BENCHED[kind]:
+            before = measured.load(list(files), TREE_SOURCE[sym])
+            used.append(before)
+            for n in sizes:
+                for cls, offsets in pairs.items():
+                    old = measured.class_mean(before, sym, n, offsets)
+                    new = measured.class_mean(after, sym, n, offsets)
+                    if old is not None and new is not None:
+                        rows.append(Row("measured", name, n, cls, old, new))
+    where = "; ".join(dict.fromkeys(c.provenance() for c in used if c.tables))
+    return rows, where

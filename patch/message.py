@@ -48,6 +48,8 @@ class Change:
     draft: bool = False
     kunit: tuple[str, ...] = ()              # KUnit results, one line per suite (kunit_lines)
     memmove_in_memcpy: bool = False              # memmove in memcpy.S, after memcpy
+    board: tuple[Row, ...] = ()              # cells a board measured, before and after
+    board_on: str = ""                       # "measured on BOARD (CPU, kernel, date)"
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
@@ -248,6 +250,28 @@ def speed(rows: list[Row], calibration: dict[str, str]) -> list[str]:
                  f"({case(worst)}).  Cycles before and after:")
 
 
+def board_speed(rows: tuple[Row, ...], where: str) -> list[str]:
+    """How the measured cycles move, said apart from the model's."""
+    fewer = sum(r.after < r.before for r in rows)
+    slower = sum(r.after > r.before for r in rows)
+    return _wrap(f"{where[0].upper() + where[1:]}, the tree's routines and these alike "
+                 f"(copygen hwbench): "
+                 f"fewer cycles in {fewer} of the {len(rows)} cases measured, more in "
+                 f"{slower or 'none'}; mean {100 * mean_change(list(rows)):+.1f}%.  "
+                 f"Cycles before and after:")
+
+
+def evidence_lines(ch: Change) -> list[str]:
+    """The speed paragraphs and tables: measured first when a board gave
+    figures, then the model's for every case."""
+    out: list[str] = []
+    if ch.board:
+        out += ["", *board_speed(ch.board, ch.board_on), "", *table(list(ch.board))]
+    if ch.rows:
+        out += ["", *speed(ch.rows, ch.calibration), "", *table(ch.rows)]
+    return out
+
+
 def table(rows: list[Row], calibration: dict[str, str] | None = None) -> list[str]:
     """Cycles before and after per profile: one line per size, each
     routine's alignment classes side by side (four to a table)."""
@@ -361,9 +385,7 @@ def reproduce(version: str, command: str, source: str, name: str,
 
 def commit_message(ch: Change, version: str, command: str, source: str, name: str,
                    signoff: str) -> str:
-    body = [subject(ch), "", *_changed(ch), "", *_why(ch)]
-    if ch.rows:
-        body += ["", *speed(ch.rows, ch.calibration), "", *table(ch.rows)]
+    body = [subject(ch), "", *_changed(ch), "", *_why(ch), *evidence_lines(ch)]
     body += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
     if ch.kunit:
         body += ["", "KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:",
@@ -376,8 +398,6 @@ def commit_message(ch: Change, version: str, command: str, source: str, name: st
 def cover_letter(ch: Change) -> tuple[str, str]:
     """(subject, blurb) of a series' cover letter: the combined evidence."""
     subj = subject(ch)
-    blurb = [*_changed(ch), "", *_why(ch)]
-    if ch.rows:
-        blurb += ["", *speed(ch.rows, ch.calibration), "", *table(ch.rows)]
+    blurb = [*_changed(ch), "", *_why(ch), *evidence_lines(ch)]
     blurb += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
     return subj, "\n".join(line.rstrip() for line in blurb)

@@ -61,6 +61,7 @@ class Request:
     jobs: int = 1
     kunit: bool = False               # --test kunit: build, boot and test base and patch
     kunit_vector: bool = True         # ... a second boot with the V extension on
+    measured: tuple[str, ...] = ()    # --measured: a board's measurement files
 
 
 @dataclass
@@ -179,10 +180,12 @@ def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) 
             evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell)
         with clock("bench"):
             rows = evidence.measure(before, after, s.kinds, profiles, tell=tell)
+        board, board_on = evidence.board_rows(req.measured, req.source, s.kinds)
         s.change = message.Change(s.kinds, "", {k: before.proofs[k] for k in s.kinds},
                                   {k: after.proofs[k] for k in s.kinds}, rows, cal,
                                   skipped=tuple(after.skipped), draft=req.allow_unproven and any(
-                                      p.verdict != "proved" for k in s.kinds for p in after.proofs[k]))
+                                      p.verdict != "proved" for k in s.kinds for p in after.proofs[k]),
+                                  board=tuple(board), board_on=board_on)
 
 
 def _vector_proofs(state, cache, tell) -> list:
@@ -245,6 +248,10 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
         if set(req.kinds) != {vector.KIND}:
             raise CopygenError("--routine vector_usercopy makes a patch of its own",
                                hint="patch the scalar blocks in a second run")
+        if req.measured:
+            raise CopygenError("--measured is not taken by the vector patch: its cases are benched "
+                               "at VLENs a board run does not record",
+                               hint="leave out --measured, or patch the scalar blocks with it")
         return make_vector_patch(req, tell)
     st = load_file(req.source, available())
     kinds = _kinds(st, req.kinds, req.series)
@@ -303,13 +310,15 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     with clock("bench"):
         rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
     memcpy_s = step.files.get(stringfile.MEMCPY_S) or ""
+    board, board_on = evidence.board_rows(req.measured, req.source, ("string",))
     step.change = message.Change(("string",), message.string_layout(asm),
                                  {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
                                  {p.name: p.calibration_error for p in profiles},
                                  draft=req.allow_unproven and any(
                                      p.verdict != "proved" for p in after.proofs["string"]),
-                                 memmove_in_memcpy="SYM_FUNC_START(__memmove)" in memcpy_s)
+                                 memmove_in_memcpy="SYM_FUNC_START(__memmove)" in memcpy_s,
+                                 board=tuple(board), board_on=board_on)
 
 
 def _commit_steps(req, st, tree, layout, steps) -> str:
@@ -374,7 +383,8 @@ def _fill_cover(path: Path, steps: list[Step], layout: str) -> None:
                               [r for c in chs for r in c.rows],
                               {k: v for c in chs for k, v in c.calibration.items()},
                               sum((c.skipped for c in chs), ()), any(c.draft for c in chs),
-                              chs[-1].kunit)
+                              chs[-1].kunit, board=sum((c.board for c in chs), ()),
+                              board_on="; ".join(dict.fromkeys(c.board_on for c in chs if c.board_on)))
     subject, blurb = message.cover_letter(combined)
     text = path.read_text()
     text = text.replace("*** SUBJECT HERE ***", subject)

@@ -220,7 +220,8 @@ def test_progress_names_the_states_base_tree_and_patched(monkeypatch, tmp_path):
     monkeypatch.setattr(evidence, "measure", lambda *a, **k: [])
     monkeypatch.setattr(run.message, "Change", lambda *a, **k: None)
     steps = [SimpleNamespace(kinds=("copy_user",)), SimpleNamespace(kinds=("clear_user",))]
-    req = SimpleNamespace(proof_cache=None, jobs=1, entries=None, allow_unproven=True)
+    req = SimpleNamespace(proof_cache=None, jobs=1, entries=None, allow_unproven=True, measured=(),
+                          source="x.copy")
     run._evidence(["a", "b", "c"], steps, req, [], tmp_path, said.append, run.Stages())
     assert said == ["proving x, after (patched: copy_user)", "proving x, after (patched: clear_user)",
                     "proving x, before (base tree)", "proving x, after (patched: copy_user)"]
@@ -517,7 +518,7 @@ def test_a_string_patch_is_faster_only_if_no_case_is_slower():
     assert message.subject(within).endswith("in C, faster")
 
 
-# --- the three layouts a maintained kernel has (DOMAIN.md section 7) ---------
+# --- the three layouts a maintained kernel has (docs/patching.md) ---------
 
 DISPATCH_6_8 = """#ifdef CONFIG_RISCV_ISA_V
 \t/*
