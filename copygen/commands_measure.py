@@ -109,6 +109,25 @@ def _vector_dispatch(path: str, st, bench: Bench, chosen: list[str], prof: Profi
     return out, said
 
 
+def _board_expectation(cells, r, wl) -> dict | None:
+    """What a board measured of one ranked routine's workload, kept apart
+    from the model's expectation."""
+    if cells is None:
+        return None
+    share, cycles = measured.expectation(cells, plan(r.routine, wl))
+    return {"share": round(share, 4), "expected_cycles": None if cycles is None else round(cycles, 2),
+            "on": cells.provenance() if share else "measured on no board"}
+
+
+def _board_line(b: dict) -> str:
+    if not b["share"]:
+        return "no case of the workload measured: modelled only"
+    line = f"{b['share']:.0%} of the workload's weight {b['on']}"
+    if b["expected_cycles"] is None:
+        return line + "; the rest modelled only"
+    return line + f"; expected {b['expected_cycles']:.1f} cycles per call as measured"
+
+
 def _dispatch_lines(said: dict) -> list[str]:
     return [f"{name}: from {d['from_bytes']} B through {d['vector_routine']} in a "
             f"{d['vector_state']} vector section (+{d['section_cycles']:g} cycles a call)"
@@ -224,9 +243,13 @@ WORKLOAD_HELP = (f"Size distribution: {', '.join(SIZE_WORKLOADS)}, uniform:A-B, 
               help=VECTOR_STATE_HELP)
 @click.option("--build-cache", default=str(BUILD_CACHE), show_default=True, type=click.Path(file_okay=False),
               help=CACHE_HELP)
+@click.option("--measured", "measured_files", multiple=True, type=click.Path(dir_okay=False),
+              help="A board's measurements (docs/measurements.md; repeatable): for each routine, "
+                   "the share of the workload's calls the board measured, and its expected cycles "
+                   "when it measured them all.  The ranking stays the model's.")
 @command("rank")
 def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_state,
-         build_cache) -> int:
+         build_cache, measured_files) -> int:
     """Order the routines of FILES by expected cycles per call under a workload.
 
     Routines of the same kind (copy_to_user, clear_user, memcpy, ...) are ranked
@@ -239,6 +262,7 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
     output_dir(build_cache, "--build-cache")
     named_files(profile=profile, workload=workload)
     wl = make_workload(workload, align_mix)
+    boards = {f: measured.load(list(measured_files), f) for f in files} if measured_files else {}
     built = [(f, *_built(f, Path(build_cache))) for f in files]
     prof = _profile(profile, [t for _, st, _ in built for t in st.targets])
     max_size = max(s for s, _ in wl.sizes)
@@ -260,16 +284,21 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
         for f, b, sym in jobs:
             results.append(expected_cycles(b, f, sym, wl, lambda n: bar.advance(task, n)))
     ranked = rank_routines(results)
+    board = {(r.source, r.routine): _board_expectation(boards.get(r.source), r, wl) for r in results}
     if as_json:
         envelope("rank", True, profile=prof.name, workload=wl.as_dict(),
                  vector_dispatch={f: d for f, d in dispatch.items() if d},
-                 ranking={k: [{"rank": i, **r.as_dict(), "relative": round(rel, 4)}
+                 ranking={k: [{"rank": i, **r.as_dict(), "relative": round(rel, 4),
+                               "measured": board[r.source, r.routine]}
                               for i, (r, rel) in enumerate(v, 1)] for k, v in ranked.items()})
     elif as_csv:
         click.echo(rank_csv(ranked), nl=False)
     else:
         print_tables(rank_table(ranked, wl.name, prof.name, plain=plain_tables()))
         click.echo(wl.description)
+        for (f, sym), b in board.items():
+            if b is not None:
+                click.echo(f"{f} {sym}: " + _board_line(b))
         for f, d in dispatch.items():
             for line in _dispatch_lines(d):
                 click.echo(f"{f}: {line}")

@@ -106,3 +106,17 @@ def class_mean(cells: Cells, routine: str, size: int, offsets, warm: bool = True
     if not got or any(m is None for m in got):
         return None
     return sum(m.cycles for m in got) / len(got)
+
+
+def expectation(cells: Cells, cases) -> tuple[float, float | None]:
+    """(the share of a workload's weight a board measured, the expected
+    cycles over the measured cases when that share is whole, else None).
+    `cases`: (Case, weight) pairs as measure.rank.plan gives them."""
+    covered = total = 0.0
+    for case, weight in cases:
+        m = cells.get(case.routine, case.size, case.src_align, case.dst_align)
+        if m is not None:
+            covered += weight
+            total += weight * m.cycles
+    whole = abs(covered - 1.0) < 1e-9
+    return covered, (total if whole else None)

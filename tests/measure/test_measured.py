@@ -84,3 +84,21 @@ def test_bad_measurements_are_refused_before_anything_runs(tmp_path, make, words
     r = _bench(tmp_path, "--measured", make(tmp_path))
     assert r.exit_code == 2 and words in r.output, r.output
     assert not (tmp_path / "c").exists() or not any((tmp_path / "c").iterdir())
+
+
+def test_rank_says_how_much_of_the_workload_a_board_measured(tmp_path):
+    rows = ("testboard,u74,1.5,__asm_copy_to_user,examples/kernel2021.copy,aligned,8,0,0,isolated,"
+            "warm,9,20,cycles_per_call,0.01\n")
+    path = _file(tmp_path, rows=rows)
+    pre = str(ROOT / "examples" / "pre2021.copy")
+    args = ["rank", K2021, pre, "--routine", "copy_to_user", "--align-mix", "aligned",
+            "--build-cache", str(tmp_path / "c"), "--measured", path]
+    whole = CliRunner().invoke(main, args + ["--workload", "uniform:8-8"])
+    assert whole.exit_code == 0, whole.output
+    assert "100% of the workload's weight measured on testboard" in whole.output
+    assert "expected 20.0 cycles per call as measured" in whole.output
+    assert "pre2021.copy __asm_copy_to_user: no case of the workload measured" in whole.output
+    part = json.loads(CliRunner().invoke(main, args + ["--workload", "uniform:8-9", "--json"]).output)
+    got = {r["source"]: r["measured"] for r in part["ranking"]["copy_to_user"]}
+    assert got[K2021]["share"] == pytest.approx(0.5) and got[K2021]["expected_cycles"] is None
+    assert got[pre]["share"] == 0
