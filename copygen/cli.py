@@ -14,6 +14,7 @@ import click
 
 from copygen import __version__
 from copygen.commands_build import build, check
+from copygen.commands_hwbench import hwbench
 from copygen.commands_kernel import kunit, tree
 from copygen.commands_measure import bench, rank
 from copygen.commands_mutate import mutate
@@ -40,5 +41,5 @@ def main() -> None:
     """
 
 
-for _cmd in (check, build, bench, rank, verify, mutate, tune, patch, tree, kunit):
+for _cmd in (check, build, bench, rank, hwbench, verify, mutate, tune, patch, tree, kunit):
     main.add_command(_cmd)

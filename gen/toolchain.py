@@ -225,3 +225,52 @@ def require_file(path: Path, package: str, what: str) -> None:
     """A data file a program needs (OpenSBI for qemu-system), or a ToolError."""
     if not Path(path).is_file():
         raise ToolError(f"{what} not found at {path}", hint=f"install it: apt-get install {package}")
+
+
+def redefine_symbols(obj: Path, renames: dict[str, str], out: Path) -> Ran:
+    """OBJ copied to OUT with each symbol `old` of `renames` called `new`
+    (definitions and references alike); no other byte of a section changes."""
+    return run("objcopy", [*(f"--redefine-sym={old}={new}" for old, new in renames.items()),
+                           obj, out])
+
+
+# a Linux user program for a RISC-V board: static, so it needs nothing there
+USER_CFLAGS = ["-O2", "-static", "-Wall", "-Wextra", "-fno-strict-aliasing"] + ARCH
+
+
+def link_user_program(sources: list[Path], objs: list[Path], exe: Path) -> Ran:
+    """C SOURCES compiled for RISC-V Linux user space and linked, with the
+    objects OBJS, into the static executable EXE."""
+    return run("gcc", [*USER_CFLAGS, *sources, *objs, "-o", exe])
+
+
+def run_user_lines(exe: Path, args: list[str], on_line=None, timeout: float = 7200) -> Exited:
+    """Run a static RISC-V Linux executable under qemu-riscv64 with its
+    stderr read line by line as it comes (each line to `on_line`: a long
+    run's progress); stdout is collected whole."""
+    import threading
+    argv = [qemu_user(), str(exe), *map(str, args)]
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, errors="replace")
+    except OSError as err:
+        raise ToolError(f"cannot run `{argv[0]}`: {err.strerror}") from None
+    out: list[str] = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()), daemon=True)
+    reader.start()
+    err_lines: list[str] = []
+    killed: list[bool] = []
+    timer = threading.Timer(timeout, lambda: (killed.append(True), proc.kill()))
+    timer.start()
+    try:
+        for line in proc.stderr:
+            err_lines.append(line)
+            if on_line:
+                on_line(line.rstrip("\n"))
+        code = proc.wait()
+    finally:
+        timer.cancel()
+        if proc.poll() is None:         # interrupted: the run does not outlive us
+            proc.kill()
+    reader.join()
+    return Exited(None if killed else code, "".join(out), "".join(err_lines))

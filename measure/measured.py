@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from copygen.errors import CopygenError
+from copygen.errors import CopygenError, Loc
 from copygen.measure.measurements import Row, Table, read
 
 # preferred method first
@@ -62,7 +62,8 @@ def load(paths: list[str], source: str) -> Cells:
     unused = 0
     for t in tables:
         if t.emulated:
-            raise CopygenError(f"{t.path}: its times were taken under an emulator (`# emulated: yes`)",
+            raise CopygenError("its times were taken under an emulator (`# emulated: yes`)",
+                               loc=Loc(t.path),
                                hint="measurements are a board's: run the hwbench executable on the board")
         for r in t.rows:
             if source_name(r.source_file) != want:

@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
-from copygen.errors import CopygenError
+from copygen.errors import CopygenError, Loc
 
 MAGIC = "copygen-measurements"
 VERSION = 1
@@ -31,6 +31,8 @@ STATES = ("warm", "cold")
 MODES = ("aligned", "co-aligned", "misaligned")
 # the plain form's `unaligned`: the optimized-routines bench's dst + 3, src + 1
 PLAIN_UNALIGNED = (1, 3)
+# a measurement file is a few thousand rows; anything far larger is not one
+MAX_BYTES = 64 << 20
 # header keys a file may repeat (one line each)
 LIST_KEYS = ("cpuinfo",)
 
@@ -84,7 +86,7 @@ class Row:
 
     def _clock(self) -> float:
         if not self.clock_ghz:
-            raise MeasurementError(f"line {self.line}: {self.unit} needs clock_ghz to become cycles "
+            raise MeasurementError(message=f"line {self.line}: {self.unit} needs clock_ghz to become cycles "
                                    f"(the row gives none)")
         return self.clock_ghz
 
@@ -112,10 +114,16 @@ class Table:
 def read(path: str | Path) -> Table:
     """A measurement file, in either form, checked row by row."""
     path = Path(path)
+    if not path.is_file():          # never open a FIFO or a device
+        what = "no such file" if not path.exists() else "not a regular file"
+        raise MeasurementError(f"measurements: {what}", loc=Loc(str(path)),
+                               hint="a CSV written by the hwbench executable, or a published table")
+    if path.stat().st_size > MAX_BYTES:
+        raise MeasurementError(f"measurements: larger than {MAX_BYTES >> 20} MiB", loc=Loc(str(path)))
     try:
         text = path.read_text()
     except (OSError, UnicodeDecodeError) as err:
-        raise MeasurementError(f"{path}: cannot read: {err}") from None
+        raise MeasurementError(f"measurements: cannot read: {err}", loc=Loc(str(path))) from None
     return parse(text, str(path))
 
 
@@ -127,10 +135,10 @@ def parse(text: str, where: str = "<measurements>") -> Table:
         _header_line(lines[first], first + 1, header, where)
         first += 1
     if first == len(lines):
-        raise MeasurementError(f"{where}: no column header and no rows",
+        raise MeasurementError(loc=Loc(where), message=f"no column header and no rows",
                                hint="a CSV whose first line is the column names")
     if header and header.get("_magic") != str(VERSION):
-        raise MeasurementError(f"{where}:1: not a {MAGIC} {VERSION} file: the first line must be "
+        raise MeasurementError(loc=Loc(where, 1, 1), message=f"not a {MAGIC} {VERSION} file: the first line must be "
                                f"'# {MAGIC} {VERSION}'")
     header.pop("_magic", None)
     reader = csv.reader(io.StringIO("\n".join(lines[first:])))
@@ -141,11 +149,11 @@ def parse(text: str, where: str = "<measurements>") -> Table:
         if not any(c.strip() for c in cells):
             continue
         if len(cells) != len(columns):
-            raise MeasurementError(f"{where}:{k}: {len(cells)} cells, the header names {len(columns)}")
+            raise MeasurementError(loc=Loc(where, k, 1), message=f"{len(cells)} cells, the header names {len(columns)}")
         raw = dict(zip(columns, (c.strip() for c in cells)))
         rows.append(_plain_row(raw, k, where) if plain else _row(raw, k, where))
     if not rows:
-        raise MeasurementError(f"{where}: a header but no rows")
+        raise MeasurementError(loc=Loc(where), message=f"a header but no rows")
     return Table(header, rows, where)
 
 
@@ -158,7 +166,7 @@ def _header_line(line: str, k: int, header: dict, where: str) -> None:
         return
     key, sep, value = body.partition(":")
     if not sep:
-        raise MeasurementError(f"{where}:{k}: a header line is '# key: value', not {line!r}")
+        raise MeasurementError(loc=Loc(where, k, 1), message=f"a header line is '# key: value', not {line!r}")
     key = key.strip().lower()
     if key in LIST_KEYS:
         header.setdefault(key, []).append(value.strip())
@@ -176,18 +184,18 @@ def _column_kind(columns: list[str], k: int, where: str) -> bool:
         return True
     missing = [c for c in COLUMNS if c not in columns]
     if "value" in columns and "unit" not in columns:
-        raise MeasurementError(f"{where}:{k}: values without units: no `unit` column",
+        raise MeasurementError(loc=Loc(where, k, 1), message=f"values without units: no `unit` column",
                                hint=f"units are {', '.join(UNITS)}")
     if not {"value", "bytes_per_ns"} & set(columns):
-        raise MeasurementError(f"{where}:{k}: no figure column: neither `value`+`unit` nor "
+        raise MeasurementError(loc=Loc(where, k, 1), message=f"no figure column: neither `value`+`unit` nor "
                                f"`bytes_per_ns`", hint=f"units are {', '.join(UNITS)}")
-    raise MeasurementError(f"{where}:{k}: the columns are neither {MAGIC} {VERSION}'s nor the "
+    raise MeasurementError(loc=Loc(where, k, 1), message=f"the columns are neither {MAGIC} {VERSION}'s nor the "
                            f"plain published form's; missing: {', '.join(missing)}",
                            hint=f"expected: {','.join(COLUMNS)}")
 
 
 def _row(raw: dict, k: int, where: str) -> Row:
-    at = f"{where}:{k}"
+    at = Loc(where, k, 1)
     row = Row(board=raw["board"] or "unknown", core=raw["core"],
               clock_ghz=_number(raw, "clock_ghz", at, float, optional=True),
               routine=_text(raw, "routine", at), source_file=raw["source_file"],
@@ -201,10 +209,10 @@ def _row(raw: dict, k: int, where: str) -> Row:
 
 
 def _plain_row(raw: dict, k: int, where: str) -> Row:
-    at = f"{where}:{k}"
+    at = Loc(where, k, 1)
     mode = raw["mode"]
     if mode not in ("aligned", "unaligned"):
-        raise MeasurementError(f"{at}: mode {mode!r}: the plain form knows aligned and unaligned")
+        raise MeasurementError(loc=at, message=f"mode {mode!r}: the plain form knows aligned and unaligned")
     src, dst = (0, 0) if mode == "aligned" else PLAIN_UNALIGNED
     row = Row(board=raw["board"] or "unknown", core=raw["core"],
               clock_ghz=_number(raw, "clock_ghz", at, float, optional=True),
@@ -217,28 +225,28 @@ def _plain_row(raw: dict, k: int, where: str) -> Row:
 
 def _checked(row: Row, at: str) -> Row:
     if row.size <= 0:
-        raise MeasurementError(f"{at}: size {row.size}: must be positive")
+        raise MeasurementError(loc=at, message=f"size {row.size}: must be positive")
     if not (math.isfinite(row.value) and row.value > 0):
-        raise MeasurementError(f"{at}: value {row.value}: must be a positive number")
+        raise MeasurementError(loc=at, message=f"value {row.value}: must be a positive number")
     if row.src_off < 0 or row.dst_off < 0:
-        raise MeasurementError(f"{at}: offsets must not be negative")
+        raise MeasurementError(loc=at, message=f"offsets must not be negative")
     if row.mode != mode_of(row.src_off, row.dst_off, row.routine):
-        raise MeasurementError(f"{at}: mode {row.mode!r} but offsets {row.src_off}:{row.dst_off} "
+        raise MeasurementError(loc=at, message=f"mode {row.mode!r} but offsets {row.src_off}:{row.dst_off} "
                                f"are {mode_of(row.src_off, row.dst_off, row.routine)!r}")
     if row.unit in ("ns_per_call", "bytes_per_ns") and row.clock_ghz is not None and row.clock_ghz <= 0:
-        raise MeasurementError(f"{at}: clock_ghz must be positive")
+        raise MeasurementError(loc=at, message=f"clock_ghz must be positive")
     return row
 
 
 def _text(raw: dict, key: str, at: str) -> str:
     if not raw[key]:
-        raise MeasurementError(f"{at}: `{key}` is empty")
+        raise MeasurementError(loc=at, message=f"`{key}` is empty")
     return raw[key]
 
 
 def _choice(raw: dict, key: str, allowed: tuple, at: str) -> str:
     if raw[key] not in allowed:
-        raise MeasurementError(f"{at}: {key} {raw[key]!r} is not one of {', '.join(allowed)}")
+        raise MeasurementError(loc=at, message=f"{key} {raw[key]!r} is not one of {', '.join(allowed)}")
     return raw[key]
 
 
@@ -249,7 +257,7 @@ def _number(raw: dict, key: str, at: str, kind, optional: bool = False):
     try:
         return kind(text)
     except ValueError:
-        raise MeasurementError(f"{at}: {key} {text!r} is not a number"
+        raise MeasurementError(loc=at, message=f"{key} {text!r} is not a number"
                                + (" (an integer)" if kind is int else "")) from None
 
 

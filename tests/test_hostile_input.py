@@ -296,12 +296,14 @@ OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("rank", "--build-cache"), ("verify", "--junit"), ("verify", "--proof-cache"),
            ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
            ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
-           ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir")}
+           ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir"), ("hwbench", "-o")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
           ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
           ("tune", "--baseline"), ("tune", "--guard"), ("tune", "--guard-kernel-tree"),
           ("tune show", "db"),
-          ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree")}
+          ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree"),
+          ("bench", "--measured"), ("rank", "--measured"), ("patch", "--measured"),
+          ("hwbench", "files")}
 
 
 def _path_params(cmd=main, prefix=()):
@@ -336,7 +338,8 @@ def _argv(command, tmp_path):
            "patch": [good, "--kernel-tree", tmp_path / "tree", "-o", tmp_path / "patches",
                      "--proof-cache", tmp_path / "p"],
            "tree": ["--version", "6.12"],
-           "kunit": ["--kernel-tree", tmp_path / "tree"]}[command]
+           "kunit": ["--kernel-tree", tmp_path / "tree"],
+           "hwbench": [good, "-o", tmp_path / "hw"]}[command]
     return command.split() + [str(a) for a in out]
 
 

@@ -77,8 +77,8 @@ def test_bench_json_keeps_both_kinds_apart(tmp_path):
 
 @pytest.mark.parametrize("make, words", [
     (lambda p: _file(p, emulated="yes"), "under an emulator"),
-    (lambda p: _file(p, rows="x,y\n"), "m.csv:8: 2 cells"),
-    (lambda p: str(p / "missing.csv"), "cannot read"),
+    (lambda p: _file(p, rows="x,y\n"), "m.csv:8:1: error: 2 cells"),
+    (lambda p: str(p / "missing.csv"), "missing.csv: error: measurements: no such file"),
 ])
 def test_bad_measurements_are_refused_before_anything_runs(tmp_path, make, words):
     r = _bench(tmp_path, "--measured", make(tmp_path))

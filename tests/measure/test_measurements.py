@@ -57,18 +57,18 @@ def test_written_tables_read_back_the_same(tmp_path):
     (lambda s: s.replace(",value,unit,", ",value,").replace(",cycles_per_call,", ",").replace(",ns_per_call,", ","),
      "no `unit` column"),
     (lambda s: s.replace(",value,unit,spread", ",figure,unit,spread"), "no figure column"),
-    (lambda s: s.replace("cycles_per_call", "furlongs"), "m.csv:7: unit 'furlongs'"),
-    (lambda s: s.replace(",64,0,0,", ",sixty,0,0,"), "m.csv:7: size 'sixty' is not a number"),
-    (lambda s: s.replace("aligned,64,0,0", "aligned,64,0,4"), "m.csv:7: mode 'aligned' but offsets 0:4"),
+    (lambda s: s.replace("cycles_per_call", "furlongs"), "m.csv:7:1: error: unit 'furlongs'"),
+    (lambda s: s.replace(",64,0,0,", ",sixty,0,0,"), "m.csv:7:1: error: size 'sixty' is not a number"),
+    (lambda s: s.replace("aligned,64,0,0", "aligned,64,0,4"), "m.csv:7:1: error: mode 'aligned' but offsets 0:4"),
     (lambda s: s.replace("orbench", "stopwatch"), "method 'stopwatch'"),
-    (lambda s: s.replace(",0.01\n", ",0.01,9\n"), "m.csv:7: 16 cells"),
+    (lambda s: s.replace(",0.01\n", ",0.01,9\n"), "m.csv:7:1: error: 16 cells"),
     (lambda s: s.replace("copygen-measurements 1", "copygen-measurements 7"), "not a copygen-measurements 1"),
     (lambda s: s.splitlines(keepends=True)[0] + s.splitlines(keepends=True)[5], "a header but no rows"),
 ])
 def test_a_bad_file_is_refused_at_its_line(tmp_path, edit, words):
     with pytest.raises(m.MeasurementError) as err:
         _table(edit(OURS), tmp_path)
-    assert words in str(err.value)
+    assert words in err.value.render()
 
 
 def test_ns_without_a_clock_cannot_become_cycles(tmp_path):
