@@ -7,21 +7,23 @@ becomes a `nop` of the same length, every other byte stays as it was.
 Role: the object surgery of gen.hwbench, in Python so that the words
 changed are exactly the ones decoded here (no tool rewrites the object);
 only ELF64 little-endian relocatable objects (what the RISC-V toolchain
-assembles) are read.  Instructions are walked by their length (low two bits
-not 0b11: 2 bytes, else 4), as the hart fetches them.
-May import copygen.errors and the standard library.
+assembles) are read, their headers through pyelftools.  Instructions are
+walked by their length (low two bits not 0b11: 2 bytes, else 4), as the
+hart fetches them.
+May import copygen.errors, pyelftools and the standard library.
 """
 from __future__ import annotations
 
-import struct
+import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
 from copygen.errors import CopygenError, Loc
 
-EM_RISCV = 243
-ET_REL = 1
-SHT_SYMTAB = 2
 SHF_EXECINSTR = 0x4
 SHN_UNDEF = 0
 STB_GLOBAL, STB_WEAK = 1, 2
@@ -34,16 +36,16 @@ ECALL, EBREAK = 0x00000073, 0x00100073
 ABI = ("zero ra sp gp tp t0 t1 t2 s0 s1 a0 a1 a2 a3 a4 a5 a6 a7 "
        "s2 s3 s4 s5 s6 s7 s8 s9 s10 s11 t3 t4 t5 t6").split()
 
-_EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
-_SHDR = struct.Struct("<IIQQQQIIQQ")
-_SYM = struct.Struct("<IBBHQQ")
+# pyelftools' names of symbol binding and type -> their numbers
+_BIND = {"STB_LOCAL": 0, "STB_GLOBAL": STB_GLOBAL, "STB_WEAK": STB_WEAK}
+_TYPE = {"STT_NOTYPE": 0, "STT_OBJECT": 1, "STT_FUNC": 2, "STT_SECTION": STT_SECTION, "STT_FILE": STT_FILE}
 
 
 @dataclass(frozen=True)
 class Section:
     index: int
     name: str
-    type: int
+    type: str                           # pyelftools' name: SHT_PROGBITS, ...
     flags: int
     offset: int                         # in the file
     size: int
@@ -79,40 +81,34 @@ class Patched:
         return {"section": self.section, "offset": self.offset, "was": self.text}
 
 
-def _cstr(blob: bytes, at: int) -> str:
-    return blob[at:blob.index(b"\0", at)].decode("utf-8", "replace")
-
-
 class RvObject:
-    """An ELF64 little-endian RISC-V relocatable object held in memory."""
+    """An ELF64 little-endian RISC-V relocatable object held in memory: its
+    headers read with pyelftools, its bytes kept to be patched in place."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
         self.data = bytearray(self.path.read_bytes())
-        head = _EHDR.unpack_from(self.data, 0) if len(self.data) >= _EHDR.size else None
-        if (head is None or head[0][:4] != b"\x7fELF" or head[0][4] != 2 or head[0][5] != 1
-                or head[1] != ET_REL or head[2] != EM_RISCV):
+        try:
+            elf = ELFFile(io.BytesIO(bytes(self.data)))
+            ok = (elf.elfclass == 64 and elf.little_endian and elf["e_type"] == "ET_REL"
+                  and elf["e_machine"] == "EM_RISCV")
+        except ELFError:
+            ok = False
+        if not ok:
             raise CopygenError("not a RISC-V ELF64 relocatable object", Loc(str(path)))
-        shoff, shnum, shstrndx = head[6], head[12], head[13]
-        raw = [_SHDR.unpack_from(self.data, shoff + i * _SHDR.size) for i in range(shnum)]
-        names = raw[shstrndx]
-        strtab = bytes(self.data[names[4]:names[4] + names[5]])
-        self.sections = [Section(i, _cstr(strtab, r[0]), r[1], r[2], r[4], r[5], r[6])
-                         for i, r in enumerate(raw)]
+        self.sections = [Section(i, s.name, s["sh_type"], s["sh_flags"], s["sh_offset"], s["sh_size"],
+                                 s["sh_link"]) for i, s in enumerate(elf.iter_sections())]
+        self._symbols = [Symbol(sym.name, _BIND[sym["st_info"]["bind"]], _TYPE.get(sym["st_info"]["type"], 0),
+                                sym["st_shndx"] if isinstance(sym["st_shndx"], int) else SHN_UNDEF,
+                                sym["st_value"])
+                         for sec in elf.iter_sections() if isinstance(sec, SymbolTableSection)
+                         for sym in sec.iter_symbols()]
 
     def bytes_of(self, sec: Section) -> bytes:
         return bytes(self.data[sec.offset:sec.offset + sec.size])
 
     def symbols(self) -> list[Symbol]:
-        out = []
-        for sec in self.sections:
-            if sec.type != SHT_SYMTAB:
-                continue
-            names = self.bytes_of(self.sections[sec.link])
-            for at in range(sec.offset, sec.offset + sec.size, _SYM.size):
-                name, info, _, shndx, value, _ = _SYM.unpack_from(self.data, at)
-                out.append(Symbol(_cstr(names, name), info >> 4, info & 0xF, shndx, value))
-        return out
+        return list(self._symbols)
 
     def code_sections(self) -> list[Section]:
         return [s for s in self.sections if s.code and s.size]
