@@ -43,9 +43,10 @@ def test_bench_json_shape(cli):
     # copy_to/from_user: 4 sizes x 3 pairs; clear_user has no source: 4 sizes x 2 dst offsets
     assert len(samples) == 2 * 12 + 8
     keys = {"routine", "kind", "size", "src_align", "dst_align", "align_class", "cycles",
-            "bytes_per_cycle", "instret", "cache_misses", "misaligned"}
+            "bytes_per_cycle", "instret", "cache_misses", "misaligned", "source", "measured_cycles"}
     for s in samples:
         assert set(s) == keys and s["cycles"] > 0
+        assert s["source"] == "modelled" and s["measured_cycles"] is None     # no --measured
         assert s["bytes_per_cycle"] == pytest.approx(s["size"] / s["cycles"], abs=1e-4)
     assert {s["kind"] for s in samples} == {"copy_to_user", "copy_from_user", "clear_user"}
     big = {(s["kind"], s["src_align"]): s for s in samples if s["size"] == 8192}
