@@ -14,6 +14,7 @@ import click
 
 from copygen import __version__
 from copygen.commands_build import build, check
+from copygen.commands_calibrate import calibrate
 from copygen.commands_hwbench import hwbench
 from copygen.commands_kernel import kunit, tree
 from copygen.commands_measure import bench, rank
@@ -21,10 +22,11 @@ from copygen.commands_mutate import mutate
 from copygen.commands_patch import patch
 from copygen.commands_tune import tune
 from copygen.commands_verify import verify
-from copygen.output import EXIT_HELP
+from copygen.output import EXIT_SUMMARY, Main
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_HELP)
+@click.group(cls=Main, context_settings={"help_option_names": ["-h", "--help"]},
+              epilog=EXIT_SUMMARY)
 @click.version_option(__version__, prog_name="copygen")
 def main() -> None:
     """copygen: compile copy strategies into RISC-V kernel routines.
@@ -41,5 +43,5 @@ def main() -> None:
     """
 
 
-for _cmd in (check, build, bench, rank, hwbench, verify, mutate, tune, patch, tree, kunit):
+for _cmd in (check, build, bench, rank, hwbench, calibrate, verify, mutate, tune, patch, tree, kunit):
     main.add_command(_cmd)

@@ -15,7 +15,8 @@ from copygen.emu.timing.profile import available
 from copygen.gen.build import build_file
 from copygen.errors import CopygenError, Loc
 from copygen.gen.front.validate import load_file
-from copygen.output import EXIT_HELP, command, envelope, os_error, output_dir, print_warnings
+from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, command, envelope, exit_help, os_error,
+                            output_dir, print_warnings)
 
 
 def _each(files, as_json, fn):
@@ -55,7 +56,7 @@ def _output_clash(files, out: Path) -> CopygenError | None:
     return None
 
 
-@click.command(epilog=EXIT_HELP)
+@click.command(epilog=exit_help(EXIT_OK, EXIT_INPUT))
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @command("check")

@@ -14,9 +14,12 @@ import click
 from copygen.errors import CopygenError
 from copygen.kernel import kunit as kunit_lib
 from copygen.kernel.tree import get_tree
-from copygen.output import EXIT_HELP, command, envelope, output_dir
+from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, EXIT_TOOL, command, envelope, exit_help,
+                            output_dir)
 
-KUNIT_EXIT = EXIT_HELP + " copygen kunit: 3 a KUnit test failed (its name is shown)."
+KUNIT_FAILED = 3
+KUNIT_EXIT = exit_help(EXIT_OK, EXIT_TOOL, EXIT_INPUT,
+                       (KUNIT_FAILED, "a KUnit test failed (its name is shown)"))
 
 
 @click.command(epilog=EXIT_HELP)
@@ -51,8 +54,10 @@ def tree(series, dest, as_json) -> int:
               help="The top of a kernel git tree (e.g. from `copygen tree`).")
 @click.argument("revs", nargs=-1)
 @click.option("--no-vector", is_flag=True, help="Boot only without the V extension.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True,
-              help="make -j for the kernel build.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2,
+              help="make -j for the kernel build [default: 2: each job of a kernel build holds "
+                   "its own compiler and memory, and two suit a small machine; give the cores "
+                   "on a larger one].")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @command("kunit")
 def kunit(tree_dir, revs, no_vector, jobs, as_json) -> int:
@@ -80,5 +85,5 @@ def kunit(tree_dir, revs, no_vector, jobs, as_json) -> int:
                        + ", ".join(f"{s.name} {s.passed}/{s.total}" for s in r.suites)
                        + f"  (build {r.build_seconds:.0f} s, boot and tests {r.run_seconds:.0f} s)")
     if failed:
-        raise CopygenError("KUnit tests failed: " + ", ".join(failed), exit_code=3)
+        raise CopygenError("KUnit tests failed: " + ", ".join(failed), exit_code=KUNIT_FAILED)
     return 0

@@ -14,7 +14,7 @@ import click
 
 from copygen.emu.timing.profile import Profile, available, load_profile
 from copygen.gen.build import build_cached, build_vector_section
-from copygen.errors import CopygenError
+from copygen.errors import CopygenError, Loc
 from copygen.gen.front.validate import load_file
 from copygen.measure.bench import KINDS, Bench, Case, Sample
 from copygen.measure.dispatch import (CLEAR, COPY, COPY_FROM, VECTOR_PATH, Dispatched,
@@ -37,6 +37,22 @@ EMULATED_MISALIGNED = 50
 
 CACHE_HELP = ("Build cache: ELFs are kept under a hash of the emitted code, the shim and the "
               "toolchain, and reused while those are unchanged.")
+
+
+def _strategy_file(path: str, command: str) -> None:
+    """bench and rank build what they time from a strategy: a file that is
+    not a .copy is refused by its name, before any work (else the parser
+    would report its first character)."""
+    suffix = Path(path).suffix
+    if suffix == ".copy":
+        return
+    what = f"a `{suffix}` file" if suffix else "a file without the .copy suffix"
+    assembly = suffix in (".S", ".s", ".o", ".elf")
+    raise CopygenError(f"{command} times the routines of a strategy (a .copy file), not {what}",
+                       Loc(path), hint="give the .copy the code was built from (copygen build "
+                       "NAME.copy writes OUT/NAME/uaccess.S); `copygen verify` and `copygen tune "
+                       "--baseline` take a kernel .S" if assembly else
+                       "give a .copy file (examples/*.copy are some)")
 
 
 def _built(path: str, cache: Path):
@@ -166,6 +182,7 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    _strategy_file(file, "bench")
     output_dir(build_cache, "--build-cache")
     named_files(profile=profile)
     if plot:
@@ -259,6 +276,8 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    for f in files:
+        _strategy_file(f, "rank")
     output_dir(build_cache, "--build-cache")
     named_files(profile=profile, workload=workload)
     wl = make_workload(workload, align_mix)

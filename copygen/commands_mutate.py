@@ -24,7 +24,10 @@ COLUMNS = ("mutants", "killed", "equivalent", "blind", "unassembled", "expected_
 @click.option("--include", type=click.Path(file_okay=False, exists=True), default=None,
               help="Include directory to assemble against (default: copygen's shim).")
 @click.option("--count", type=click.IntRange(min=1), default=400, show_default=True, help="Random oracle cases per routine.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2, show_default=True, help="Mutants judged at once.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=2,
+              help="Mutants judged at once, each by a thread that assembles it and runs its cases "
+                   "under qemu-riscv64 [default: 2: each thread mostly waits for its qemu process, "
+                   "so two keep two cores busy; raise it up to the cores].")
 @click.option("--survivors", is_flag=True, help="List the mutants the oracle did not kill.")
 @click.option("--json", "as_json", is_flag=True, help="Print the table and survivors as JSON.")
 @command("mutate")

@@ -4,7 +4,7 @@ Role: command-line glue over patch.run.make_patch; prints each patch's
 subject, its table and proof summary, where the patch files are, and what
 the tree's checkpatch said (or the JSON envelope).
 May import click, patch, measure.measured, copygen.errors, verify.solver.parallel,
-copygen.output.
+verify.contract.verdict, copygen.output.
 """
 from __future__ import annotations
 
@@ -14,14 +14,20 @@ from dataclasses import asdict
 import click
 
 from copygen.errors import CopygenError
-from copygen.output import EXIT_HELP, ROUTINE_KINDS, command, envelope, kind_of, named_files, output_dir
+from copygen.output import (EXIT_INPUT, EXIT_OK, EXIT_TOOL, JOBS_HELP, ROUTINE_KINDS, command, envelope,
+                            exit_help, kind_of, named_files, output_dir)
 from copygen.measure import measured
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
+from copygen.verify.contract.verdict import EXIT
 from copygen.verify.solver.parallel import default_jobs
 
-PATCH_EXIT = EXIT_HELP + (" copygen patch: 3 the patched code has a violated clause, 4 one stays "
-                          "unknown (nothing is written; --allow-unproven writes a draft).")
+PATCH_EXIT = exit_help(EXIT_OK, EXIT_TOOL, EXIT_INPUT,
+                       (EXIT["violated"], "a clause of the patched code is violated, or with "
+                                          "--test kunit a KUnit test the patch breaks: nothing is "
+                                          "written"),
+                       (EXIT["unknown"], "a clause of the patched code stays unknown: nothing is "
+                                         "written (--allow-unproven writes a draft)"))
 BLOCKS = {"copy_to_user": "copy_user", "copy_from_user": "copy_user", "clear_user": "clear_user",
           "memcpy": "string", "memmove": "string", "memset": "string",
           "vector_usercopy": "vector_usercopy"}
@@ -61,6 +67,12 @@ def kunit_json(run) -> dict:
     return d
 
 
+def branch_line(branch: str, commits: int, files: list[str]) -> str:
+    """What the new branch holds: its commits and the files they change."""
+    return (f"branch {branch}: {commits} commit{'' if commits == 1 else 's'} changing "
+            + ", ".join(files))
+
+
 def _show(res) -> None:
     for s in res.steps:
         lines = s.message.splitlines()
@@ -72,7 +84,10 @@ def _show(res) -> None:
             click.echo("")
         click.echo("\n".join(message.proofs(s.change.before, s.change.after, s.kinds, s.change.skipped)))
         click.echo("")
-    click.echo(f"branch {res.branch}: {len(res.steps)} commit(s) on {res.file}")
+    if res.steps and res.steps[0].change.rules:
+        click.echo("\n".join(res.steps[0].change.rules))
+        click.echo("")
+    click.echo(branch_line(res.branch, len(res.steps), res.files))
     for p in res.patches:
         shown = os.path.relpath(p)
         click.echo(f"wrote {p if shown.startswith('..') else shown}")
@@ -87,11 +102,15 @@ def _show(res) -> None:
 @click.command(epilog=PATCH_EXIT)
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--kernel-tree", "tree", required=True, type=click.Path(file_okay=False, exists=True),
-              help="The top of a kernel git tree (its arch/riscv/lib/uaccess.S is patched).")
+              help="The top of a kernel git tree.  Its arch/riscv/lib/uaccess.S is patched; "
+                   "with a string block, memcpy.S, memmove.S, memset.S, string.c and the Makefile "
+                   "beside it; with vector_usercopy, uaccess_vector.S and arch/riscv/Kconfig.")
 @click.option("--routine", "routines", multiple=True,
               help="Only this block: copy_user, clear_user or string; repeatable [default: "
-                   "FILE's copy_user and clear_user blocks; a string block only when named: it "
-                   "replaces memcpy.S, memmove.S and memset.S by string.c, built by Kbuild].  A kind (copy_to_user, copy_from_user) or a symbol replaces its "
+                   "FILE's copy_user and clear_user blocks, or its string block when it has no "
+                   "other; beside them a string block goes in only when named].  A string block "
+                   "replaces memcpy.S, memmove.S and memset.S by string.c, built by Kbuild.  A "
+                   "kind (copy_to_user, copy_from_user) or a symbol replaces its "
                    "block but proves only its own entry points (the message names them).  "
                    "vector_usercopy: FILE's vector phase replaces the loop of uaccess_vector.S "
                    "and its threshold the Kconfig default RISCV_ISA_V_UCOPY_THRESHOLD (a patch "
@@ -107,8 +126,7 @@ def _show(res) -> None:
 @click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False),
               help="Reports kept under a hash of the machine code (shared with verify and tune).")
 @click.option("--no-cache", is_flag=True, help="Prove again even when the cache has this code.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes each proof spreads its queries over [default: the cores].")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 @click.option("--test", "tests", type=click.Choice(["kunit"]), multiple=True,
               help="kunit: build the tree at HEAD and at the patch with its own "
                    "tools/testing/kunit/kunit.py (usercopy, memcpy and string suites), boot each "
@@ -121,16 +139,22 @@ def _show(res) -> None:
                    "docs/measurements.md; repeatable): the cases measured for both go into the "
                    "message as measured, beside the model's table.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@command("patch")
+@command("patch", stopped="the kernel tree's checkout is as it was")
 def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch, proof_cache,
           no_cache, jobs, tests, no_vector, measured_files, as_json) -> int:
-    """Turn FILE's uaccess routines into a kernel patch on a new branch of a tree.
+    """Turn FILE's routines into a kernel patch on a new branch of a tree.
 
-    Replaces only the bodies the strategy owns in the tree's
-    arch/riscv/lib/uaccess.S (mainline: fallback_scalar_usercopy_sum_enabled,
-    with no SUM handling, and __clear_user; a 2021-layout tree:
-    __asm_copy_to_user and __clear_user), proves the entry points that reach
-    them before and after, benches both, and only when the new code is
+    Replaces what the strategy owns in the tree's arch/riscv/lib.  Its
+    copy_user and clear_user replace only their bodies in uaccess.S
+    (mainline: fallback_scalar_usercopy_sum_enabled, with no SUM handling,
+    and __clear_user; a 2021-layout tree: __asm_copy_to_user and
+    __clear_user).  Its string block replaces memcpy.S, memmove.S and
+    memset.S by the generated string.c (a function in assembly replaces
+    its .S instead) and the Makefile lines that build them.  With --routine
+    vector_usercopy its vector phase replaces the loop of uaccess_vector.S
+    and its threshold the default of RISCV_ISA_V_UCOPY_THRESHOLD in
+    arch/riscv/Kconfig.  copygen proves the entry points that reach the
+    new code before and after, benches both, and only when the new code is
     proved commits it on a new branch (the checkout is left as it was) and
     runs git format-patch.  The commit message holds the modelled
     before/after table, the proof summary and how to reproduce.
@@ -148,7 +172,8 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
                   kunit="kunit" in tests, kunit_vector=not no_vector, measured=tuple(measured_files))
     res = make_patch(req, tell=lambda msg: click.echo(msg, err=True))
     if as_json:
-        envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file,
+        envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file, files=res.files,
+                 register_rules=res.rules,
                  patches=[str(p) for p in res.patches], checkpatch=res.checkpatch,
                  kunit={k: [kunit_json(r) for r in v] for k, v in res.kunit.items()},
                  stages=res.stages,

@@ -16,8 +16,8 @@ import click
 from copygen.errors import CopygenError
 from copygen.measure.dispatch import parse_vector_state
 from copygen.measure.workload import ALIGN_MIXES, make_workload
-from copygen.output import (EXIT_HELP, command, envelope, named_files, output_dir, output_file, plain_tables,
-                            print_tables, progress, table_console)
+from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, command, envelope, exit_help, named_files,
+                            output_dir, output_file, plain_tables, print_tables, progress, table_console)
 from copygen.tune import report
 from copygen.tune.session import Ranking, Request, Watch, default_db, show_store, tune_sweep
 
@@ -91,6 +91,10 @@ VECTOR_STATE_HELP = ("Share of vector calls that find the user's vector state di
                      "store's results under one state are never reused for another.")
 
 
+# piped, a stage's count is reported about this many times
+PIPED_STEPS = 20
+
+
 @click.group(cls=_TuneGroup, epilog=EXIT_HELP)
 def tune() -> None:
     """Search a sweep's strategy space (see `copygen tune --help`)."""
@@ -123,12 +127,16 @@ def _say_plan(file: str, p, listed: bool) -> None:
 @click.option("--workload", default="network", show_default=True, help="Size distribution, as for `copygen rank`.")
 @click.option("--align-mix", default="spec", show_default=True, type=click.Choice(list(ALIGN_MIXES)),
               help="Alignment mix of (src, dst) offsets, as for `copygen rank`.")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Local worker processes.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=1,
+              help="Points evaluated at once, each in a local worker process; each proof of the "
+                   "top K spreads its queries over as many [default: 1: the run stays in one "
+                   "process (a sweep runs for long, and takes more cores only when told); up to "
+                   "the cores speeds a large one].")
 @click.option("--dask", default=None, metavar="ADDRESS",
               help="Evaluate on an existing Dask distributed scheduler (tcp://host:port).")
 @click.option("--db", default=None, type=click.Path(dir_okay=False),
-              help="The results store [default: FILE's name with .tune.db, next to it].")
+              help="The results store [default: build/tune/<FILE's stem>.tune.db, under the "
+                   "current directory, as the build cache].")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
               help="Prove this many of the best; 0 ranks without proving, and names no winner.")
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
@@ -138,9 +146,10 @@ def _say_plan(file: str, p, listed: bool) -> None:
                    "kernel assembly file that defines it (arch/riscv/lib/memset.S, assembled "
                    "against copygen's kernel-header shim); repeatable.")
 @click.option("--guard", "guards", multiple=True, type=click.Path(dir_okay=False),
-              help="A .copy file, or a kernel .S file that defines the routine, the winner must "
-                   "not be slower than in any cell of the size x alignment grid; points that are "
-                   "rank after those that are not.  Shown as a baseline too; repeatable.")
+              help="A routine the winner must be at least as fast as in every cell of the size x "
+                   "alignment grid: a .copy file's routine of the swept kind, or a kernel .S file that "
+                   "defines it.  A point slower than a guard in some cell ranks after every point "
+                   "that is not, and cannot win.  Shown as a baseline too; repeatable.")
 @click.option("--guard-kernel-tree", "guard_trees", multiple=True, type=click.Path(file_okay=False),
               help="A Linux tree whose own file of the swept routine guards it, as --guard "
                    "would: arch/riscv/lib/memcpy.S or memset.S for a string sweep, uaccess.S for "
@@ -204,14 +213,23 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
 @contextlib.contextmanager
 def _stage(description: str, total: int | None):
     """A stage of the run as a progress bar on a terminal: step(n) advances
-    it, step(text) says what it is doing.  Piped, one line for the stage
-    and one for each thing it says it is doing (a proof, a point)."""
+    it, step(text) says what it is doing.  Piped, one line for the stage,
+    one for each thing it says it is doing (a proof), and one per
+    evaluated point (per twentieth of the stage's count, when larger)."""
     if not sys.stderr.isatty():
         click.echo(f"tune: {description}" + (f" ({total})" if total else ""), err=True)
+        every = max(1, (total or 0) // PIPED_STEPS)
+        done, said = [0], [0]
 
         def step(x):
             if isinstance(x, str):
                 click.echo(f"tune: {x}", err=True)
+                return
+            done[0] += x
+            if x and (done[0] - said[0] >= every or done[0] == total):
+                said[0] = done[0]
+                click.echo(f"tune: {description}: {done[0]}" + (f" of {total}" if total else "")
+                           + " evaluated", err=True)
         yield step
         return
     with progress() as bar:
@@ -260,7 +278,7 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
         console.print("no winner: no evaluated point is proved yet")
 
 
-@tune.command("show", epilog=EXIT_HELP)
+@tune.command("show", epilog=exit_help(EXIT_OK, EXIT_INPUT))
 @click.argument("db", type=click.Path(dir_okay=False))
 @click.option("--run", "run_id", default=None, help="Which run (default: the latest).")
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,

@@ -2,8 +2,9 @@
 
 Role: command-line glue over copygen.inputs, verify.contract.inputs, verify.checks.prove, verify.counterexamples.bounded,
 verify.solver.cache and verify.contract.verdict; prints a clause x routine table per file
-(or the JSON envelope) and, on request, a JUnit XML report.
-May import click, rich, verify, copygen.errors, copygen.inputs,
+(or the JSON envelope) and, on request, a JUnit XML report.  Register rules
+(--reserve, --jump-register, a .copy's own) add clause R1 (verify.contract.rules).
+May import click, rich, verify, gen.front.validate, copygen.errors, copygen.inputs,
 copygen.output.
 """
 from __future__ import annotations
@@ -15,8 +16,8 @@ import click
 
 from copygen.errors import CopygenError
 from copygen.inputs import linked_elf
-from copygen.output import (ROUTINE_HELP, command, envelope, output_dir, output_file, select_routines,
-                            table_console)
+from copygen.output import (EXIT_TOOL, JOBS_HELP, ROUTINE_HELP, command, envelope, exit_help, output_dir,
+                            output_file, select_routines, table_console)
 from copygen.verify.counterexamples.bounded import apply_bounded
 from copygen.verify.solver.cache import ProofCache, prove_cached
 from copygen.verify.contract.clauses import CLAUSES, NOT_CHECKED, PROPERTIES, PROPERTY_BROKEN, clause_text
@@ -28,23 +29,29 @@ from copygen.verify.vector.vcompose import compose_reports
 from copygen.verify.vector.vprove import prove_vectors
 from copygen.verify.contract.world import VECTOR_KINDS
 from copygen.verify.contract.verdict import EXIT, verdict, worst
+from copygen.verify.contract.rules import RegisterRules, make_rules
+from copygen.gen.front.validate import load_file
 
 MARK = {"proved": "[green]proved[/]", "violated": "[red]VIOLATED[/]", "unknown": "[yellow]unknown[/]",
         NOT_CHECKED: f"[dim]{NOT_CHECKED}[/]"}
-VERIFY_EXIT = ("Exit status: 0 every required clause proved (with --bounded: proved or holding "
-               "for every n <= N, said in the first line); 2 bad input, or nothing could be "
-               "analysed (the reason is shown); 3 a clause is violated (a replayed "
-               "counterexample is shown); 4 a clause stays unknown; 1 an external tool failed.")
+VERIFY_EXIT = exit_help(
+    (EXIT["proved"], "every required clause proved (with --bounded: proved, or holding for every "
+                     "n <= N, said in the first line)"),
+    EXIT_TOOL,
+    (EXIT["unanalysable"], "bad input (a located error with a hint), or nothing could be "
+                           "analysed (the reason is shown)"),
+    (EXIT["violated"], "a clause is violated (a replayed counterexample is shown)"),
+    (EXIT["unknown"], "a clause stays unknown (neither proved nor violated)"))
 
 
-def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee=None):
+def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee=None, rules=None):
     if kind in VECTOR_KINDS:
         return prove_vectors(str(elf), stage=stage, symbol=sym)
     # with --bounded every routine gets the bounded run; without it, memmove
     # still gets it for what its proof leaves unknown
     rep = prove_routine(str(elf), sym, kind, jobs=jobs,
                         memmove_bound=0 if bounded else MEMMOVE_BOUND, stage=stage,
-                        all_clauses=all_clauses, callee=callee)
+                        all_clauses=all_clauses, callee=callee, rules=rules)
     if bounded:
         apply_bounded(str(elf), rep, bounded, jobs)
     return rep
@@ -135,9 +142,24 @@ def _plan(files, only, workdir):
     return out
 
 
-def _run(plan, bounded, jobs, cache, all_clauses):
+def _rules(file: str, reserve: tuple[str, ...], jump: str | None) -> RegisterRules:
+    """The register rules FILE's routines are proved under (clause R1): the
+    options', and a .copy strategy's own (its targets' `reserve` and `jump`)."""
+    regs, jumps = list(reserve), {jump} - {None}
+    if file.endswith(".copy"):
+        for t in load_file(file).targets:
+            regs += t.reserve
+            jumps |= {t.jump} - {None}
+    if len(jumps) > 1:
+        raise CopygenError(f"{file}: computed jumps cannot be limited to both "
+                           f"{' and '.join(sorted(jumps))}", hint="give one --jump-register")
+    return make_rules(regs, next(iter(jumps), None))
+
+
+def _run(plan, bounded, jobs, cache, all_clauses, rules=None):
     """Prove every routine of the plan (from the cache where it has the same
-    code): {file: [RoutineReport]}."""
+    code), each file's under its register rules (`rules`: file -> rules):
+    {file: [RoutineReport]}."""
     from rich.console import Console
     total = sum(len(todo) for _, _, todo in plan) * len(STAGES)
     reports = {}
@@ -151,19 +173,21 @@ def _run(plan, bounded, jobs, cache, all_clauses):
                 def stage(name, sym=sym, base=done):
                     _say(f"{sym}: {name}")
                     bar.update(task, description=f"{sym}: {name}", completed=base + (STAGES.index(name) if name in STAGES else 0))
-                reports[f].append(_routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses))
+                reports[f].append(_routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses,
+                                           (rules or {}).get(f)))
                 bar.update(task, completed=done + len(STAGES))
     return reports
 
 
-def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses):
+def _routine(elf, sym, kind, cache, stage, bounded, jobs, all_clauses, rules=None):
     """One routine's report, through the cache; its outcome said when piped."""
     ran = []
+    rules = None if kind in VECTOR_KINDS else rules     # R1 is the scalar prover's
 
     def prove(callee):
         ran.append(sym)
-        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee)
-    rep = prove_cached(elf, sym, kind, cache, prove, bounded, all_clauses)
+        return _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee, rules)
+    rep = prove_cached(elf, sym, kind, cache, prove, bounded, all_clauses, rules=rules)
     _say(f"{sym}: {verdict(rep)} " + (f"({rep.seconds:.0f} s)" if ran else "(from the proof cache)"))
     return rep
 
@@ -199,8 +223,14 @@ def _compose(reports) -> None:
 @click.option("--all-clauses", is_flag=True,
               help="Prove every clause even when a sample run already shows one violated "
                    "(by default the proof stops there: the others are 'not checked').")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Processes each proof spreads its queries over [default: the cores].")
+@click.option("--reserve", "reserve", multiple=True, metavar="REG",
+              help="Prove clause R1 too: no path writes REG (t6, x31 ...), so it holds its "
+                   "entry value at every return; repeatable.  A .copy FILE's own `reserve` "
+                   "and `jump` rules are added.  Scalar routines only.")
+@click.option("--jump-register", default=None, metavar="REG",
+              help="Prove clause R1 too: every computed jump (jalr) goes through REG, or "
+                   "through ra (a return, a call).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help=JOBS_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
 @click.option("--junit", type=click.Path(dir_okay=False), default=None,
               help="Also write a JUnit XML report: one test case per routine and clause.")
@@ -210,7 +240,8 @@ def _compose(reports) -> None:
 @click.option("--workdir", default="build/verify", show_default=True, type=click.Path(file_okay=False),
               help="Where a .copy or .S input is built into the ELF that is proved.")
 @command("verify")
-def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, proof_cache, no_cache, workdir) -> int:
+def verify(files, only, bounded, require, all_clauses, reserve, jump_register, jobs, as_json, junit,
+           proof_cache, no_cache, workdir) -> int:
     """Prove the copy routines of FILES correct with Z3, for every n.
 
     Each FILE is a .copy strategy, a kernel-style uaccess.S (assembled
@@ -234,9 +265,10 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
         output_dir(proof_cache, "--proof-cache")
     if junit:
         output_file(junit, "--junit")
+    rules = {f: _rules(f, tuple(reserve), jump_register) for f in files}
     plan = _plan(files, only, workdir)
     cache = None if no_cache else ProofCache(proof_cache)
-    reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses)
+    reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses, rules)
     _compose(reports)
     verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
     overall = worst([v for vs in verdicts.values() for v in vs])
@@ -245,6 +277,7 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
     if as_json:
         envelope("verify", overall in ("proved", "bounded"), verdict=overall,
                  bounded=bounded or None, required_properties=list(require),
+                 register_rules={f: r.as_dict() for f, r in rules.items() if r},
                  files=[{"file": f, "elf": str(elf),
                          "reports": [{**r.as_dict(), "verdict": v}
                                      for r, v in zip(reports[f], verdicts[f])]}
@@ -255,6 +288,9 @@ def verify(files, only, bounded, require, all_clauses, jobs, as_json, junit, pro
             bound = f"every n <= {bounded}" if bounded else "the n its row names"
             console.print(f"bounded: every required clause proved or holding for {bound}, "
                           "not proved for every n")
+        elif overall == "proved" and bounded:
+            console.print(f"bounded: every n <= {bounded} checked, and every required clause is "
+                          "proved for every n")
         for f, _, _ in plan:
             _table(f"copygen verify {f}", reports[f], verdicts[f], require, console)
     return EXIT[overall]

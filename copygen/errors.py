@@ -1,4 +1,4 @@
-"""The one error type that reaches the user, and warnings (DESIGN.md decision 6).
+"""The one error type that reaches the user, and warnings (docs/architecture.md, "Errors").
 
 Role: carry a message, a source location (file:line:col) and a hint, and
 render them the way compilers do.  It belongs to no layer: gen, verify,

@@ -11,16 +11,26 @@ success and on failure alike:
 Errors are also rendered for people on stderr (file:line:col, the line, a
 caret, a hint).  Library errors that are the user's business (an emulator
 oops, a bad workload, an unknown profile) become a CopygenError here, so no
-traceback reaches the user.
+traceback reaches the user; so do click's usage errors (an unknown option,
+a missing argument), in the envelope too when --json was given (Main).
+
+SIGTERM unwinds a command like an error (so that what it holds is put back:
+a kernel tree's checkout, temporary directories, a pool's workers) and it
+ends with one line, "copygen: stopped by SIGTERM", and status 143 (128 + 15,
+as a shell reports a process SIGTERM ended).  Each command's --help ends
+with the statuses it can return (exit_help).
 Role: part of the composition root.  May import click, rich and every layer.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
+import signal
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import click
@@ -36,10 +46,35 @@ from copygen.measure.workload import WorkloadError
 
 SCHEMA = 1
 
-EXIT_OK, EXIT_TOOL, EXIT_INPUT, EXIT_VIOLATED = 0, 1, 2, 3
-EXIT_HELP = ("Exit status: 0 success; 1 an external tool (assembler, compiler, linker, "
-             "qemu) failed, its stderr shown; 2 bad input (a located error with a hint); "
-             "3 verify: a contract clause is violated (a counterexample is shown).")
+EXIT_OK, EXIT_TOOL, EXIT_INPUT, EXIT_VIOLATED, EXIT_UNKNOWN = 0, 1, 2, 3, 4
+EXIT_STOPPED = 128 + signal.SIGTERM
+# what a status means when a command gives it no meaning of its own
+EXIT_MEANING = {EXIT_OK: "success",
+                EXIT_TOOL: "an external tool (assembler, compiler, linker, qemu) failed, its "
+                           "stderr shown",
+                EXIT_INPUT: "bad input (a located error with a hint)",
+                EXIT_STOPPED: "stopped by SIGTERM (one line says so)"}
+
+
+def exit_help(*codes: int | tuple[int, str]) -> str:
+    """The `Exit status:` footer of a command that can return `codes`: a
+    number with its common meaning (EXIT_MEANING), or (number, the
+    command's own meaning).  Every command can be stopped: EXIT_STOPPED
+    closes each footer."""
+    meant = dict(c if isinstance(c, tuple) else (c, EXIT_MEANING[c]) for c in codes)
+    meant.setdefault(EXIT_STOPPED, EXIT_MEANING[EXIT_STOPPED])
+    return "Exit status: " + "; ".join(f"{c} {m}" for c, m in sorted(meant.items())) + "."
+
+
+# the footer of a command that can fail on its input or on a tool, no more
+EXIT_HELP = exit_help(EXIT_OK, EXIT_TOOL, EXIT_INPUT)
+# the top-level help's: every status some command returns
+EXIT_SUMMARY = exit_help(
+    EXIT_OK, EXIT_TOOL, EXIT_INPUT,
+    (EXIT_VIOLATED, "verify, patch: a contract clause is violated (a replayed counterexample "
+                    "is shown); kunit, patch --test kunit: a KUnit test fails"),
+    (EXIT_UNKNOWN, "verify, patch: a clause stays unknown (neither proved nor violated)")) + \
+    "  Each command's --help lists the statuses it can return."
 
 # --routine takes a kind name or a symbol, in every command
 ROUTINE_KINDS = {
@@ -52,6 +87,10 @@ ROUTINE_KINDS = {
     "vector_usercopy": ("__asm_vector_usercopy", "__asm_vector_usercopy_sum_enabled"),
     "vector_clear_user": ("__asm_vector_clear_user",),
 }
+# -j of the commands whose work is proofs (verify, patch)
+JOBS_HELP = ("Processes each proof spreads its solver queries over [default: COPYGEN_JOBS if set, "
+             "else every core: a proof's queries are independent of each other, and proving is "
+             "all the command does meanwhile].")
 ROUTINE_HELP = ("Only this routine: a kind (copy_to_user, copy_from_user, clear_user, memcpy, "
                 "memmove, memset, vector_usercopy, vector_clear_user) or a symbol "
                 "(__asm_copy_to_user, ...); repeatable.")
@@ -91,7 +130,10 @@ def as_copygen_error(err: Exception) -> CopygenError:
     if isinstance(err, WorkloadError):
         return CopygenError(str(err), hint="see `copygen bench --help` / `copygen rank --help` for the syntax")
     if isinstance(err, ProfileError):
-        return CopygenError(str(err), hint=f"profiles: {', '.join(available())}, or a path to a .toml")
+        names = ", ".join(available())
+        listed = names in str(err)              # the message names them already
+        return CopygenError(str(err), hint="give one of those, or the path of a profile's .toml"
+                            if listed else f"profiles: {names}, or a path to a .toml")
     if isinstance(err, EmuError):
         return CopygenError(f"emulator: {err}", hint="the generated code misbehaved or the ELF is "
                             "unusable; `copygen build` the file and inspect it")
@@ -175,25 +217,95 @@ def os_error(err: OSError) -> CopygenError:
                         hint="check the path and its permissions")
 
 
-def command(name: str):
+class Stopped(BaseException):
+    """SIGTERM, raised where the command is, so that it unwinds (`finally`
+    blocks run) instead of dying in the middle.  A BaseException: no
+    `except Exception` swallows it."""
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds():
+    """While the command runs, SIGTERM raises Stopped; a second one ends
+    the process at once.  A forked worker that kept this handler ends
+    quietly.  (Only the main thread may set a handler: elsewhere, as is.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    me = os.getpid()
+
+    def on_term(signum, frame):
+        if os.getpid() != me:
+            os._exit(128 + signum)
+        signal.signal(signal.SIGTERM, lambda *_: os._exit(128 + signum))
+        raise Stopped()
+    previous = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def command(name: str, stopped: str = ""):
     """Wrap a command body: it returns its exit status; an expected error is
     rendered on stderr (and as the JSON envelope with --json) and exits with
-    its own status."""
+    its own status.  SIGTERM ends it with one line (and the envelope),
+    `stopped` added to it: what the command leaves as it was."""
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(*args, **kw):
             as_json = kw.get("as_json", False)
             try:
-                status = fn(*args, **kw) or EXIT_OK
+                with _sigterm_unwinds():
+                    status = fn(*args, **kw) or EXIT_OK
             except (CopygenError, WorkloadError, EmuError, OSError) as raw:
                 err = os_error(raw) if isinstance(raw, OSError) else as_copygen_error(raw)
                 if as_json:
                     envelope(name, False, error=err.as_dict())
                 click.echo(err.render(), err=True)
                 status = err.exit_code
+            except Stopped:
+                err = CopygenError("stopped by SIGTERM" + (f"; {stopped}" if stopped else ""),
+                                   exit_code=EXIT_STOPPED)
+                if as_json:
+                    envelope(name, False, error=err.as_dict())
+                click.echo(f"copygen: {err.message}", err=True)
+                status = EXIT_STOPPED
             sys.exit(status)
         return wrapper
     return deco
+
+
+class Main(click.Group):
+    """The top command.  A usage error (an unknown option, a missing
+    argument, a bad value: click's) is answered on stdout with the one JSON
+    envelope too when --json was given, as every other failure is; click
+    renders it on stderr and exits with its status (2) as ever."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        argv = list(args)
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as err:
+            self._envelope(err, argv)
+            raise
+        ctx.meta["copygen.argv"] = argv
+        return ctx
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except click.ClickException as err:
+            self._envelope(err, ctx.meta.get("copygen.argv", []))
+            raise
+
+    def _envelope(self, err: click.ClickException, argv: list[str]) -> None:
+        if "--json" not in argv:
+            return
+        words = [a for a in argv if not a.startswith("-")]
+        name = words[0] if words and words[0] in self.commands else "copygen"
+        shown = f"copygen {name}" if name != "copygen" else name
+        envelope(name, False, error=CopygenError(err.format_message(),
+                                                 hint=f"see `{shown} --help`").as_dict())
 
 
 def print_warnings(warnings) -> None:

@@ -41,8 +41,8 @@ class BuildResult:
 
 def display_path(path: Path) -> str:
     """The path as written in generated banners: relative to the working
-    directory when inside it (`copygen build examples/x.copy` from the
-    repository root names examples/x.copy), else the file's name."""
+    directory when inside it (`copygen build examples/kernel2021.copy` from
+    the repository root names examples/kernel2021.copy), else the file's name."""
     p = Path(path).resolve()
     try:
         return str(p.relative_to(Path.cwd().resolve()))
@@ -105,6 +105,8 @@ def content_key(st: Strategy) -> str:
         h.update(f.read_bytes())
     h.update(" ".join([toolchain.cross_prefix(), *toolchain.ASFLAGS, *toolchain.CFLAGS,
                        *toolchain.kcflags()]).encode())
+    if st.string is not None and st.string.target.reserve:   # the others keep their keys
+        h.update(" ".join(toolchain.fixed_flags(st.string.target.reserve)).encode())
     return h.hexdigest()
 
 
@@ -172,7 +174,8 @@ def _build(st: Strategy, source: str, outdir: Path, link: bool) -> BuildResult:
         if f.suffix == ".S":
             toolchain.assemble(f, inc, obj, vector=f.name == "uaccess_vector.S")
         else:
-            toolchain.compile_c(f, inc, obj)
+            # string.c honours the string block's reserved registers as GCC can
+            toolchain.compile_c(f, inc, obj, st.string.target.reserve if st.string else ())
         res.objects.append(obj)
     elf = outdir / f"{st.stem}.elf"
     # linked under a temporary name: an interrupted build never leaves a

@@ -108,8 +108,15 @@ def assemble(src: Path, include: Path, obj: Path, vector: bool = False) -> Ran:
     return run("gcc", ["-c", *flags, "-I", include, src, "-o", obj])
 
 
-def compile_c(src: Path, include: Path, obj: Path) -> Ran:
-    return run("gcc", ["-c", *CFLAGS, *kcflags(), "-I", include, src, "-o", obj])
+def fixed_flags(reserve) -> list[str]:
+    """`-ffixed-REG` for each reserved register: GCC then leaves it alone in
+    C, as a kernel whose Makefile says so has it (gen.front.registers)."""
+    return [f"-ffixed-{r}" for r in reserve]
+
+
+def compile_c(src: Path, include: Path, obj: Path, reserve=()) -> Ran:
+    return run("gcc", ["-c", *CFLAGS, *fixed_flags(reserve), *kcflags(), "-I", include, src,
+                       "-o", obj])
 
 
 def link(objs: list[Path], script: Path, elf: Path) -> Ran:
@@ -215,6 +222,11 @@ def run_logged(name: str, args: list[str], package: str, cwd: Path | None = None
     except subprocess.TimeoutExpired:
         proc.kill()
         code = None
+    except BaseException:
+        # stopped (SIGTERM, ^C): the program goes with us, not on in the tree
+        proc.kill()
+        proc.wait()
+        raise
     finally:
         if sink:
             sink.close()

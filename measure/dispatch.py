@@ -2,7 +2,7 @@
 
 A vector kernel copies n bytes with __asm_copy_to_user's scalar code below
 riscv_v_usercopy_threshold and, from it on, inside a kernel vector section
-with __asm_vector_usercopy (DOMAIN.md §8).  `Dispatched` wraps a Bench of an
+with __asm_vector_usercopy (docs/vector.md).  `Dispatched` wraps a Bench of an
 ELF that has both routines: a copy_to_user case of `threshold` bytes or
 more runs the vector routine and is charged the section's cycles on top,
 measured on the same profile from shim/vector_section.S: "clean" (no user

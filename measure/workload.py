@@ -3,7 +3,7 @@
 Role: the data `copygen rank` weighs cycles by, and the parsers of the
 `--sizes`/`--align` options of `copygen bench`.  A workload is a size
 distribution times an alignment mix (independent).  Built-ins follow
-DOMAIN.md section 6; `load_llvm_csv` reads LLVM libc's distribution files
+docs/bench.md, "Workloads"; `load_llvm_csv` reads LLVM libc's distribution files
 (one line of probabilities for sizes 0..N).  `size_grid` picks the sizes
 actually run: all of a small support, else a quantile grid with linear
 interpolation in between, so the expectation stays exact for piecewise-linear
@@ -54,7 +54,7 @@ def _uniform(lo: int, hi: int) -> dict[int, float]:
 
 
 def _fleet() -> dict[int, float]:
-    # LLVM libc's fleet-wide figures (DOMAIN.md section 6): 96 % of calls <= 128
+    # LLVM libc's fleet-wide figures (docs/bench.md, "Workloads"): 96 % of calls <= 128
     # bytes, 99 % <= 1024; spread uniformly inside each band (our assumption).
     d = {s: 0.96 / 129 for s in range(0, 129)}
     d.update({s: 0.03 / 896 for s in range(129, 1025)})
@@ -76,7 +76,7 @@ def _mix(weights: dict[int, float]) -> dict[int, float]:
     return {off: weights.get(off, 0.0) for off in range(8)}
 
 
-# SPEC2017 alignments (ARM optimized-routines, DOMAIN.md section 6): ~89 % of
+# SPEC2017 alignments (ARM optimized-routines; docs/bench.md): ~89 % of
 # sources at least 8-byte aligned, ~1.8 % only byte-aligned.  The remaining
 # 9.2 % we split 2:1:1 over offsets 4, 2 and 6; destinations get the same mix.
 _SPEC = _mix({0: 0.89, 4: 0.046, 2: 0.023, 6: 0.023, 1: 0.0045, 3: 0.0045, 5: 0.0045, 7: 0.0045})
@@ -85,7 +85,7 @@ ALIGN_MIXES = {
     "spec": "SPEC2017-like: 89 % of offsets 8-byte aligned, 1.8 % odd (src and dst independent)",
     "aligned": "src and dst 8-byte aligned",
     "all": "all 64 (src, dst) offset pairs mod 8, equally often",
-    "src-misaligned": "dst aligned, src offset 1..7 equally often (the DOMAIN.md section 5 set-up)",
+    "src-misaligned": "dst aligned, src offset 1..7 equally often (the set-up of the U74 measurements, docs/calibration.md)",
 }
 
 

@@ -127,8 +127,8 @@ def fixup_return_constant(text: str) -> list[Mutant]:
 
 
 def fixup_offset(text: str) -> list[Mutant]:
-    """A `.L*_fault_plus_K`/`_minus_K` adjustment off by one word: the exit
-    claims a word more was stored than was."""
+    """A fault exit's adjustment (`.L*_fault_a0_plus_K`, `_a2_minus_K`, ...)
+    off by one word: the exit claims a word more was stored than was."""
     lines, out = text.splitlines(), []
     for ins in insns(text):
         prev = lines[ins.no - 1] if ins.no else ""

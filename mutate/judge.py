@@ -27,7 +27,7 @@ from copygen.mutate.edits import ORACLE_BLIND, Mutant, all_mutants, require_asse
 COPY_FNS, CLEAR_FNS = ("to", "from"), ("clear",)
 ROUTINE_FNS = {"__asm_copy_to_user": COPY_FNS, "__asm_copy_from_user": COPY_FNS,
                "__clear_user": CLEAR_FNS}
-PAGE, ARENA = 4096, 4 * 4096 + 16384          # as tests/oracle/harness.c
+PAGE, ARENA = 4096, 4 * 4096 + 16384          # as mutate/harness.c
 USER_SIDE = {"to": "dst", "from": "src", "clear": "dst"}
 
 
@@ -292,8 +292,13 @@ def judge(text: str, mutants: list[Mutant], bench: Bench | None = None,
             done[0] += 1
             tell(f"judging {len(mutants)} mutants", done[0], len(mutants))
             return v
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             return list(pool.map(one, enumerate(mutants)))
+        finally:
+            # stopped (SIGTERM, Ctrl-C): the mutants not begun are dropped,
+            # not judged before the command may end
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 # --------------------------------------------------------------------------

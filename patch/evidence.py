@@ -30,6 +30,7 @@ from copygen.measure.bench import Bench, Case
 from copygen.verify.solver.cache import ProofCache, prove_cached
 from copygen.verify.contract.inputs import routines
 from copygen.verify.contract.verdict import verdict
+from copygen.verify.contract.rules import RegisterRules
 
 SIZES = (8, 16, 32, 64, 128, 256, 1024, 4096, 8192)
 # (src, dst) offsets from a page boundary standing for each alignment class
@@ -101,9 +102,11 @@ def build(name: str, text: str, workdir: Path, label: str = "") -> State:
 
 
 def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: int,
-          only: frozenset[str] | None = None, tell=lambda msg: None) -> None:
+          only: frozenset[str] | None = None, tell=lambda msg: None,
+          rules: RegisterRules | None = None) -> None:
     """Prove every entry point of `state` that reaches a body of `kinds`
-    (those in `only`, when given)."""
+    (those in `only`, when given), under the tree's register `rules`
+    (clause R1, patch.rules) when it has some."""
     present = routines(state.elf)
     for kind in kinds:
         state.proofs[kind] = []
@@ -114,7 +117,7 @@ def prove(state: State, kinds: tuple[str, ...], cache: ProofCache | None, jobs: 
                 state.skipped.append(sym)
                 continue
             tell(f"proving {sym}, {state.label}")
-            rep = prove_cached(state.elf, sym, vkind, cache, jobs=jobs)
+            rep = prove_cached(state.elf, sym, vkind, cache, jobs=jobs, rules=rules or None)
             state.proofs[kind].append(Proof(sym, kind, verdict(rep), dict(rep.status),
                                             dict(rep.detail), rep.seconds))
 

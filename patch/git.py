@@ -113,6 +113,12 @@ def commit_files(tree: Tree, parent: str, files: dict[str, str | None], message:
     return _git(root, "commit-tree", tree_id, "-p", parent, "-F", "-", stdin=message).stdout.strip()
 
 
+def changed(tree: Tree, base: str, tip: str) -> list[str]:
+    """The files the commits from `base` to `tip` change (add, modify or
+    remove), as git names them."""
+    return _git(tree.root, "diff", "--name-only", "--no-renames", base, tip).stdout.splitlines()
+
+
 def users(tree: Tree, rev: str, rel: str) -> list[str]:
     """The files of commit `rev` whose text names `rel` (git grep)."""
     r = _git(tree.root, "grep", "-l", "-F", rel, rev, "--", "*Makefile*", "*Kbuild*", check=False)

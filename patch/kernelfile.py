@@ -7,7 +7,7 @@ one another (the 2021 layout's ENTRY(__asm_copy_to_user) and
 ENTRY(__asm_copy_from_user)) open one span.  The body is what lies between
 the last start marker and the end marker.
 
-Layouts (DOMAIN.md section 7), each recognised by its functions:
+Layouts (docs/patching.md, "Three layouts"), each recognised by its functions:
   2021      __asm_copy_to_user holds the whole copy, SUM handling included
             (2021 and vendor trees)
   6.8       __asm_copy_to_user holds the vector dispatch, then opens

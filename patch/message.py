@@ -50,6 +50,7 @@ class Change:
     memmove_in_memcpy: bool = False              # memmove in memcpy.S, after memcpy
     board: tuple[Row, ...] = ()              # cells a board measured, before and after
     board_on: str = ""                       # "measured on BOARD (CPU, kernel, date)"
+    rules: tuple[str, ...] = ()              # the register rules followed (patch.rules.Rules.lines)
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
@@ -386,6 +387,7 @@ def reproduce(version: str, command: str, source: str, name: str,
 def commit_message(ch: Change, version: str, command: str, source: str, name: str,
                    signoff: str) -> str:
     body = [subject(ch), "", *_changed(ch), "", *_why(ch), *evidence_lines(ch)]
+    body += ["", *ch.rules] if ch.rules else []
     body += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
     if ch.kunit:
         body += ["", "KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:",
@@ -399,5 +401,6 @@ def cover_letter(ch: Change) -> tuple[str, str]:
     """(subject, blurb) of a series' cover letter: the combined evidence."""
     subj = subject(ch)
     blurb = [*_changed(ch), "", *_why(ch), *evidence_lines(ch)]
+    blurb += ["", *ch.rules] if ch.rules else []
     blurb += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
     return subj, "\n".join(line.rstrip() for line in blurb)

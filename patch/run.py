@@ -1,7 +1,8 @@
 """`copygen patch`, start to finish.
 
 make_patch(): load the strategy; check the tree (patch.git) before anything
-else; cut the change into steps (one, or with `series` copy_user then
+else; read the tree's register rules and put the strategy under them
+(patch.rules: the code follows them, the proofs add clause R1); cut the change into steps (one, or with `series` copy_user then
 clear_user); apply each step to the file as HEAD has it (kernelfile, bodies,
 splice); build every state and prove the entry points each step touches
 after it; refuse a candidate whose proof is not complete (exit 3 when a
@@ -34,7 +35,7 @@ from copygen.errors import CopygenError
 from copygen.gen.front.parse import read_source
 from copygen.gen.front.validate import load_file
 from copygen.kernel import kbuild, kunit
-from copygen.patch import bodies, evidence, git, kernelfile, message, stringfile, vector
+from copygen.patch import bodies, evidence, git, kernelfile, message, rules, stringfile, vector
 from copygen.patch.splice import Spliced, splice
 from copygen.verify.vector import vprove
 from copygen.verify.solver.cache import ProofCache, prove_cached
@@ -85,23 +86,23 @@ class Result:
     checkpatch: str | None = None
     kunit: dict[str, list] = field(default_factory=dict)   # base / patched -> kernel.kunit.Run
     stages: dict[str, float] = field(default_factory=dict)  # seconds per stage
+    files: list[str] = field(default_factory=list)          # what the commits change
+    rules: list[dict] = field(default_factory=list)         # the register rules followed
 
 
 def _kinds(st, wanted: tuple[str, ...], series: bool) -> tuple[str, ...]:
     """The blocks to patch: those asked for, else the uaccess ones the
-    strategy has (a string block goes in only when asked: --routine string)."""
+    strategy has, else its string block, when that is all it has (beside
+    uaccess blocks a string block goes in only when asked: --routine string)."""
     have = tuple(k for k in kernelfile.KINDS if getattr(st, k) is not None)
     have_all = have + (("string",) if st.string is not None else ())
     if not have_all:
         raise CopygenError(f"{st.file} has no copy_user, clear_user or string block",
                            hint="copygen patch replaces uaccess.S routines and the mem* functions")
-    if not wanted and not have:
-        raise CopygenError(f"{st.file} has no copy_user or clear_user block",
-                           hint="--routine string puts its string block into the tree")
     for k in wanted:
         if k not in have_all:
             raise CopygenError(f"{st.file} has no {k} block", hint=f"it has: {', '.join(have_all)}")
-    kinds = tuple(k for k in have_all if (k in wanted) if wanted) or have
+    kinds = tuple(k for k in have_all if (k in wanted) if wanted) or have or have_all
     if series and len(kinds) < 2:
         raise CopygenError("--series needs two blocks: copy_user, clear_user or string",
                            hint="without --series one patch holds what the strategy has")
@@ -161,7 +162,9 @@ class Stages(dict):
             self[name] = round(self.get(name, 0.0) + time.monotonic() - t0, 1)
 
 
-def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) -> None:
+def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages,
+              regs: rules.Rules = rules.Rules()) -> None:
+    """Prove and bench every state (under the tree's register rules `regs`)."""
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     # progress names each state as a kernel developer would: the base tree,
     # and the tree with each commit of the series applied
@@ -170,14 +173,16 @@ def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) 
     built = [evidence.build(dirs[i], t, workdir, labels[i]) for i, t in enumerate(states)]
     with clock("proofs after"):
         for i, s in enumerate(steps):
-            evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell)
+            evidence.prove(built[i + 1], s.kinds, cache, req.jobs, req.entries, tell,
+                           regs.verify_rules())
     if not req.allow_unproven:
         _refuse_unproven(steps, built)
     cal = {p.name: p.calibration_error for p in profiles}
     for i, s in enumerate(steps):
         before, after = built[i], built[i + 1]
         with clock("proofs before"):
-            evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell)
+            evidence.prove(before, s.kinds, cache, req.jobs, req.entries, tell,
+                           regs.verify_rules())
         with clock("bench"):
             rows = evidence.measure(before, after, s.kinds, profiles, tell=tell)
         board, board_on = evidence.board_rows(req.measured, req.source, s.kinds)
@@ -185,7 +190,8 @@ def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages) 
                                   {k: after.proofs[k] for k in s.kinds}, rows, cal,
                                   skipped=tuple(after.skipped), draft=req.allow_unproven and any(
                                       p.verdict != "proved" for k in s.kinds for p in after.proofs[k]),
-                                  board=tuple(board), board_on=board_on)
+                                  board=tuple(board), board_on=board_on,
+                                  rules=tuple(regs.lines()))
 
 
 def _vector_proofs(state, cache, tell) -> list:
@@ -236,7 +242,7 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
     git.create_branch(tree, branch, tip)
     tell(f"branch {branch} -> {tip[:12]}")
     step = Step((vector.KIND,), None, files, change, text, tip)
-    res = Result(branch, pl.layout, tree.rel, [step])
+    res = Result(branch, pl.layout, tree.rel, [step], files=git.changed(tree, tree.head, tip))
     res.patches = git.format_patch(tree, tip, 1, Path(req.outdir), cover=False)
     res.checkpatch = git.checkpatch(tree, res.patches)
     res.stages = dict(clock)
@@ -258,6 +264,10 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     branch = req.branch or f"copygen/{st.stem}"
     tree = git.check_tree(req.tree, branch)
     text = git.head_text(tree)
+    replaced = ((tree.rel,) if set(kinds) - {"string"} else ()) + \
+        (rules.STRING_FILES if "string" in kinds else ())
+    regs = rules.with_strategy(rules.from_tree(lambda rel: git.show(tree, "HEAD", rel), replaced), st)
+    st = rules.under(st, regs)
     states, steps, layout = [text], [], ""
     for ks in _plan(kinds, req.series):
         if ks == ("string",):
@@ -275,16 +285,17 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         uaccess = [s for s in steps if s.spliced is not None]
         if uaccess:
-            _evidence(states, uaccess, req, profiles, Path(tmp), tell, clock)
+            _evidence(states, uaccess, req, profiles, Path(tmp), tell, clock, regs)
         for s in steps:
             if s.spliced is None:
-                _string_evidence(s, tree, req, profiles, Path(tmp), tell, clock)
+                _string_evidence(s, tree, req, profiles, Path(tmp), tell, clock, regs)
     res = _write(req, st, tree, branch, layout or "string", steps, tell, clock)
-    res.stages = dict(clock)
+    res.stages, res.rules = dict(clock), regs.as_list()
     return res
 
 
-def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock: Stages) -> None:
+def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock: Stages,
+                     regs: rules.Rules = rules.Rules()) -> None:
     """Kbuild's objects of the tree's mem* functions and of the generated
     string.c, proved (the new ones first: an unproved candidate stops
     here) and benched."""
@@ -298,7 +309,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
                              f"after (patched: {', '.join(sources)})")
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
     with clock("proofs after"):
-        evidence.prove(after, ("string",), cache, req.jobs, None, tell)
+        evidence.prove(after, ("string",), cache, req.jobs, None, tell, regs.verify_rules())
     if not req.allow_unproven:
         _refuse_unproven([step], [None, after])
     with clock("kbuild objects"):
@@ -306,7 +317,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
                               workdir / "kbuild-before", tell=tell)
     before = evidence.linked("string-before", list(objs.values()), workdir, BEFORE)
     with clock("proofs before"):
-        evidence.prove(before, ("string",), cache, req.jobs, None, tell)
+        evidence.prove(before, ("string",), cache, req.jobs, None, tell, regs.verify_rules())
     with clock("bench"):
         rows = evidence.measure(before, after, ("string",), profiles, tell=tell)
     memcpy_s = step.files.get(stringfile.MEMCPY_S) or ""
@@ -318,7 +329,8 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
                                  draft=req.allow_unproven and any(
                                      p.verdict != "proved" for p in after.proofs["string"]),
                                  memmove_in_memcpy="SYM_FUNC_START(__memmove)" in memcpy_s,
-                                 board=tuple(board), board_on=board_on)
+                                 board=tuple(board), board_on=board_on,
+                                 rules=tuple(regs.lines()))
 
 
 def _commit_steps(req, st, tree, layout, steps) -> str:
@@ -365,7 +377,7 @@ def _write(req, st, tree, branch, layout, steps, tell, clock: Stages) -> Result:
         parent, runs = _kunit(req, st, tree, layout, steps, parent, tell, clock)
     git.create_branch(tree, branch, parent)
     tell(f"branch {branch} -> {parent[:12]}")
-    res = Result(branch, layout, tree.rel, steps, kunit=runs)
+    res = Result(branch, layout, tree.rel, steps, kunit=runs, files=git.changed(tree, tree.head, parent))
     res.patches = git.format_patch(tree, parent, len(steps), Path(req.outdir), cover=req.series)
     if req.series:
         _fill_cover(res.patches[0], steps, layout)
@@ -384,7 +396,8 @@ def _fill_cover(path: Path, steps: list[Step], layout: str) -> None:
                               {k: v for c in chs for k, v in c.calibration.items()},
                               sum((c.skipped for c in chs), ()), any(c.draft for c in chs),
                               chs[-1].kunit, board=sum((c.board for c in chs), ()),
-                              board_on="; ".join(dict.fromkeys(c.board_on for c in chs if c.board_on)))
+                              board_on="; ".join(dict.fromkeys(c.board_on for c in chs if c.board_on)),
+                              rules=chs[0].rules)
     subject, blurb = message.cover_letter(combined)
     text = path.read_text()
     text = text.replace("*** SUBJECT HERE ***", subject)

@@ -65,10 +65,24 @@ def _object_line(name: str) -> re.Pattern:
     return re.compile(rf"^lib-y\s*\+=\s*{name}\.o\s*$")
 
 
-def makefile(text: str, kept: tuple[str, ...] = (), string_o: bool = True) -> str:
+def _build_flags(reserve: tuple[str, ...]) -> str:
+    """BUILD_FLAGS; with reserved registers (patch.rules) GCC is told to
+    leave them alone in string.c too (-ffixed-REG)."""
+    if not reserve:
+        return BUILD_FLAGS
+    fixed = " ".join(f"-ffixed-{r}" for r in reserve)
+    return BUILD_FLAGS.replace("-ffreestanding\n", f"-ffreestanding {fixed}\n").replace(
+        "replaces, it is neither traced nor instrumented.",
+        f"replaces, it is neither traced nor instrumented, and it keeps out of\n# "
+        f"{', '.join(reserve)}, as the tree's assembly does.")
+
+
+def makefile(text: str, kept: tuple[str, ...] = (), string_o: bool = True,
+             reserve: tuple[str, ...] = ()) -> str:
     """The Makefile with string.o instead of the three objects, but for
     those `kept` (still built from their own .S); without `string_o` (every
-    function in assembly, memmove inside memcpy.S) the others just go."""
+    function in assembly, memmove inside memcpy.S) the others just go;
+    string.o is compiled without the `reserve`d registers."""
     lines = text.splitlines(keepends=True)
     found = {n: next((i for i, ln in enumerate(lines) if _object_line(n).match(ln)), None)
              for n in REPLACED}
@@ -86,7 +100,7 @@ def makefile(text: str, kept: tuple[str, ...] = (), string_o: bool = True) -> st
             out.append(re.sub(r"\w+\.o", "string.o", ln))
         elif i not in gone:
             out.append(ln)
-    return "".join(out).rstrip("\n") + "\n" + (BUILD_FLAGS if string_o else "")
+    return "".join(out).rstrip("\n") + "\n" + (_build_flags(reserve) if string_o else "")
 
 
 def exported_elsewhere(ksyms: str | None) -> bool:
@@ -113,7 +127,8 @@ def plan(st: Strategy, source: str, show, users=lambda path: []) -> Plan:
         ("memcpy", render_memcpy(st, source, exports, (PI_PREFIX,))),
         ("memset", render_memset(st, source, exports, (PI_PREFIX,)))) if text is not None}
     string_c = render_string(st, source, exports, (PI_PREFIX,))
-    files: dict[str, str | None] = {MAKEFILE: makefile(mk, tuple(asm), string_c is not None)}
+    files: dict[str, str | None] = {MAKEFILE: makefile(mk, tuple(asm), string_c is not None,
+                                                       st.string.target.reserve)}
     if string_c is not None:
         files[STRING_C] = string_c
     files.update({f"{LIB}/{n}.S": None for n in REPLACED

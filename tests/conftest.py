@@ -31,7 +31,7 @@ os.environ.setdefault("COPYGEN_ANSWERS", str(SHARED_PROOFS / "answers"))
 # with an xdist worker per core, a proof's queries stay in its worker's
 # process (verify.solver.parallel's default is a process per core): forked
 # provers would only compete with the other worker for the same cores and
-# cost CPU of their own (docs/verifier.md, "The test suite", has the
+# cost CPU of their own (CHANGELOG.md, "The test suite", has the
 # figures); tests that mean to spread a proof say jobs=2
 _WORKERS = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
 if _WORKERS.isdigit() and int(_WORKERS) >= (os.cpu_count() or 1):

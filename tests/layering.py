@@ -1,5 +1,5 @@
 """The layer checker tests/test_layout.py runs: every module's imports,
-read from its source, against the layers of DESIGN.md and against what the
+read from its source, against the layers of docs/architecture.md and against what the
 module's own docstring says it may import; and the import graph, drawn.
 
 A module's imports are every `import`, `from ... import` (absolute or
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NAMESPACE = "copygen"
-# layer -> the copygen layers it may import (DESIGN.md "Boundaries");
+# layer -> the copygen layers it may import (docs/architecture.md, "What each layer may import");
 # `errors` (copygen/errors.py) is the one error type of decision 6: it
 # belongs to no pillar, imports nothing of the tree, and every layer raises it
 ALLOWED = {

@@ -1,5 +1,5 @@
 """Comments in verify/ say what the code does and why; measurements (seconds,
-speed-ups, dates, what was tried) belong in docs/verifier.md with the command
+speed-ups, dates, what was tried) belong in CHANGELOG.md and bench/verify/results/ with the command
 that reproduces them.  This reads every comment and docstring of verify/
 (sub-packages too) and fails on the marks of a measurement log."""
 from __future__ import annotations

@@ -296,14 +296,15 @@ OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("rank", "--build-cache"), ("verify", "--junit"), ("verify", "--proof-cache"),
            ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
            ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
-           ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir"), ("hwbench", "-o")}
+           ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir"), ("hwbench", "-o"),
+           ("calibrate", "-o"), ("calibrate", "--plot")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
           ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),
           ("tune", "--baseline"), ("tune", "--guard"), ("tune", "--guard-kernel-tree"),
           ("tune show", "db"),
           ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree"),
           ("bench", "--measured"), ("rank", "--measured"), ("patch", "--measured"),
-          ("hwbench", "files")}
+          ("hwbench", "files"), ("calibrate", "measured"), ("calibrate", "--kernel-tree")}
 
 
 def _path_params(cmd=main, prefix=()):
@@ -318,6 +319,15 @@ def _path_params(cmd=main, prefix=()):
 
 def test_every_path_option_is_in_the_sweep():
     assert _path_params() == OUTPUTS | INPUTS
+
+
+def _board_csv(tmp_path):
+    """A board's measurements of one memcpy cell, for calibrate's command line."""
+    (tmp_path / "mc.S").write_text("\t.text\n")
+    path = tmp_path / "board.csv"
+    path.write_text("board,core,clock_ghz,routine,source_file,mode,size,bytes_per_ns\n"
+                    "b,u74,1.5,memcpy,mc.S,aligned,64,1.0\n")
+    return path
 
 
 def _argv(command, tmp_path):
@@ -339,7 +349,9 @@ def _argv(command, tmp_path):
                      "--proof-cache", tmp_path / "p"],
            "tree": ["--version", "6.12"],
            "kunit": ["--kernel-tree", tmp_path / "tree"],
-           "hwbench": [good, "-o", tmp_path / "hw"]}[command]
+           "hwbench": [good, "-o", tmp_path / "hw"],
+           "calibrate": [_board_csv(tmp_path), "--profile", "u74", "--free", "latency.load",
+                         "--routine", f"memcpy={tmp_path / 'mc.S'}", "-o", tmp_path / "fit.toml"]}[command]
     return command.split() + [str(a) for a in out]
 
 

@@ -1,4 +1,4 @@
-"""The layers import downward only (DESIGN.md, README "Layout"), and each
+"""The layers import downward only (docs/architecture.md), and each
 module's docstring says truly what it may import: read from the source of
 every module (sub-packages, relative imports and import_module included,
 see tests/layering.py), and drawn as a graph of the installed package."""

@@ -7,7 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
+from copygen.cli import main
 from tests.conftest import ROOT
 
 SOURCE = ROOT / "tests" / "asm" / "memset_bytes.S"
@@ -51,3 +53,28 @@ def test_tune_piped_says_each_stage_and_each_proof(tmp_path):
     lines = ran.stderr.splitlines()
     assert "tune: tune s (2)" in lines and "tune: proving" in lines
     assert any(line.startswith("tune: proving words unroll") for line in lines), lines
+
+
+def test_tune_piped_says_each_point_it_evaluates(tmp_path):
+    """Piped, a tuning run's evaluation says each point as it is done (a
+    run's stage line alone left a long sweep silent for minutes)."""
+    src = tmp_path / "k.copy"
+    src.write_text((ROOT / "examples" / "kernel2021.copy").read_text()
+                   + "sweep s for kernel2021 { small below [71, 96] }\n")
+    r = CliRunner().invoke(main, ["tune", str(src), "--db", str(tmp_path / "t.db"), "--top", "0",
+                                  "--workload", "uniform:0-64", "--build-cache", str(tmp_path / "cache"),
+                                  "--json"])
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(r.stdout)["command"] == "tune"
+    lines = r.stderr.splitlines()
+    assert lines.index("tune: tune s (2)") < lines.index("tune: tune s: 1 of 2 evaluated") \
+        < lines.index("tune: tune s: 2 of 2 evaluated")
+
+
+def test_a_long_piped_stage_says_its_count_every_twentieth(capsys):
+    from copygen.commands_tune import PIPED_STEPS, _stage
+    with _stage("tune big", 100) as step:
+        for _ in range(100):
+            step(1)
+    said = [ln for ln in capsys.readouterr().err.splitlines() if ln.endswith(" evaluated")]
+    assert len(said) == PIPED_STEPS and said[-1] == "tune: tune big: 100 of 100 evaluated"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import tempfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -31,6 +32,7 @@ from copygen.gen.front.variants import Space, sweep_space
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune.evaluate import SYMBOL, Job, evaluate
 from copygen.tune.store import Store, eval_workload
+from copygen.verify.solver.parallel import quiet_worker
 
 KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear", "memcpy": "memcpy", "memset": "memset"}
 
@@ -112,12 +114,30 @@ def _commit(store: Store, job: Job, row: dict, advance) -> None:
 
 
 def _on_pool(store: Store, todo: list[Job], jobs: int, advance) -> None:
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=quiet_worker, initargs=(os.getpid(),))
+    try:
         pending = {pool.submit(evaluate, job): job for job in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:
                 _commit(store, pending.pop(fut), fut.result(), advance)
+    except BaseException:
+        # stopped (SIGTERM, Ctrl-C) or a point failed: end the workers now
+        # instead of waiting for the points they hold (committed ones stay)
+        _end_workers(pool)
+        raise
+    pool.shutdown()
+
+
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the workers (quietly:
+    quiet_worker)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join()
 
 
 def _on_dask(store: Store, todo: list[Job], address: str, advance) -> None:

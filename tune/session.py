@@ -43,7 +43,7 @@ class Request:
     align_mix: str = "spec"
     jobs: int = 1
     dask: str | None = None             # a Dask scheduler's address
-    db: str | None = None               # None: FILE's name with .tune.db, beside it
+    db: str | None = None               # None: default_db(source)
     top: int = 5                        # 0: rank without proving
     shown: int = 10
     baselines: tuple[str, ...] = ()
@@ -87,9 +87,14 @@ class Ranking:
     max_text: int | None = None         # the .text limit the ranking applied
 
 
+# where stores go unless --db says: beside the build cache, never beside the
+# .copy (examples/ is part of the repository)
+STORES = Path("build") / "tune"
+
+
 def default_db(source: str) -> Path:
-    p = Path(source)
-    return p.with_name(p.stem + ".tune.db")
+    """build/tune/<the .copy's stem>.tune.db, under the current directory."""
+    return STORES / (Path(source).stem + ".tune.db")
 
 
 def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | None]:
@@ -132,7 +137,7 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
                report_dir: str | None = None, max_text: int | None = None) -> Ranking:
     """A store's ranking of one run (default: the latest), computing nothing;
     under `max_text`, else the limit the run was last made with."""
-    store = Store.open_existing(db, eval_profile)
+    store = _open_existing(db)
     try:
         runs = store.runs()
         if not runs:
@@ -152,6 +157,22 @@ def show_store(db: str, run_id: str | None = None, shown: int = 10,
         return _ranking(store, meta["run"], base, shown, report_dir, db, args.get("guards", []), limit)
     finally:
         store.close()
+
+
+def _open_existing(db: str) -> Store:
+    """The store `tune show` reads, its errors hinting at where stores are
+    (tune show has no --db: the store is its argument)."""
+    try:
+        return Store.open_existing(db, eval_profile)
+    except CopygenError as err:
+        if Path(db).suffix == ".copy":
+            hint = (f"{db} is a strategy: `copygen tune {db}` keeps its store in "
+                    f"{default_db(db)} (or where its `--db PATH` said), so `copygen tune show "
+                    f"{default_db(db)}`")
+        else:
+            hint = ("tune show reads the store a run wrote: build/tune/<FILE's stem>.tune.db "
+                    "after `copygen tune FILE`, or PATH after `copygen tune FILE --db PATH`")
+        raise CopygenError(err.message, err.loc, hint=hint) from None
 
 
 def _ranking(store: Store, run: str, base: dict, shown: int, report_dir: str | None, db: str,

@@ -1,4 +1,4 @@
-"""Calibration of a cost profile against DOMAIN.md section 5 (U74 board figures).
+"""Calibration of a cost profile against the U74 board figures of docs/calibration.md.
 
 Builds examples/pre2021.copy and examples/kernel2021.copy (gen.build, into
 build/calibrate/) and bench/calibration/reference/ref2021.S (the 2021 algorithm with the
@@ -34,13 +34,13 @@ BUILD = ROOT / "build" / "calibrate"
 SIZES = (8192, 16384, 32768)
 MIB = 1 << 20
 
-# DOMAIN.md section 5 (MiB/s on a U74 board, copy_to_user, dst aligned).
+# docs/calibration.md, "What is measured" (MiB/s on a U74 board, copy_to_user, dst aligned).
 MEASURED = {
     ("pre2021", 8192, "aligned"): 1800, ("pre2021", 8192, "misaligned"): 227,
     ("kernel2021", 8192, "aligned"): 4151, ("kernel2021", 8192, "misaligned"): 1785,
     ("kernel2021", 32768, "aligned"): 1517, ("kernel2021", 32768, "misaligned"): 1027,
 }
-# The four ratios DOMAIN.md section 5 asks a cost model to reproduce.
+# The four ratios docs/calibration.md asks a cost model to reproduce.
 RATIOS = (
     ("2021 / pre-2021, aligned", ("new", "aligned"), ("old", "aligned"), 2.31),
     ("2021 / pre-2021, misaligned", ("new", "misaligned"), ("old", "misaligned"), 7.86),
@@ -106,7 +106,7 @@ def ratios(old: dict, new: dict) -> list[dict]:
 
 
 def markdown(rows: list[dict], ratio_sets: dict[str, list[dict]], clock: float) -> str:
-    lines = [f"Throughput (model at {clock:g} GHz vs DOMAIN.md section 5), warm L1, dst aligned:", "",
+    lines = [f"Throughput (model at {clock:g} GHz vs the board, docs/calibration.md), warm L1, dst aligned:", "",
              "| routine | size | src | cycles | B/cycle | model MiB/s | measured MiB/s | error |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:

@@ -15,7 +15,8 @@ workers about twice the wall time), the seconds per test file, and the 40
 slowest steps.
 
 The machines this runs on differ, and one machine's speed drifts within
-an hour (docs/verifier.md, "The test suite", has the figures), so a
+an hour (CHANGELOG.md, "The test suite", has the figures; docs/testing.md
+explains), so a
 run's figures go with a yardstick: the CPU seconds of one fixed proof
 in one process (YARDSTICK), measured before and after a run this script
 makes; for --from-log, time it with --yardstick-only before and after

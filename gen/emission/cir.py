@@ -7,7 +7,7 @@ Legend
              accessors of a fast-misaligned core): a comment and C lines
   CFunction  one exported C function (plus its weak alias): the comment above
              it, its return type, name and parameters, and its phases
-  CPhase     a named step of the routine (DOMAIN.md §2: entry, head, words,
+  CPhase     a named step of the routine (docs/strategies.md, "The phases": entry, head, words,
              shift copy, tail, bytes, ...); `title` names it for readers of
              the IR and for tests, the C text is all in `body`
   Stmt       one line of C, `depth` tabs deep; text "" is a blank line and a

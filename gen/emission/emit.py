@@ -6,7 +6,8 @@ deterministic (no dates, no absolute paths) so that `out/` can be checked
 for staleness.
 Role: text only; may import jinja2, gen.emission.ir, gen.emission.cir, gen.front.strategy,
 gen.lower.lower_uaccess, gen.lower.lower_vector, gen.lower.lower_string, gen.lower.lower_memset,
-gen.lower.lower_memcpy, gen.lower.lower_memmove, gen.resources.
+gen.lower.lower_memcpy, gen.lower.lower_memmove, gen.lower.registers, gen.front.registers,
+gen.resources.
 """
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from copygen.gen.lower.lower_memset import memset_function
 from copygen.gen.lower.lower_string import string_unit
 from copygen.gen.lower.lower_uaccess import clear_user_function, copy_user_function
 from copygen.gen.lower.lower_vector import clear_function, vector_function
+from copygen.gen.lower.registers import honour
+from copygen.gen.front.registers import rules_text
 from copygen.gen.front.strategy import Phases, StringLib, Strategy, Target, Vector
 
 
@@ -121,7 +124,8 @@ def _banner(source: str, lines: list[str]) -> dict:
 
 
 def _named(name: str, t: Target) -> str:
-    return f"{name} (target {t.name}: xlen {t.xlen}, misaligned {t.misaligned}):"
+    rules = "".join(f"; {r}" for r in rules_text(t.reserve, t.jump))
+    return f"{name} (target {t.name}: xlen {t.xlen}, misaligned {t.misaligned}{rules}):"
 
 
 def banner(st: Strategy, source: str) -> dict:
@@ -150,7 +154,8 @@ def render_vector(st: Strategy, source: str) -> str | None:
         if r is None or r.vector is None:
             continue
         lines += [_named(r.name, r.target), *_wrapped([vector_setting(r.vector)])]
-        fns.append(lower(r.vector))
+        t = r.target
+        fns.append(honour(lower(r.vector), t.reserve, t.jump, (), t.loc))
     if not fns:
         return None
     return env().get_template("uaccess_vector.S.j2").render(fns=fns, banner=_banner(source, lines))
@@ -237,7 +242,7 @@ def render_memset(st: Strategy, source: str, exports: bool = True,
     lib = st.string
     if lib is None or not lib.memset_asm:
         return None
-    return _render_function([(memset_function(lib.memset), "memset")],
+    return _render_function([(memset_function(lib.memset, lib.target), "memset")],
                             _function_banner(lib, source, "memset",
                                              settings(lib.memset, fill=True)),
                             exports, prefixes)

@@ -2,7 +2,7 @@
 
 Legend
   Function  one exported symbol (plus aliases): header text, phases, fault exits
-  Phase     a named step of the copy (DOMAIN.md §2): its label, why it exists,
+  Phase     a named step of the copy (docs/strategies.md, "The phases"): its label, why it exists,
             C pseudo-code, the role of each register it uses, and its body
   Insn      one assembly instruction or macro; `fixup` names the label that
             computes the return value when this (user) access faults

@@ -152,7 +152,7 @@ _add_settings("sweep_align", "sweep_tail", "sweep_fault", "then_words", "then_sh
               "sweep_then_words", "sweep_then_shift", "ends", "sweep_ends",
               "inline", "sweep_inline", "expect", "sweep_expect")
 _add_settings("sweep_vector_above", "sweep_vector_lmul", "sweep_vector_loads", "sweep_vector_sew",
-              "form")
+              "form", "reserve", "jump")
 _add_blocks("target", "copy_user", "clear_user", "string_block")
 _add_blocks("memcpy", "memmove", "memset", named=False)
 

@@ -17,13 +17,18 @@ SCHEDULES = ("loads_first", "interleave", "pipelined", "paired")
 
 @dataclass(frozen=True)
 class Target:
-    """A core the code is tuned for (DOMAIN.md §2: misaligned slow or fast)."""
+    """A core the code is tuned for (docs/strategies.md: misaligned slow or fast),
+    and the register rules of the kernel it goes into (gen.front.registers):
+    `reserve`, registers no generated instruction may name; `jump`, the one
+    register a computed jump may go through (None: any)."""
 
     name: str
     xlen: int
     misaligned: str          # "slow" | "fast"
     profile: str             # cost profile name (emu/profiles/<profile>.toml)
     loc: Loc
+    reserve: tuple[str, ...] = ()    # ABI names, e.g. ("t6",)
+    jump: str | None = None          # ABI name, e.g. "t2"
 
     @property
     def fast_misaligned(self) -> bool:
@@ -32,7 +37,7 @@ class Target:
 
 @dataclass(frozen=True)
 class Phases:
-    """The phases of one copy or fill routine (DOMAIN.md §2).
+    """The phases of one copy or fill routine (docs/strategies.md, "The phases").
 
     threshold:   sizes below it take the pure byte loop.
     align:       "dst": byte head until dst is aligned; "none": no head;
@@ -75,7 +80,8 @@ class Phases:
                  instead of taking the alignment head; 0: no such path.
     keep:        registers the code around the routine keeps live across it
                  (read from a kernel tree by copygen patch, never written in
-                 the language): the register pools leave them out.
+                 the language), and the target's reserved ones, which the
+                 lowering adds: the register pools leave them out.
     fault:       "exact" (return exactly the bytes not stored; a copy's word
                  fault resumes the byte loop, so every reachable byte is
                  copied) | "restart" (copy_user: exact too, but a word fault

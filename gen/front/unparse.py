@@ -32,6 +32,8 @@ def setting_text(s: Setting) -> str:
         return f"{SWEEP_WORDS[s.key]} {_list(v[0])}" + (f" schedule {_list(v[1])}" if len(v) > 1 else "")
     if s.key == "small":
         return f"small below {v[0]}"
+    if s.key == "reserve":
+        return f"reserve {', '.join(v)}"
     if s.key == "bytes":
         return f"bytes below {v[0]} unroll {v[1]}"
     if s.key == "vector":

@@ -2,13 +2,13 @@
 
 Every rejected input raises CopygenError at the offending setting with a
 reason and a hint; adjustments that keep the code correct (a threshold raised
-so the first block cannot overrun the buffers, DOMAIN.md §4, 2021) become
+so the first block cannot overrun the buffers: the 2021 bug of docs/contract.md, B1) become
 warnings.  A target's `profile` is checked against the cost profiles the
 caller names (gen cannot ask emu; the command line passes them).  Every point
 of a sweep's parameter space goes through the same checks as a routine
 (a routine's phases: gen.front.validate_phases).
-May import copygen.errors, gen.front.parse, gen.front.strategy, gen.front.validate_phases,
-gen.front.validate_vector.
+May import copygen.errors, gen.front.parse, gen.front.registers, gen.front.strategy,
+gen.front.validate_phases, gen.front.validate_vector.
 """
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from copygen.errors import CopygenError, Loc, Warning_
 from copygen.gen.front.parse import Item, Setting, parse_text, read_source
+from copygen.gen.front.registers import jump_setting, reserve_setting
 from copygen.gen.front.strategy import (ClearUser, CopyUser, MemmoveSpec, Strategy, StringLib, Sweep,
                                   Target)
 from copygen.gen.front.validate_phases import (FILLS, check_unroll, routine_phases,
@@ -50,7 +51,9 @@ def _target(item: Item, profiles: Collection[str] | None) -> Target:
     if "profile" in s:
         profile = s["profile"].values[0]
         _check_profile(profile, s["profile"].loc, profiles)
-    return Target(item.name, xlen, s["misaligned"].values[0], profile, item.loc)
+    reserve = reserve_setting(s["reserve"]) if "reserve" in s else ()
+    jump = jump_setting(s["jump"], reserve) if "jump" in s else None
+    return Target(item.name, xlen, s["misaligned"].values[0], profile, item.loc, reserve, jump)
 
 
 def _memmove(item: Item, memcpy_asm: bool) -> MemmoveSpec:

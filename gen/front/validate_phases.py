@@ -2,7 +2,7 @@
 or memset block -> a validated strategy.Phases.
 
 Every rejected setting raises CopygenError at its line with a reason and a
-hint; a threshold too small for the first block (DOMAIN.md §4, 2021) is
+hint; a threshold too small for the first block (the 2021 bug of docs/contract.md, B1) is
 raised, with a warning.  gen.front.validate checks whole files (targets, string
 blocks, sweeps) with these.
 May import copygen.errors, gen.front.parse, gen.phases.schedule, gen.front.strategy.
@@ -99,7 +99,7 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
                                                 "string function `align overlap`")
     if align == "overlap":
         _check_align_overlap(s["align"], kind)
-    limits = pipelined_limits()
+    limits = pipelined_limits(target.reserve)     # reserved registers are no one's
     if kind not in FILLS:
         _check_live_words(s, word_unroll, word_schedule, shift_unroll, shift_schedule, limits)
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
@@ -457,7 +457,7 @@ def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
         why = ("the run of stores is entered without a test for a whole word after "
                "the head" if tail == "jump" else
                f"the first {block}-byte block after a head of up to {SZREG - 1} bytes could "
-               "run past both buffers (the 2021 uaccess.S bug, DOMAIN.md §4)" if block else
+               "run past both buffers (the 2021 uaccess.S bug: docs/contract.md, B1)" if block else
                "the overlapping head's pieces and the word after them could run past the end"
                if head_word and tested else
                f"the alignment head of up to {SZREG - 1} bytes could run past the end"

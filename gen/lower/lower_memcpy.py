@@ -18,7 +18,7 @@ call the head's pieces, the size classes' tests and the tail's pieces
 cost more than the bytes themselves.
 
 Role: turn the user copy's Function into memcpy's.  May import gen.emission.ir,
-gen.lower.lower_uaccess, gen.front.strategy.
+gen.lower.lower_uaccess, gen.lower.registers, gen.front.strategy.
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from copygen.gen.emission.ir import Function, Insn, Label, Phase
 from copygen.gen.lower.lower_uaccess import copy_user_function
+from copygen.gen.lower.registers import honour
 from copygen.gen.front.strategy import CopyUser, StringLib
 
 SAVED = "a7"
@@ -113,6 +114,8 @@ def memcpy_function(lib: StringLib) -> Function:
         # last, so that the head's branch to it is a forward one: predicted
         # not taken, free for every call that is not short
         phases.append(_short_phase(below, lib.memcpy.bytes_unroll))
-    return Function(
+    fn = Function(
         "__memcpy", (), ("Copy n bytes from src to dst; the buffers do not overlap.",),
         (("a0", "dst"), ("a1", "src"), ("a2", "n")), "a0: dst", tuple(phases))
+    # the short copy's temporaries come after the copy's own renaming
+    return honour(fn, lib.target.reserve, lib.target.jump, (), lib.target.loc)

@@ -15,12 +15,14 @@ the end of dst is aligned, then whole words when the source end is
 aligned too (`backward words`), then bytes.  Neither direction ever
 stores over a source byte it has not read yet.
 
-Role: write memmove's Function.  May import gen.emission.ir and gen.front.strategy.
+Role: write memmove's Function (under the target's register rules).  May import
+gen.emission.ir, gen.front.strategy and gen.lower.registers.
 """
 from __future__ import annotations
 
 from copygen.gen.emission.ir import Function, Insn, Label, Phase
 from copygen.gen.front.strategy import StringLib
+from copygen.gen.lower.registers import honour
 
 PFX = ".Lmemmove"
 ROLES = (("a3", "dst cursor"), ("a1", "src cursor"), ("a4", "end of dst"),
@@ -147,7 +149,8 @@ def _backward(words: bool) -> Phase:
 def memmove_function(lib: StringLib) -> Function:
     """__memmove (weak alias memmove), to follow __memcpy in memcpy.S."""
     assert lib.memmove_asm and lib.memcpy_asm
-    return Function(
+    fn = Function(
         "__memmove", (), ("Copy n bytes from src to dst; the buffers may overlap.",),
         (("a0", "dst"), ("a1", "src"), ("a2", "n")), "a0: dst",
         (_entry(), _forward(), _backward(lib.memmove.backward == "words")))
+    return honour(fn, lib.target.reserve, lib.target.jump, (), lib.target.loc)

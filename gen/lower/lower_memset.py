@@ -42,13 +42,14 @@ every word is below the word end.
 Registers: a0 dst (returned), a1 the byte then the replicated word, a2 n,
 t0 cursor, a6 end, a3 word end, a4 skip, a5 the jump target.
 
-Role: decisions only; the file around it is templates/memset.S.j2's.
-May import gen.emission.ir, gen.front.strategy.
+Role: decisions only; the file around it is templates/string_function.S.j2's.
+May import gen.emission.ir, gen.front.strategy, gen.lower.registers.
 """
 from __future__ import annotations
 
 from copygen.gen.emission.ir import Function, Insn, Label, Phase
-from copygen.gen.front.strategy import SZREG, Phases
+from copygen.gen.front.strategy import SZREG, Phases, Target
+from copygen.gen.lower.registers import honour
 
 CUR, END, WEND, SKIP, TARGET = "t0", "a6", "a3", "a4", "a5"
 PFX = "memset"
@@ -185,8 +186,17 @@ def _tail() -> Phase:
                   Insn("ret")))
 
 
-def memset_function(p: Phases) -> Function:
-    """__memset (weak alias memset) with its run of `p.word_unroll` stores."""
+def memset_function(p: Phases, target: Target | None = None) -> Function:
+    """__memset (weak alias memset) with its run of `p.word_unroll` stores,
+    under `target`'s register rules (gen.lower.registers: with `jump t2`
+    the computed jump goes through t2 instead of a5)."""
+    fn = _memset(p)
+    if target is None:
+        return fn
+    return honour(fn, target.reserve, target.jump, (), target.loc)
+
+
+def _memset(p: Phases) -> Function:
     assert p.tail == "jump"
     k = p.word_unroll
     phases = [_entry(p), _replicate()]

@@ -181,11 +181,15 @@ def _has_shift(p: Phases, target: Target) -> bool:
     return bool(p.shift_unroll) and not target.fast_misaligned
 
 
+def _words(n: int) -> str:
+    return f"{n} word{'' if n == 1 else 's'}"
+
+
 def _memcpy_doc(p: Phases, shift: bool) -> Comment:
     head = {"dst": "align dst with single\nbytes, then ",
             "overlap": "store one word at dst and round dst\nup to a word boundary, then "
             }.get(p.align, "")
-    text = (f"memcpy: bytes below {p.threshold}; otherwise {head}copy {p.word_unroll} word(s)"
+    text = (f"memcpy: bytes below {p.threshold}; otherwise {head}copy {_words(p.word_unroll)}"
             f" per iteration ({p.word_schedule})")
     if shift:
         text += (",\nor, when the source is misaligned against dst, build each word from two\n"
@@ -412,7 +416,7 @@ def _memset_doc(p: Phases) -> Comment:
             "overlap": "store one word at dst and round dst\nup to a word boundary, then store "
             }.get(p.align, "store\n")
     wrap = "\n" if p.align == "overlap" else " "
-    text = (f"memset: bytes below {p.threshold}; otherwise {head}{p.word_unroll} word(s)"
+    text = (f"memset: bytes below {p.threshold}; otherwise {head}{_words(p.word_unroll)}"
             f" of the replicated byte{wrap}per iteration; then the tail ({p.tail}).")
     if p.expect == "aligned" and p.align == "dst":
         text += "\nThe branch hint makes an aligned dst the fall-through path."

@@ -31,7 +31,8 @@ line after it.
 
 Role: lay out the phases (gen.phases.uaccess_phases, gen.phases.shift_phases) of each
 function.  May import gen.emission.ir, gen.phases.schedule, gen.phases.fixups, gen.front.strategy,
-gen.phases.uaccess_phases, gen.phases.shift_phases, gen.phases.pieces, gen.phases.clear_ladder, copygen.errors.
+gen.phases.uaccess_phases, gen.phases.shift_phases, gen.phases.pieces, gen.phases.clear_ladder,
+gen.lower.registers, copygen.errors.
 """
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ import re
 from dataclasses import replace
 
 from copygen.errors import CopygenError
-from copygen.gen.phases.schedule import pipelined_limits, units
+from copygen.gen.phases.schedule import pipelined_limits, shift_pool, units, word_pool
 from copygen.gen.phases.clear_ladder import clear_ladder_function
 from copygen.gen.phases.fixups import FaultExits
 from copygen.gen.emission.ir import Function, Insn, Label, Phase, without_jumps_to_next
@@ -47,6 +48,7 @@ from copygen.gen.phases.pieces import (head_overlap, head_pieces, head_word, shi
                                 tail_overlap, tail_pieces)
 from copygen.gen.front.strategy import SZREG, ClearUser, CopyUser, Phases
 from copygen.gen.phases.shift_phases import shift_blocks_phase, shift_phase
+from copygen.gen.lower.registers import honour
 from copygen.gen.phases.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
                                         fault_phase, fill_phase, head_phase, tail_phase,
                                         word_phase)
@@ -67,28 +69,44 @@ def _dispatch(pfx: str, ph: Phases) -> Phase:
 def copy_user_function(cu: CopyUser, sum_held: bool = False, prefix: str = "copy",
                        keep: tuple[str, ...] = ()) -> Function:
     """The copy; `keep`: registers the code around it keeps live across it
-    (a kernel tree's wrapper), which no instruction of it may touch."""
-    ph, fast = replace(cu.phases, keep=tuple(keep)), cu.target.fast_misaligned
+    (a kernel tree's wrapper), which no instruction of it may touch.  The
+    target's register rules hold for it (gen.lower.registers): the block
+    pools leave reserved registers out, as they leave kept ones."""
+    t = cu.target
+    ph = replace(cu.phases, keep=tuple(dict.fromkeys((*keep, *t.reserve))))
     _check_pools(cu, ph)
-    fn = _copy_user(ph, fast, sum_held, prefix)
-    _check_keep(cu, fn, ph.keep)
+    fn = honour(_copy_user(ph, t.fast_misaligned, sum_held, prefix), t.reserve, t.jump,
+                tuple(keep), t.loc)
+    _check_keep(cu, fn, tuple(keep))
     return fn
 
 
 def _check_pools(cu: CopyUser, ph: Phases) -> None:
     """A pipelined block holds its words in registers: it must still fit
-    in the pool once the kept registers are taken out of it."""
+    in the pool once the kept registers are taken out of it; and any block
+    takes two registers of its pool at the least (the shift copy's paired
+    blocks, and its steps, four)."""
     limits = pipelined_limits(ph.keep)
+    shift = not cu.target.fast_misaligned
     for kind, unroll, schedule in (("words", ph.word_unroll, ph.word_schedule),
                                    ("words", ph.then_unroll, ph.then_schedule),
-                                   ("shift", ph.shift_unroll, ph.shift_schedule),
-                                   ("shift", ph.then_shift_unroll, ph.then_shift_schedule)):
+                                   ("shift", ph.shift_unroll * shift, ph.shift_schedule),
+                                   ("shift", ph.then_shift_unroll * shift, ph.then_shift_schedule)):
         if schedule == "pipelined" and unroll > limits[kind]:
             raise CopygenError(
                 f"{cu.name}: a pipelined {kind} block of {unroll} words needs {unroll} free "
-                f"registers; with {', '.join(ph.keep)} kept live by the code around it, "
-                f"{limits[kind]} are left", cu.loc,
+                f"registers; with {', '.join(ph.keep)} kept live by the code around it "
+                f"or reserved, {limits[kind]} are left", cu.loc,
                 hint=f"use `{kind} unroll {limits[kind]}` or another schedule for this tree")
+        left = len((word_pool if kind == "words" else shift_pool)(ph.keep))
+        paired = kind == "shift" and (schedule == "paired" or ph.tail == "steps")
+        need = 4 if paired else 2
+        if unroll and left < need:
+            raise CopygenError(
+                f"{cu.name}: the {'word' if kind == 'words' else 'shift'} copy's blocks need "
+                f"{need} free registers; with {', '.join(ph.keep)} kept live by the "
+                f"code around it or reserved, {left} are left", cu.loc,
+                hint="reserve fewer registers")
 
 
 def _check_keep(cu: CopyUser, fn: Function, keep: tuple[str, ...]) -> None:
@@ -219,7 +237,7 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     pieces = ph.ends in ("pieces", "overlap")
     entered = _entered_then(ph, copy)
     small = f".L{pfx}_short" if _short_words(ph, copy) else f".L{pfx}_bytes"
-    phases = [entry_phase(pfx, ph, "a2" if copy else "a1", small, sum_held)]
+    phases = [entry_phase(pfx, ph, "a2" if copy else "a1", small, sum_held, copy)]
     if ph.align != "none":
         back = () if entered else (Label(f".L{pfx}_head_done"),)
         phases.append(Phase(None, "Alignment check",
@@ -347,15 +365,20 @@ def _size_class(pfx: str, big: int, inline: bool) -> Phase:
 
 
 def clear_user_function(cl: ClearUser, prefix: str = "clear") -> Function:
+    """__clear_user, under the target's register rules (gen.lower.registers)."""
+    return honour(_clear_user(cl, prefix), cl.target.reserve, cl.target.jump, (), cl.target.loc)
+
+
+def _clear_user(cl: ClearUser, prefix: str) -> Function:
     ph = cl.phases
     pfx = prefix
     if ph.tail == "ladder":
         return clear_ladder_function(cl, prefix)
-    exits = FaultExits(pfx)
+    exits = FaultExits(pfx, done="zeroed")
     if ph.tested:
         return _clear_function(tuple(_class_layout(pfx, ph, False, exits, False, copy=False)),
                                exits)
-    phases = [entry_phase(pfx, ph, "a1", f".L{pfx}_bytes", False)]
+    phases = [entry_phase(pfx, ph, "a1", f".L{pfx}_bytes", False, copy=False)]
     if ph.align != "none":
         phases.append(head_phase(pfx, exits, False))
     phases.append(fill_phase(pfx, ph, exits))

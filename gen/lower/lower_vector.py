@@ -1,7 +1,7 @@
 """Lowering of a copy_user or clear_user routine's vector path:
 strategy.Vector -> ir.Function (vector_function, clear_function).
 
-Layout of __asm_vector_usercopy (uaccess_vector.S; DOMAIN.md §8):
+Layout of __asm_vector_usercopy (uaccess_vector.S; docs/vector.md):
 
   entry        SUM on (not with sum_held: the caller holds it)
   chunk loop   vl = vsetvli(n); load vl bytes; n -= vl; src += vl;
@@ -73,6 +73,10 @@ from copygen.gen.front.strategy import Vector
 LOAD_FAULT, STORE_FAULT, DONE = ".Lvec_load_fault", ".Lvec_store_fault", ".Lvec_done"
 
 
+def _registers(lmul: int) -> str:
+    return "register" if lmul == 1 else "registers"
+
+
 def _entry(what: str = "copy") -> Phase:
     return Phase(None, "Entry",
                  (f"Enable user memory access (sstatus.SUM) for the whole {what}.",), (),
@@ -96,7 +100,7 @@ def _chunk_loop(v: Vector) -> Phase:
              Insn("add", ("a0", "a0", "t0")),
              Insn("bnez", ("a2", ".Lvec_loop"))]
     why = (f"Strip-mined: each chunk is as many bytes as a group of {v.lmul} vector",
-           f"register(s) holds at this core's VLEN ({v.lmul} * VLEN / 8), or n if less.")
+           f"{_registers(v.lmul)} holds at this core's VLEN ({v.lmul} * VLEN / 8), or n if less.")
     if ff:
         why += ("The load is fault-only-first: a fault past its first byte shortens",
                 "the chunk, and the next chunk's first byte takes the fault.")
@@ -164,7 +168,7 @@ def _wide_loop(v: Vector) -> Phase:
              Insn("add", ("a0", "a0", "t0")),
              Insn("bgeu", ("a2", "t2", ".Lvec_loop"))]
     why = (f"Strip-mined in e{v.sew} elements: each chunk is as many whole elements as a",
-           f"group of {v.lmul} vector register(s) holds ({v.lmul} * VLEN / {v.sew}), or n / {b}"
+           f"group of {v.lmul} vector {_registers(v.lmul)} holds ({v.lmul} * VLEN / {v.sew}), or n / {b}"
            " if fewer;",
            f"n counts bytes, so a chunk lowers it by vl * {b}.")
     if ff:
@@ -292,7 +296,7 @@ def _clear_loop(v: Vector) -> Phase:
             Insn("add", ("a0", "a0", "t0")),
             Insn("bnez", ("a1", ".Lvclr_loop")))
     why = (f"Strip-mined: each chunk is as many bytes as a group of {v.lmul} vector",
-           f"register(s) holds at this core's VLEN ({v.lmul} * VLEN / 8), or n if less.",
+           f"{_registers(v.lmul)} holds at this core's VLEN ({v.lmul} * VLEN / 8), or n if less.",
            "n is lowered after the store, so a fault finds it counting the chunk.")
     pseudo = ("do {", "\tvl = min(n, VLMAX);", "\tstore vl zero bytes at dst;",
               "\tn -= vl; dst += vl;", "} while (n);")
@@ -342,7 +346,7 @@ def _clear_wide_loop(v: Vector) -> Phase:
             Insn("add", ("a0", "a0", "t0")),
             Insn("bgeu", ("a1", "t2", ".Lvclr_loop")))
     why = (f"Strip-mined in e{v.sew} elements: each chunk is as many whole elements as a",
-           f"group of {v.lmul} vector register(s) holds, or n / {b} if fewer; n counts",
+           f"group of {v.lmul} vector {_registers(v.lmul)} holds, or n / {b} if fewer; n counts",
            "bytes and is lowered after the store, so a fault finds it counting the chunk.")
     pseudo = (f"while (n >= {b}) {{", f"\tvl = min(n / {b}, VLMAX);", "\tstore vl zero elements at dst;",
               f"\tn -= vl * {b}; dst += vl * {b};", "}")

@@ -222,7 +222,7 @@ def _first_class(pfx: str, ph: Phases, exits: FaultExits) -> list[Phase]:
 
 def clear_ladder_function(cl: ClearUser, prefix: str = "clear") -> Function:
     ph, pfx = cl.phases, prefix
-    exits = FaultExits(pfx)
+    exits = FaultExits(pfx, done="zeroed")
     ks = ladder(ph.then_unroll)
     phases = [_entry(pfx, ph), _classes(pfx, ph, ks, exits), done_phase(pfx, False)]
     for lo, k in zip(ks, ks[1:]):

@@ -1,7 +1,7 @@
 """Fault-return bookkeeping: attach a fault exit to every user access.
 
 When a user access faults, the routine must return N, the number of bytes
-not copied (DOMAIN.md §3).  Every phase keeps `a0` = first destination byte
+not copied (docs/contract.md, C2-C6).  Every phase keeps `a0` = first destination byte
 not yet known to be stored, possibly displaced by a constant: a block that has
 advanced `a0` early, or has stored some of its words, is `c` bytes away from
 the truth.
@@ -15,7 +15,7 @@ Policies
          So N is exactly the bytes not stored, and N == n only when the
          very first byte faults (a load fault on the second word of a block
          would otherwise return n although bytes were readable: the 2021
-         corner of DOMAIN.md §4).  Byte accesses (head, byte loop) and
+         corner of docs/contract.md, C5).  Byte accesses (head, byte loop) and
          fills return directly: N = end - (a0 + c).
   restart  (copies) c = -(advance of a0 so far): a faulting word access
          resumes the byte loop at the first byte of its block, which stores
@@ -49,12 +49,18 @@ class FaultExits:
 
     `label(c)` returns N = end - (a0 + c), `at(reg, c)` N = end - (reg + c);
     `retry(c, d, shift)` resumes the byte loop at `bytes_label` from a0 + c
-    and the source byte a1 + d (+ off in the shift copy).
+    and the source byte a1 + d (+ off in the shift copy).  Each exit is
+    named by where the first byte not stored is: `.L<prefix>_fault_a0_plus_8`
+    (a0 + 8), `.L<prefix>_fault_a2_minus_16`, `.L<prefix>_retry_a0_a1_minus_8`
+    (a0 - 8 and its source byte a1 - 8); within a ladder the rung's own add
+    is its share of that, the rungs below add the rest.  `done` says what
+    the routine does to a byte ("copied", "zeroed") in the exits' comments.
     """
 
-    def __init__(self, prefix: str, bytes_label: str | None = None):
+    def __init__(self, prefix: str, bytes_label: str | None = None, done: str = "copied"):
         self.prefix = prefix
         self.bytes_label = bytes_label
+        self.done = done
         self.offsets: set[int] = set()
         self.retries: set[tuple[int, int, bool]] = set()
         self.bytes_used = False   # some access resumes the byte loop as it is
@@ -69,7 +75,7 @@ class FaultExits:
         self.offsets.add(c)
         if c == 0:
             return f".L{self.prefix}_fault"
-        return f".L{self.prefix}_fault_{_signed(c)}"
+        return f".L{self.prefix}_fault_a0_{_signed(c)}"
 
     def retry(self, c: int, d: int, shift: bool = False) -> str:
         assert self.bytes_label, "retry exits need the byte loop"
@@ -83,11 +89,11 @@ class FaultExits:
         if (c, d) == (0, 0):
             return name                          # the shift copy's resync block
         if c == d:
-            return name + f"_{_signed(c)}"          # both cursors move alike
+            return name + f"_a0_a1_{_signed(c)}"    # both cursors move alike
         if c:
-            name += f"_dst_{_signed(c)}"
+            name += f"_a0_{_signed(c)}"
         if d:
-            name += f"_src_{_signed(d)}"
+            name += f"_a1_{_signed(d)}"
         return name
 
 
@@ -158,6 +164,16 @@ def _step(reg: str, delta: int, note: str) -> list:
     return [Insn("addi", (reg, reg, str(delta)), note=note)] if delta else []
 
 
+def _plus(reg: str, c: int) -> str:
+    """reg + c as a comment writes it: a0 + 8, a1 - 3, a0."""
+    return f"{reg} {'+' if c > 0 else '-'} {abs(c)}" if c else reg
+
+
+def _share(delta: int, reg: str, total: int) -> str:
+    """The note of a rung that adds `delta` of a ladder's `total`."""
+    return f"{delta:+d}; with the exits below, {_plus(reg, total)}"
+
+
 def _ladder(exits: FaultExits, chain, shift: bool, target: str | None) -> list:
     """One ladder: each exit moves a0 and a1 by its difference to the next
     exit and falls through; the last moves them by its own offsets and jumps
@@ -167,9 +183,8 @@ def _ladder(exits: FaultExits, chain, shift: bool, target: str | None) -> list:
         body.append(Label(exits.retry(c, d, shift)))
         if i + 1 < len(chain):
             nc, nd = chain[i + 1]
-            size = "one word" if abs(c - nc) == SZREG else f"{abs(c - nc)} bytes"
-            body += _step("a0", c - nc, f"{size} more than the exit below")
-            body += _step("a1", d - nd, "a1 alike")
+            body += _step("a0", c - nc, _share(c - nc, "a0", c))
+            body += _step("a1", d - nd, _share(d - nd, "a1", d))
             continue
         body += _step("a0", c, f"the first byte not stored is {abs(c)} "
                                f"{'past' if c > 0 else 'before'} a0")
@@ -220,12 +235,11 @@ def exit_code(exits: FaultExits, end_reg: str, disable: list[Insn]) -> list:
     others = sorted(exits.offsets - {0}, reverse=True)
     for k, c in enumerate(others):
         below = others[k + 1] if k + 1 < len(others) else 0
-        note = (f"{abs(c - below)} bytes {'more' if c > below else 'less'} than the exit below"
-                if k + 1 < len(others) else
-                f"a0 is {abs(c)} bytes {'behind' if c > 0 else 'past'} the first unstored byte")
+        note = (_share(c - below, "a0", c) if k + 1 < len(others) else
+                f"{_plus('a0', c)}: the first byte not stored")
         body += [Label(exits.label(c)), Insn("addi", ("a0", "a0", str(c - below)), note=note)]
     exits.offsets.add(0)
-    body += [Label(main), Insn("sub", ("a0", end_reg, "a0"), note="bytes not copied")]
+    body += [Label(main), Insn("sub", ("a0", end_reg, "a0"), note=f"bytes not {exits.done}")]
     body += disable
     body.append(Insn("ret"))
     return body

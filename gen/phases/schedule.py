@@ -1,5 +1,5 @@
 """Instruction scheduling of one unrolled block: which load, store and shift
-goes where (DOMAIN.md §2, "Instruction scheduling").
+goes where (docs/strategies.md, "Schedules").
 
 Schedules
   loads_first  all loads of the block, then all stores (the 2021 routine);

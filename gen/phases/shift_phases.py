@@ -17,7 +17,7 @@ from copygen.gen.emission.ir import Insn, Label, Phase
 from copygen.gen.phases.schedule import units
 from copygen.gen.front.strategy import Phases
 from copygen.gen.phases.uaccess_phases import (ALIGN_MASK, END, LIMIT, block_regs, block_temps, retries,
-                                        block_loop, shift_tail, steps)
+                                        block_loop, shift_tail, steps, words)
 
 
 def _shift_block(unroll: int, schedule: str, carry: bool, keep: tuple[str, ...] = ()) -> S.Block:
@@ -51,7 +51,7 @@ def shift_blocks_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
                   note="the rest: second class (backward: taken)"),
              Insn("j", (f".L{pfx}_done",))]
     return Phase(f".L{pfx}_shift_blocks", "Shift copy, first class",
-                 (f"{ph.shift_unroll} word(s) per iteration, schedule {ph.shift_schedule}.",),
+                 (f"{words(ph.shift_unroll)} per iteration, schedule {ph.shift_schedule}.",),
                  (), (), tuple(body))
 
 
@@ -75,7 +75,7 @@ def shift_phase(pfx: str, ph: Phases, exits: FaultExits, out_of_line: bool = Fal
                   "source words and build each destination word from two neighbours;",
                   "this never makes a misaligned access and only reads aligned words",
                   "that hold at least one byte of the source, so it cannot fault where",
-                  f"a byte copy would not.  {ph.shift_unroll} word(s) per iteration,"
+                  f"a byte copy would not.  {words(ph.shift_unroll)} per iteration,"
                   f" schedule {ph.shift_schedule}.") + _shift_classes(ph, inline_done),
                  shift_pseudo(ph.shift_unroll, size, block.lookahead),
                  tuple(regs), tuple(body))
@@ -150,10 +150,10 @@ def _shift_classes(ph: Phases, inline_done: str | None) -> tuple[str, ...]:
     then = ph.then_shift_unroll
     classes = (("That loop lies in line: a call with less than a whole block",
                 "branches past it.") if inline_done else ())
-    classes += ((f"Then {then} word(s) per iteration, schedule {ph.then_shift_schedule},",
+    classes += ((f"Then {words(then)} per iteration, schedule {ph.then_shift_schedule},",
                  "for what is left.") if then else ())
     if shift_tail(ph):
-        classes += (("Then one block each of " + ", ".join(map(str, steps(ph.last_shift_unroll)))
-                     + " word(s), as what is left needs.",) if ph.tail == "steps"
+        classes += (("Then one block each of " + ", ".join(map(words, steps(ph.last_shift_unroll)))
+                     + ", as what is left needs.",) if ph.tail == "steps"
                     else ("Then single words.",))
     return classes

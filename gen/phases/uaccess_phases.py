@@ -90,6 +90,11 @@ def _byte_loop(pfx: str, exits: FaultExits, op_load: bool, done: str) -> list:
     return out
 
 
+def words(n: int, word: str = "word") -> str:
+    """`n` words as a comment says it: 1 word, 8 words."""
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def head_phase(pfx: str, exits: FaultExits, copy: bool, out_of_line: bool = False) -> Phase:
     """Bytes until dst is aligned.  Out of line (size classes), the caller
     has tested dst and branches here only when it is misaligned."""
@@ -109,7 +114,7 @@ def head_phase(pfx: str, exits: FaultExits, copy: bool, out_of_line: bool = Fals
                 else Label(f".L{pfx}_head_done"))
     regs = (("t1", "dst rounded up to SZREG"),) + ((("t0", "byte in flight"),) if copy else ())
     return Phase(f".L{pfx}_head", "Alignment head",
-                 ("Copy single bytes until dst is SZREG-aligned, so that every word",
+                 (f"{'Copy' if copy else 'Zero'} single bytes until dst is SZREG-aligned, so that every word",
                   "store below is aligned.  The threshold guarantees n > SZREG - 1."),
                  ("while (dst & (SZREG - 1))", "\t*dst++ = " + ("*src++;" if copy else "0;")),
                  regs, tuple(body))
@@ -161,7 +166,7 @@ def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,
     size = unroll * S.SZREG
     regs = [("a2", f"loop limit: end - {size * (1 + block.lookahead)}")]
     regs += [(r, "word in flight") for r in block_regs(block)]
-    why = [f"Copy {unroll} word(s) per iteration, schedule {schedule}."]
+    why = [f"Copy {words(unroll)} per iteration, schedule {schedule}."]
     if schedule == "paired":
         why += ["dst moves on after the first load, src after the last, so that both",
                 "increments issue beside loads; the stores address back from the new dst."]
@@ -188,7 +193,7 @@ def fill_phase(pfx: str, ph: Phases, exits: FaultExits, then: bool = False,
     loop = block_loop(pfx, name, S.fill_words(unroll), exits, ph.fault,
                       tested=ph.tested if tested is None else tested, ready=ready,
                       entered=entered)
-    why = (f"Store {unroll} zero word(s) per iteration.",)
+    why = (f"Store {words(unroll, 'zero word')} per iteration.",)
     pseudo = f"while (end - dst >= {size}) store {unroll} zero words;"
     if entered:
         why += (f"In line, dst is aligned and n >= {ph.threshold}: at least one block is",
@@ -311,15 +316,17 @@ def _tail_steps(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | 
     body.append(Label(f".L{pfx}_steps_done"))
     return Phase(f".L{pfx}_tail", "Tail, in steps",
                  (f"Fewer than {ph.then_unroll} words are left: one block each of "
-                  + ", ".join(map(str, sizes)) + " word(s),",
+                  + ", ".join(map(words, sizes)) + ",",
                   "taken as the bits of the count left say; no loop to leave."),
                  ("if (end - dst >= 8) {",) +
-                 tuple(f"\tif (end - dst >= {8 * k}) copy {k} word(s);" for k in sizes) + ("}",),
+                 tuple(f"\tif (end - dst >= {8 * k}) {'copy' if copy else 'zero'} {words(k)};"
+                       for k in sizes) + ("}",),
                  (("a2", "end - the step's size"),), tuple(body))
 
 
-def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool) -> Phase:
-    """SUM on, the end of dst, the threshold.  With size classes the end is
+def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool,
+                copy: bool = True) -> Phase:
+    """SUM on, the end of dst, the threshold (of a copy, else of a clear).  With size classes the end is
     computed beside `li t6` (the layout of the kernel's routines keeps their
     order): csrs waits for t6 a cycle whatever else is in flight, so the add
     issues in the cycle that would pair `li` with nothing."""
@@ -341,7 +348,7 @@ def entry_phase(pfx: str, ph: Phases, n_reg: str, small_to: str, sum_held: bool)
     short = small_to.endswith("_short")
     return Phase(None, "Entry",
                  (first,
-                  f"and send copies shorter than {ph.threshold} bytes to the "
+                  f"and send {'copies' if copy else 'clears'} shorter than {ph.threshold} bytes to the "
                   + ("short path," if short else "byte loop,"),
                   "where the set-up below would cost more than it saves."),
                  (f"if (n < {ph.threshold}) goto {'short' if short else 'bytes'};",),
@@ -374,8 +381,9 @@ def fault_phase(exits: FaultExits, sum_held: bool, restart: bool = False) -> Pha
     still_set = ("as it was, so SUM is still set, as the caller wants it." if sum_held else
                  "as it was, so SUM is still set and must be cleared on this path too.")
     why = ("A user access faulted; the trap handler resumed here with sstatus", still_set,
-           "a0 plus the label's offset is the first byte not stored: return",
-           "end - a0, exactly the bytes not copied.")
+           "An exit's name says where the first byte not stored is (a0_plus_8:",
+           "a0 + 8); it moves a0 there and returns end - a0, exactly the bytes",
+           f"not {exits.done}.")
     pseudo: tuple[str, ...] = ("return end - (dst + stored);",)
     if exits.retries or exits.bytes_used:
         why = ("A user access faulted; the trap handler resumed here with sstatus",
@@ -385,7 +393,8 @@ def fault_phase(exits: FaultExits, sum_held: bool, restart: bool = False) -> Pha
                "up to the exact fault.  The exits of one unrolled block form a",
                "ladder: each steps a0 and a1 one word and falls into the next.",
                "A byte access that faulted returns end - a0, exactly the bytes",
-               "not copied" + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
+               f"not {exits.done}" + ("; SUM is the caller's to clear." if sum_held
+                                      else ", and clears SUM."))
         pseudo = ("word fault: dst += stored; src += stored; goto bytes;",
                   "byte fault: return end - dst;")
     if restart and exits.retries:
@@ -395,9 +404,9 @@ def fault_phase(exits: FaultExits, sum_held: bool, restart: bool = False) -> Pha
                "block's first byte, the byte loop stores again what the block",
                "stored (the same bytes) and faults exactly at the first byte",
                "that cannot be copied.  A byte access that faulted returns",
-               "end - a0, exactly the bytes not copied"
+               f"end - a0, exactly the bytes not {exits.done}"
                + ("; SUM is the caller's to clear." if sum_held else ", and clears SUM."))
         pseudo = ("word fault: dst = block start; src = its source; goto bytes;",
                   "byte fault: return end - dst;")
-    return Phase(None, "Fault exits", why, pseudo, (("a0", "bytes not copied"),),
+    return Phase(None, "Fault exits", why, pseudo, (("a0", f"bytes not {exits.done}"),),
                  tuple(exit_code(exits, END, [] if sum_held else sum_off())))

@@ -47,7 +47,7 @@ static __always_inline void store_uword(void *p, unsigned long w)
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
- * bytes, then copy 8 word(s) per iteration (loads_first);
+ * bytes, then copy 8 words per iteration (loads_first);
  * then the tail (overlap).
  */
 void *__memcpy(void *dest, const void *src, size_t count)
@@ -166,7 +166,7 @@ EXPORT_SYMBOL(memmove);
 
 /*
  * memset: bytes below 16; otherwise align with single bytes, then store
- * 8 word(s) of the replicated byte per iteration; then the tail (overlap).
+ * 8 words of the replicated byte per iteration; then the tail (overlap).
  */
 void *__memset(void *s, int c, size_t count)
 {

@@ -78,7 +78,7 @@ SYM_FUNC_START(__memcpy)
 
 	/*
 	 * Word copy, second class.
-	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * Copy 2 words per iteration, schedule loads_first.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
@@ -196,7 +196,7 @@ SYM_FUNC_START(__memcpy)
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule pipelined.
+	 * Copy 8 words per iteration, schedule pipelined.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
 	 *	load 8 words; src += 64;

@@ -94,7 +94,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy, second class.
-	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * Copy 2 words per iteration, schedule loads_first.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
@@ -114,7 +114,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
 	addi	a0, a0, 2*SZREG
 	addi	a1, a1, 2*SZREG
 	bleu	a0, a2, 1b
@@ -140,7 +140,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	beq	a0, a3, .Lcopy_done
@@ -221,7 +221,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 4 word(s) per iteration, schedule pipelined.
+	 * Copy 4 words per iteration, schedule pipelined.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
 	 *	load 4 words; src += 32;
@@ -248,21 +248,21 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_words_last
 1:
 	addi	a0, a0, 4*SZREG
-	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_L, a4, 0(a1), .Lcopy_retry_minus_24
-	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_24
-	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_minus_16
-	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_16
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_minus_8
-	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_8
+	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_L, a4, 0(a1), .Lcopy_retry_a0_a1_minus_24
+	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_a0_a1_minus_24
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_a0_a1_minus_16
+	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_a0_a1_minus_16
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_a0_a1_minus_8
+	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8
 	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
 	addi	a1, a1, 4*SZREG
 	bleu	a0, a2, 1b
 .Lcopy_words_last:				/* the block already in registers */
-	fixup REG_S, a4, 0(a0), .Lcopy_retry_src_minus_32
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_dst_plus_8_src_minus_24
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_dst_plus_16_src_minus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_dst_plus_24_src_minus_8
+	fixup REG_S, a4, 0(a0), .Lcopy_retry_a1_minus_32
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_plus_8_a1_minus_24
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_a0_plus_16_a1_minus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_plus_24_a1_minus_8
 	addi	a0, a0, 4*SZREG
 	beq	a0, a3, .Lcopy_done		/* nothing left */
 	j	.Lcopy_words_then		/* what is left: the second class */
@@ -284,32 +284,32 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_minus_32:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_24:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_16:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_8:
-	addi	a0, a0, -16			/* 16 bytes more than the exit below */
-	addi	a1, a1, -16			/* a1 alike */
-.Lcopy_retry_plus_8:
+.Lcopy_retry_a0_a1_minus_32:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 32 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 32 */
+.Lcopy_retry_a0_a1_minus_24:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 24 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 24 */
+.Lcopy_retry_a0_a1_minus_16:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 16 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 16 */
+.Lcopy_retry_a0_a1_minus_8:
+	addi	a0, a0, -16			/* -16; with the exits below, a0 - 8 */
+	addi	a1, a1, -16			/* -16; with the exits below, a1 - 8 */
+.Lcopy_retry_a0_a1_plus_8:
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_24_src_minus_8:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_16_src_minus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_8_src_minus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_src_minus_32:
+.Lcopy_retry_a0_plus_24_a1_minus_8:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 8 */
+.Lcopy_retry_a0_plus_16_a1_minus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 16 */
+.Lcopy_retry_a0_plus_8_a1_minus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 8 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 24 */
+.Lcopy_retry_a1_minus_32:
 	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
 	j	.Lcopy_bytes
 .Lcopy_fault:
@@ -339,7 +339,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 15 bytes to the short path,
+	 * and send clears shorter than 15 bytes to the short path,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 15) goto short;
@@ -382,7 +382,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill, second class.
-	 * Store 1 zero word(s) per iteration.
+	 * Store 1 zero word per iteration.
 	 * In line, dst is aligned and n >= 15: at least one block is
 	 * left, so the loop needs no test in front; the head and the first
 	 * loop test for a block themselves and branch into it.
@@ -436,9 +436,9 @@ SYM_FUNC_START(__clear_user)
 	 */
 .Lclear_tail_pieces:
 	andi	a0, a3, -4			/* end rounded down to 4 */
-	fixup sw, zero, -4(a0), .Lclear_fault_minus_4
+	fixup sw, zero, -4(a0), .Lclear_fault_a0_minus_4
 	andi	a0, a3, -2			/* end rounded down to 2 */
-	fixup sh, zero, -2(a0), .Lclear_fault_minus_2
+	fixup sh, zero, -2(a0), .Lclear_fault_a0_minus_2
 	addi	a0, a3, -1
 	fixup sb, zero, 0(a0), .Lclear_fault
 
@@ -551,7 +551,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 4 zero word(s) per iteration.
+	 * Store 4 zero words per iteration.
 	 *
 	 *	while (end - dst >= 32) store 4 zero words;
 	 *
@@ -561,9 +561,9 @@ SYM_FUNC_START(__clear_user)
 .Lclear_words:
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_a0_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_a0_plus_24
 	addi	a0, a0, 4*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lclear_done		/* nothing left */
@@ -588,26 +588,27 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
-.Lclear_fault_plus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_8:
-	addi	a0, a0, 10			/* 10 bytes more than the exit below */
-.Lclear_fault_minus_2:
-	addi	a0, a0, 2			/* 2 bytes more than the exit below */
-.Lclear_fault_minus_4:
-	addi	a0, a0, -4			/* a0 is 4 bytes past the first unstored byte */
+.Lclear_fault_a0_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+.Lclear_fault_a0_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+.Lclear_fault_a0_plus_8:
+	addi	a0, a0, 10			/* +10; with the exits below, a0 + 8 */
+.Lclear_fault_a0_minus_2:
+	addi	a0, a0, 2			/* +2; with the exits below, a0 - 2 */
+.Lclear_fault_a0_minus_4:
+	addi	a0, a0, -4			/* a0 - 4: the first byte not stored */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

@@ -100,7 +100,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 1 word(s) per iteration, schedule loads_first.
+	 * Copy 1 word per iteration, schedule loads_first.
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	while (end - dst >= 8) {
@@ -192,7 +192,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 16 bytes to the byte loop,
+	 * and send clears shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 16) goto bytes;
@@ -210,7 +210,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * Zero single bytes until dst is SZREG-aligned, so that every word
 	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
 	 *
 	 *	while (dst & (SZREG - 1))
@@ -231,7 +231,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 1 zero word(s) per iteration.
+	 * Store 1 zero word per iteration.
 	 *
 	 *	while (end - dst >= 8) store 1 zero words;
 	 *
@@ -272,16 +272,17 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

@@ -25,7 +25,7 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
- * bytes, then copy 1 word(s) per iteration (loads_first),
+ * bytes, then copy 1 word per iteration (loads_first),
  * or, when the source is misaligned against dst, build each word from two
  * aligned source words (1 per iteration, loads_first);
  * then the tail (bytes).
@@ -134,7 +134,7 @@ EXPORT_SYMBOL(memmove);
 
 /*
  * memset: bytes below 16; otherwise align with single bytes, then store
- * 1 word(s) of the replicated byte per iteration; then the tail (bytes).
+ * 1 word of the replicated byte per iteration; then the tail (bytes).
  */
 void *__memset(void *s, int c, size_t count)
 {

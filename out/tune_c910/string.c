@@ -47,7 +47,7 @@ static __always_inline void store_uword(void *p, unsigned long w)
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
- * bytes, then copy 1 word(s) per iteration (loads_first);
+ * bytes, then copy 1 word per iteration (loads_first);
  * then the tail (bytes).
  */
 void *__memcpy(void *dest, const void *src, size_t count)
@@ -125,7 +125,7 @@ EXPORT_SYMBOL(memmove);
 
 /*
  * memset: bytes below 16; otherwise align with single bytes, then store
- * 1 word(s) of the replicated byte per iteration; then the tail (bytes).
+ * 1 word of the replicated byte per iteration; then the tail (bytes).
  */
 void *__memset(void *s, int c, size_t count)
 {

@@ -93,7 +93,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy, second class.
-	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * Copy 2 words per iteration, schedule loads_first.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
@@ -113,7 +113,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
 	addi	a0, a0, 2*SZREG
 	addi	a1, a1, 2*SZREG
 	bleu	a0, a2, 1b
@@ -139,7 +139,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	beq	a0, a3, .Lcopy_done
@@ -211,7 +211,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule loads_first.
+	 * Copy 8 words per iteration, schedule loads_first.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
 	 *	while (end - dst >= 64) {
@@ -240,13 +240,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_a0_a1_plus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_a1_plus_24
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_a0_a1_plus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_a0_a1_plus_40
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_a0_a1_plus_48
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_a0_a1_plus_56
 	addi	a0, a0, 8*SZREG
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
@@ -270,28 +270,28 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_8:
-	addi	a0, a0, 16			/* 16 bytes more than the exit below */
-	addi	a1, a1, 16			/* a1 alike */
-.Lcopy_retry_minus_8:
+.Lcopy_retry_a0_a1_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 56 */
+.Lcopy_retry_a0_a1_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 48 */
+.Lcopy_retry_a0_a1_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 40 */
+.Lcopy_retry_a0_a1_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 32 */
+.Lcopy_retry_a0_a1_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 24 */
+.Lcopy_retry_a0_a1_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 16 */
+.Lcopy_retry_a0_a1_plus_8:
+	addi	a0, a0, 16			/* +16; with the exits below, a0 + 8 */
+	addi	a1, a1, 16			/* +16; with the exits below, a1 + 8 */
+.Lcopy_retry_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
@@ -322,7 +322,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 39 bytes to the byte loop,
+	 * and send clears shorter than 39 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 39) goto bytes;
@@ -340,7 +340,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * Zero single bytes until dst is SZREG-aligned, so that every word
 	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
 	 *
 	 *	while (dst & (SZREG - 1))
@@ -361,7 +361,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 4 zero word(s) per iteration.
+	 * Store 4 zero words per iteration.
 	 *
 	 *	while (end - dst >= 32) store 4 zero words;
 	 *
@@ -372,9 +372,9 @@ SYM_FUNC_START(__clear_user)
 	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_a0_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_a0_plus_24
 	addi	a0, a0, 4*SZREG
 	bleu	a0, a2, 1b
 
@@ -429,22 +429,23 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
-.Lclear_fault_plus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
+.Lclear_fault_a0_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+.Lclear_fault_a0_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+.Lclear_fault_a0_plus_8:
+	addi	a0, a0, 8			/* a0 + 8: the first byte not stored */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

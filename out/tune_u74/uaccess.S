@@ -104,7 +104,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy, second class.
-	 * Copy 2 word(s) per iteration, schedule loads_first.
+	 * Copy 2 words per iteration, schedule loads_first.
 	 * The second size class: what the first loop left, or all of a short call.
 	 * Both pointers are SZREG-aligned here.
 	 *
@@ -124,7 +124,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
 	addi	a0, a0, 2*SZREG
 	addi	a1, a1, 2*SZREG
 	bleu	a0, a2, 1b
@@ -147,7 +147,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 
@@ -175,8 +175,8 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  16 word(s) per iteration, schedule paired.
-	 * Then 1 word(s) per iteration, schedule interleave,
+	 * a byte copy would not.  16 words per iteration, schedule paired.
+	 * Then 1 word per iteration, schedule interleave,
 	 * for what is left.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
@@ -277,7 +277,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 16 word(s) per iteration, schedule loads_first.
+	 * Copy 16 words per iteration, schedule loads_first.
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	while (end - dst >= 128) {
@@ -312,26 +312,26 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t5, 9*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, t6, 10*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
-	fixup REG_S, t4, 8*SZREG(a0), .Lcopy_retry_plus_64
-	fixup REG_S, t5, 9*SZREG(a0), .Lcopy_retry_plus_72
-	fixup REG_S, t6, 10*SZREG(a0), .Lcopy_retry_plus_80
-	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_plus_88
-	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_plus_88
-	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_plus_96
-	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_plus_104
-	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_plus_112
-	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_plus_120
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_a0_a1_plus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_a1_plus_24
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_a0_a1_plus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_a0_a1_plus_40
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_a0_a1_plus_48
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_a0_a1_plus_56
+	fixup REG_S, t4, 8*SZREG(a0), .Lcopy_retry_a0_a1_plus_64
+	fixup REG_S, t5, 9*SZREG(a0), .Lcopy_retry_a0_a1_plus_72
+	fixup REG_S, t6, 10*SZREG(a0), .Lcopy_retry_a0_a1_plus_80
+	fixup REG_L, a4, 11*SZREG(a1), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_L, a5, 12*SZREG(a1), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_L, a6, 13*SZREG(a1), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_L, a7, 14*SZREG(a1), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_L, t0, 15*SZREG(a1), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_S, a4, 11*SZREG(a0), .Lcopy_retry_a0_a1_plus_88
+	fixup REG_S, a5, 12*SZREG(a0), .Lcopy_retry_a0_a1_plus_96
+	fixup REG_S, a6, 13*SZREG(a0), .Lcopy_retry_a0_a1_plus_104
+	fixup REG_S, a7, 14*SZREG(a0), .Lcopy_retry_a0_a1_plus_112
+	fixup REG_S, t0, 15*SZREG(a0), .Lcopy_retry_a0_a1_plus_120
 	addi	a0, a0, 16*SZREG
 	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
@@ -340,7 +340,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Shift copy, first class.
-	 * 16 word(s) per iteration, schedule paired.
+	 * 16 words per iteration, schedule paired.
 	 */
 .Lcopy_shift_blocks:
 1:
@@ -353,77 +353,77 @@ SYM_FUNC_START(__asm_copy_to_user)
 	sll	t2, a6, a5
 	fixup REG_S, t0, 0(a0), .Lcopy_retry_shift
 	or	t1, t1, t2
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_plus_8
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_8
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_plus_8
+	fixup REG_S, t1, SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_8
 	or	t0, t0, t2
-	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_plus_16
+	fixup REG_L, a6, 4*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_16
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_plus_16
+	fixup REG_S, t0, 2*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_16
 	or	t1, t1, t2
-	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_plus_24
+	fixup REG_L, a7, 5*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_24
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_plus_24
+	fixup REG_S, t1, 3*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_24
 	or	t0, t0, t2
-	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_plus_32
+	fixup REG_L, a6, 6*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_32
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_plus_32
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_32
 	or	t1, t1, t2
-	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_plus_40
+	fixup REG_L, a7, 7*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_40
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_plus_40
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_40
 	or	t0, t0, t2
-	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_plus_48
+	fixup REG_L, a6, 8*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_48
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_plus_48
+	fixup REG_S, t0, 6*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_48
 	or	t1, t1, t2
-	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_plus_56
+	fixup REG_L, a7, 9*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_56
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_plus_56
+	fixup REG_S, t1, 7*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_56
 	or	t0, t0, t2
-	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_plus_64
+	fixup REG_L, a6, 10*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_64
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_plus_64
+	fixup REG_S, t0, 8*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_64
 	or	t1, t1, t2
-	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_plus_72
+	fixup REG_L, a7, 11*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_72
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_plus_72
+	fixup REG_S, t1, 9*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_72
 	or	t0, t0, t2
-	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_plus_80
+	fixup REG_L, a6, 12*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_80
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_plus_80
+	fixup REG_S, t0, 10*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_80
 	or	t1, t1, t2
-	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_plus_88
+	fixup REG_L, a7, 13*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_88
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_plus_88
+	fixup REG_S, t1, 11*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_88
 	or	t0, t0, t2
-	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_plus_96
+	fixup REG_L, a6, 14*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_96
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_plus_96
+	fixup REG_S, t0, 12*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_96
 	or	t1, t1, t2
-	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_plus_104
+	fixup REG_L, a7, 15*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_104
 	srl	t0, a6, a4
 	sll	t2, a7, a5
-	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_plus_104
+	fixup REG_S, t1, 13*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_104
 	or	t0, t0, t2
-	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_plus_112
+	fixup REG_L, a6, 16*SZREG(a1), .Lcopy_retry_shift_a0_a1_plus_112
 	srl	t1, a7, a4
 	sll	t2, a6, a5
-	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_plus_112
+	fixup REG_S, t0, 14*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_112
 	or	t1, t1, t2
-	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_plus_120
+	fixup REG_S, t1, 15*SZREG(a0), .Lcopy_retry_shift_a0_a1_plus_120
 	addi	a0, a0, 16*SZREG
 	addi	a1, a1, 16*SZREG
 	bleu	a0, a2, 1b
@@ -447,98 +447,98 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_plus_120:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_112:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_104:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_96:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_8:
-	addi	a0, a0, 16			/* 16 bytes more than the exit below */
-	addi	a1, a1, 16			/* a1 alike */
-.Lcopy_retry_minus_8:
+.Lcopy_retry_a0_a1_plus_120:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 120 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 120 */
+.Lcopy_retry_a0_a1_plus_112:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 112 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 112 */
+.Lcopy_retry_a0_a1_plus_104:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 104 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 104 */
+.Lcopy_retry_a0_a1_plus_96:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 96 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 96 */
+.Lcopy_retry_a0_a1_plus_88:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 88 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 88 */
+.Lcopy_retry_a0_a1_plus_80:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 80 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 80 */
+.Lcopy_retry_a0_a1_plus_72:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 72 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 72 */
+.Lcopy_retry_a0_a1_plus_64:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 64 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 64 */
+.Lcopy_retry_a0_a1_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 56 */
+.Lcopy_retry_a0_a1_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 48 */
+.Lcopy_retry_a0_a1_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 40 */
+.Lcopy_retry_a0_a1_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 32 */
+.Lcopy_retry_a0_a1_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 24 */
+.Lcopy_retry_a0_a1_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 16 */
+.Lcopy_retry_a0_a1_plus_8:
+	addi	a0, a0, 16			/* +16; with the exits below, a0 + 8 */
+	addi	a1, a1, 16			/* +16; with the exits below, a1 + 8 */
+.Lcopy_retry_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_shift_plus_120:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_112:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_104:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_96:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_88:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_80:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_72:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_64:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_plus_8:
+.Lcopy_retry_shift_a0_a1_plus_120:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 120 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 120 */
+.Lcopy_retry_shift_a0_a1_plus_112:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 112 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 112 */
+.Lcopy_retry_shift_a0_a1_plus_104:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 104 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 104 */
+.Lcopy_retry_shift_a0_a1_plus_96:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 96 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 96 */
+.Lcopy_retry_shift_a0_a1_plus_88:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 88 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 88 */
+.Lcopy_retry_shift_a0_a1_plus_80:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 80 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 80 */
+.Lcopy_retry_shift_a0_a1_plus_72:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 72 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 72 */
+.Lcopy_retry_shift_a0_a1_plus_64:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 64 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 64 */
+.Lcopy_retry_shift_a0_a1_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 56 */
+.Lcopy_retry_shift_a0_a1_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 48 */
+.Lcopy_retry_shift_a0_a1_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 40 */
+.Lcopy_retry_shift_a0_a1_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 32 */
+.Lcopy_retry_shift_a0_a1_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 24 */
+.Lcopy_retry_shift_a0_a1_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 16 */
+.Lcopy_retry_shift_a0_a1_plus_8:
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 .Lcopy_retry_shift:
@@ -572,7 +572,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 16 bytes to the byte loop,
+	 * and send clears shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 16) goto bytes;
@@ -615,7 +615,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill, second class.
-	 * Store 1 zero word(s) per iteration.
+	 * Store 1 zero word per iteration.
 	 * In line, dst is aligned and n >= 16: at least one block is
 	 * left, so the loop needs no test in front; the head and the first
 	 * loop test for a block themselves and branch into it.
@@ -676,7 +676,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * Zero single bytes until dst is SZREG-aligned, so that every word
 	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
 	 *
 	 *	while (dst & (SZREG - 1))
@@ -709,7 +709,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 8 zero word(s) per iteration.
+	 * Store 8 zero words per iteration.
 	 *
 	 *	while (end - dst >= 64) store 8 zero words;
 	 *
@@ -719,13 +719,13 @@ SYM_FUNC_START(__clear_user)
 .Lclear_words:
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
-	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
-	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
-	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_a0_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_a0_plus_24
+	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_a0_plus_32
+	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_a0_plus_40
+	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_a0_plus_48
+	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_a0_plus_56
 	addi	a0, a0, 8*SZREG
 	bleu	a0, a2, 1b
 	beq	a0, a3, .Lclear_done		/* nothing left */
@@ -750,30 +750,31 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
-.Lclear_fault_plus_56:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_48:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_40:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_32:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
+.Lclear_fault_a0_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+.Lclear_fault_a0_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+.Lclear_fault_a0_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+.Lclear_fault_a0_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+.Lclear_fault_a0_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+.Lclear_fault_a0_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+.Lclear_fault_a0_plus_8:
+	addi	a0, a0, 8			/* a0 + 8: the first byte not stored */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

@@ -24,7 +24,7 @@ typedef unsigned long __attribute__((__may_alias__)) word_t;
 
 /*
  * memcpy: bytes below 16; otherwise align dst with single
- * bytes, then copy 8 word(s) per iteration (pipelined),
+ * bytes, then copy 8 words per iteration (pipelined),
  * or, when the source is misaligned against dst, build each word from two
  * aligned source words (4 per iteration, loads_first);
  * then the tail (words).
@@ -168,7 +168,7 @@ EXPORT_SYMBOL(memmove);
 
 /*
  * memset: bytes below 16; otherwise align with single bytes, then store
- * 8 word(s) of the replicated byte per iteration; then the tail (words).
+ * 8 words of the replicated byte per iteration; then the tail (words).
  */
 void *__memset(void *s, int c, size_t count)
 {

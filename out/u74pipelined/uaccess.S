@@ -100,7 +100,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule pipelined.
+	 * Copy 8 words per iteration, schedule pipelined.
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	load 8 words; src += 64;
@@ -135,33 +135,33 @@ SYM_FUNC_START(__asm_copy_to_user)
 	bgtu	a0, a2, .Lcopy_words_last
 1:
 	addi	a0, a0, 8*SZREG
-	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_L, a4, 0(a1), .Lcopy_retry_minus_56
-	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_minus_56
-	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_minus_48
-	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_minus_48
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_minus_40
-	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_minus_40
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_minus_32
-	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_minus_24
-	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_minus_24
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_minus_16
-	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_minus_16
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_minus_8
-	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_minus_8
+	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_L, a4, 0(a1), .Lcopy_retry_a0_a1_minus_56
+	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_a0_a1_minus_56
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_a0_a1_minus_48
+	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_a0_a1_minus_48
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_a0_a1_minus_40
+	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_a0_a1_minus_40
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_a0_a1_minus_24
+	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_a0_a1_minus_24
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_a0_a1_minus_16
+	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_a0_a1_minus_16
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_a0_a1_minus_8
+	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8
 	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
 .Lcopy_words_last:				/* the block already in registers */
-	fixup REG_S, a4, 0(a0), .Lcopy_retry_src_minus_64
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_dst_plus_8_src_minus_56
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_dst_plus_16_src_minus_48
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_dst_plus_24_src_minus_40
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_dst_plus_32_src_minus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_dst_plus_40_src_minus_24
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_dst_plus_48_src_minus_16
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_dst_plus_56_src_minus_8
+	fixup REG_S, a4, 0(a0), .Lcopy_retry_a1_minus_64
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_plus_8_a1_minus_56
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_a0_plus_16_a1_minus_48
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_plus_24_a1_minus_40
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_a0_plus_32_a1_minus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_a0_plus_40_a1_minus_24
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_a0_plus_48_a1_minus_16
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_a0_plus_56_a1_minus_8
 	addi	a0, a0, 8*SZREG
 
 	/*
@@ -181,7 +181,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 	j	.Lcopy_bytes			/* tail bytes */
@@ -192,7 +192,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  4 word(s) per iteration, schedule pipelined.
+	 * a byte copy would not.  4 words per iteration, schedule pipelined.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
 	 *	while (end - dst >= 64) {
@@ -235,21 +235,21 @@ SYM_FUNC_START(__asm_copy_to_user)
 	srl	t6, a6, a4
 	sll	t5, a7, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -4*SZREG(a0), .Lcopy_retry_shift_minus_32
+	fixup REG_S, t6, -4*SZREG(a0), .Lcopy_retry_shift_a0_a1_minus_32
 	srl	t6, a7, a4
 	sll	t5, t0, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -3*SZREG(a0), .Lcopy_retry_shift_minus_24
-	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift_minus_16
+	fixup REG_S, t6, -3*SZREG(a0), .Lcopy_retry_shift_a0_a1_minus_24
+	fixup REG_L, a7, SZREG(a1), .Lcopy_retry_shift_a0_a1_minus_16
 	srl	t6, t0, a4
 	sll	t5, t1, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -2*SZREG(a0), .Lcopy_retry_shift_minus_16
-	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift_minus_8
+	fixup REG_S, t6, -2*SZREG(a0), .Lcopy_retry_shift_a0_a1_minus_16
+	fixup REG_L, t0, 2*SZREG(a1), .Lcopy_retry_shift_a0_a1_minus_8
 	srl	t6, t1, a4
 	sll	t5, t2, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, -SZREG(a0), .Lcopy_retry_shift_minus_8
+	fixup REG_S, t6, -SZREG(a0), .Lcopy_retry_shift_a0_a1_minus_8
 	fixup REG_L, t1, 3*SZREG(a1), .Lcopy_retry_shift
 	mv	a6, t2
 	fixup REG_L, t2, 4*SZREG(a1), .Lcopy_retry_shift
@@ -259,19 +259,19 @@ SYM_FUNC_START(__asm_copy_to_user)
 	srl	t6, a6, a4
 	sll	t5, a7, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift_src_minus_32
+	fixup REG_S, t6, 0(a0), .Lcopy_retry_shift_a1_minus_32
 	srl	t6, a7, a4
 	sll	t5, t0, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, SZREG(a0), .Lcopy_retry_shift_dst_plus_8_src_minus_24
+	fixup REG_S, t6, SZREG(a0), .Lcopy_retry_shift_a0_plus_8_a1_minus_24
 	srl	t6, t0, a4
 	sll	t5, t1, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 2*SZREG(a0), .Lcopy_retry_shift_dst_plus_16_src_minus_16
+	fixup REG_S, t6, 2*SZREG(a0), .Lcopy_retry_shift_a0_plus_16_a1_minus_16
 	srl	t6, t1, a4
 	sll	t5, t2, a5
 	or	t6, t6, t5
-	fixup REG_S, t6, 3*SZREG(a0), .Lcopy_retry_shift_dst_plus_24_src_minus_8
+	fixup REG_S, t6, 3*SZREG(a0), .Lcopy_retry_shift_a0_plus_24_a1_minus_8
 	addi	a0, a0, 4*SZREG
 	srli	t0, a4, 3
 	add	a1, a1, t0			/* back to the first source byte not copied */
@@ -321,78 +321,78 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_minus_64:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_56:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_48:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_40:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_32:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_24:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_16:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_minus_8:
+.Lcopy_retry_a0_a1_minus_64:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 64 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 64 */
+.Lcopy_retry_a0_a1_minus_56:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 56 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 56 */
+.Lcopy_retry_a0_a1_minus_48:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 48 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 48 */
+.Lcopy_retry_a0_a1_minus_40:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 40 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 40 */
+.Lcopy_retry_a0_a1_minus_32:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 32 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 32 */
+.Lcopy_retry_a0_a1_minus_24:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 24 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 24 */
+.Lcopy_retry_a0_a1_minus_16:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 16 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 16 */
+.Lcopy_retry_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
-.Lcopy_retry_dst_plus_56_src_minus_8:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_48_src_minus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_40_src_minus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_32_src_minus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_24_src_minus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_16_src_minus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_dst_plus_8_src_minus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_src_minus_64:
+.Lcopy_retry_a0_plus_56_a1_minus_8:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 8 */
+.Lcopy_retry_a0_plus_48_a1_minus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 16 */
+.Lcopy_retry_a0_plus_40_a1_minus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 24 */
+.Lcopy_retry_a0_plus_32_a1_minus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 32 */
+.Lcopy_retry_a0_plus_24_a1_minus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 40 */
+.Lcopy_retry_a0_plus_16_a1_minus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 48 */
+.Lcopy_retry_a0_plus_8_a1_minus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 8 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 56 */
+.Lcopy_retry_a1_minus_64:
 	addi	a1, a1, -64			/* a0 is right; its source byte is 64 before a1 */
 	j	.Lcopy_bytes
-.Lcopy_retry_shift_minus_32:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_24:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_16:
-	addi	a0, a0, -8			/* one word more than the exit below */
-	addi	a1, a1, -8			/* a1 alike */
-.Lcopy_retry_shift_minus_8:
+.Lcopy_retry_shift_a0_a1_minus_32:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 32 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 32 */
+.Lcopy_retry_shift_a0_a1_minus_24:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 24 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 24 */
+.Lcopy_retry_shift_a0_a1_minus_16:
+	addi	a0, a0, -8			/* -8; with the exits below, a0 - 16 */
+	addi	a1, a1, -8			/* -8; with the exits below, a1 - 16 */
+.Lcopy_retry_shift_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_retry_shift
-.Lcopy_retry_shift_dst_plus_24_src_minus_8:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_dst_plus_16_src_minus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_dst_plus_8_src_minus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_shift_src_minus_32:
+.Lcopy_retry_shift_a0_plus_24_a1_minus_8:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 8 */
+.Lcopy_retry_shift_a0_plus_16_a1_minus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 16 */
+.Lcopy_retry_shift_a0_plus_8_a1_minus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 8 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 - 24 */
+.Lcopy_retry_shift_a1_minus_32:
 	addi	a1, a1, -32			/* a0 is right; its source byte is 32 before a1 */
 .Lcopy_retry_shift:
 	srli	t0, a4, 3			/* off = src & (SZREG - 1) */
@@ -425,7 +425,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 71 bytes to the byte loop,
+	 * and send clears shorter than 71 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 71) goto bytes;
@@ -443,7 +443,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * Zero single bytes until dst is SZREG-aligned, so that every word
 	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
 	 *
 	 *	while (dst & (SZREG - 1))
@@ -464,7 +464,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 8 zero word(s) per iteration.
+	 * Store 8 zero words per iteration.
 	 *
 	 *	while (end - dst >= 64) store 8 zero words;
 	 *
@@ -475,13 +475,13 @@ SYM_FUNC_START(__clear_user)
 	addi	a2, a3, -8*SZREG		/* last a0 from which 64 bytes remain */
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
-	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
-	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
-	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_a0_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_a0_plus_24
+	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_a0_plus_32
+	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_a0_plus_40
+	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_a0_plus_48
+	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_a0_plus_56
 	addi	a0, a0, 8*SZREG
 	bleu	a0, a2, 1b
 
@@ -530,30 +530,31 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
-.Lclear_fault_plus_56:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_48:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_40:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_32:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_8:
-	addi	a0, a0, 8			/* a0 is 8 bytes behind the first unstored byte */
+.Lclear_fault_a0_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+.Lclear_fault_a0_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+.Lclear_fault_a0_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+.Lclear_fault_a0_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+.Lclear_fault_a0_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+.Lclear_fault_a0_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+.Lclear_fault_a0_plus_8:
+	addi	a0, a0, 8			/* a0 + 8: the first byte not stored */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

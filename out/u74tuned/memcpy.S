@@ -90,7 +90,7 @@ SYM_FUNC_START(__memcpy)
 
 	/*
 	 * Word copy, second class.
-	 * Copy 4 word(s) per iteration, schedule paired.
+	 * Copy 4 words per iteration, schedule paired.
 	 * dst moves on after the first load, src after the last, so that both
 	 * increments issue beside loads; the stores address back from the new dst.
 	 * The second size class: what the first loop left, or all of a short call.
@@ -167,8 +167,8 @@ SYM_FUNC_START(__memcpy)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  32 word(s) per iteration, schedule paired.
-	 * Then 2 word(s) per iteration, schedule paired,
+	 * a byte copy would not.  32 words per iteration, schedule paired.
+	 * Then 2 words per iteration, schedule paired,
 	 * for what is left.
 	 * Then single words.
 	 *
@@ -380,7 +380,7 @@ SYM_FUNC_START(__memcpy)
 
 	/*
 	 * Word copy.
-	 * Copy 16 word(s) per iteration, schedule paired.
+	 * Copy 16 words per iteration, schedule paired.
 	 * dst moves on after the first load, src after the last, so that both
 	 * increments issue beside loads; the stores address back from the new dst.
 	 * Both pointers are SZREG-aligned here.
@@ -444,7 +444,7 @@ SYM_FUNC_START(__memcpy)
 
 	/*
 	 * Shift copy, first class.
-	 * 32 word(s) per iteration, schedule paired.
+	 * 32 words per iteration, schedule paired.
 	 */
 .Lmemcpy_shift_blocks:
 1:

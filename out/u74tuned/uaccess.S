@@ -106,7 +106,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule paired.
+	 * Copy 8 words per iteration, schedule paired.
 	 * dst moves on after the first load, src after the last, so that both
 	 * increments issue beside loads; the stores address back from the new dst.
 	 * Both pointers are SZREG-aligned here.
@@ -130,29 +130,29 @@ SYM_FUNC_START(__asm_copy_to_user)
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	addi	a0, a0, 8*SZREG
-	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_dst_minus_64
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_dst_minus_64
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_a0_minus_64
 	addi	a1, a1, 8*SZREG
-	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_minus_64
-	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_minus_64
+	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_a0_a1_minus_64
 	bleu	a0, a2, 1b
 	addi	t0, a0, SZREG
 	bltu	a3, t0, .Lcopy_last		/* less than a word left (forward) */
 
 	/*
 	 * Word copy, second class.
-	 * Copy 4 word(s) per iteration, schedule paired.
+	 * Copy 4 words per iteration, schedule paired.
 	 * dst moves on after the first load, src after the last, so that both
 	 * increments issue beside loads; the stores address back from the new dst.
 	 * The second size class: what the first loop left, or all of a short call.
@@ -175,14 +175,14 @@ SYM_FUNC_START(__asm_copy_to_user)
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	addi	a0, a0, 4*SZREG
-	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_dst_minus_32
-	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_dst_minus_32
-	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_dst_minus_32
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_a0_minus_32
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_a0_minus_32
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_a0_minus_32
 	addi	a1, a1, 4*SZREG
-	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_minus_32
-	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_minus_32
+	fixup REG_S, a4, -4*SZREG(a0), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_S, a5, -3*SZREG(a0), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_S, a6, -2*SZREG(a0), .Lcopy_retry_a0_a1_minus_32
+	fixup REG_S, a7, -SZREG(a0), .Lcopy_retry_a0_a1_minus_32
 	bleu	a0, a2, 1b
 .Lcopy_words_then_skip:
 
@@ -203,7 +203,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t0, 0(a1), .Lcopy_bytes
 	addi	a1, a1, SZREG
 	addi	a0, a0, SZREG
-	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_minus_8	/* stored 3 cycles after its load */
+	fixup REG_S, t0, -SZREG(a0), .Lcopy_retry_a0_a1_minus_8	/* stored 3 cycles after its load */
 	bleu	a0, a2, 1b
 .Lcopy_tail_words_done:
 
@@ -232,10 +232,10 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  16 word(s) per iteration, schedule paired.
+	 * a byte copy would not.  16 words per iteration, schedule paired.
 	 * That loop lies in line: a call with less than a whole block
 	 * branches past it.
-	 * Then 4 word(s) per iteration, schedule paired,
+	 * Then 4 words per iteration, schedule paired,
 	 * for what is left.
 	 * Then single words.
 	 *
@@ -553,19 +553,19 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_dst_minus_64:
+.Lcopy_retry_a0_minus_64:
 	addi	a0, a0, -64			/* the first byte not stored is 64 before a0 */
 	j	.Lcopy_bytes
-.Lcopy_retry_dst_minus_32:
+.Lcopy_retry_a0_minus_32:
 	addi	a0, a0, -32			/* the first byte not stored is 32 before a0 */
 	j	.Lcopy_bytes
-.Lcopy_retry_minus_64:
-	addi	a0, a0, -32			/* 32 bytes more than the exit below */
-	addi	a1, a1, -32			/* a1 alike */
-.Lcopy_retry_minus_32:
-	addi	a0, a0, -24			/* 24 bytes more than the exit below */
-	addi	a1, a1, -24			/* a1 alike */
-.Lcopy_retry_minus_8:
+.Lcopy_retry_a0_a1_minus_64:
+	addi	a0, a0, -32			/* -32; with the exits below, a0 - 64 */
+	addi	a1, a1, -32			/* -32; with the exits below, a1 - 64 */
+.Lcopy_retry_a0_a1_minus_32:
+	addi	a0, a0, -24			/* -24; with the exits below, a0 - 32 */
+	addi	a1, a1, -24			/* -24; with the exits below, a1 - 32 */
+.Lcopy_retry_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
 	j	.Lcopy_bytes
@@ -670,7 +670,7 @@ SYM_FUNC_START(__clear_user)
 	 */
 .Lclear_class_4:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
 	fixup REG_S, zero, -2*SZREG(a2), .Lclear_fault_a2_minus_16
 	fixup REG_S, zero, -SZREG(a2), .Lclear_fault_a2_minus_8
 	bne	a2, a3, .Lclear_tail_pieces	/* bytes after the last word */
@@ -734,10 +734,10 @@ SYM_FUNC_START(__clear_user)
 	addi	a4, a2, -4*SZREG		/* while more than 4 words remain */
 .Lclear_words_then_loop:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
 	addi	a0, a0, 4*SZREG
-	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_minus_16
-	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_minus_8
+	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_a0_minus_16
+	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_a0_minus_8
 	bltu	a0, a4, .Lclear_words_then_loop
 	fixup REG_S, zero, -4*SZREG(a2), .Lclear_fault_a2_minus_32
 	fixup REG_S, zero, -3*SZREG(a2), .Lclear_fault_a2_minus_24
@@ -772,22 +772,22 @@ SYM_FUNC_START(__clear_user)
 .Lclear_words:
 1:
 	fixup REG_S, zero, 0(a0), .Lclear_fault
-	fixup REG_S, zero, SZREG(a0), .Lclear_fault_plus_8
-	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_plus_16
-	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_plus_24
-	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_plus_32
-	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_plus_40
-	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_plus_48
-	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_plus_56
+	fixup REG_S, zero, SZREG(a0), .Lclear_fault_a0_plus_8
+	fixup REG_S, zero, 2*SZREG(a0), .Lclear_fault_a0_plus_16
+	fixup REG_S, zero, 3*SZREG(a0), .Lclear_fault_a0_plus_24
+	fixup REG_S, zero, 4*SZREG(a0), .Lclear_fault_a0_plus_32
+	fixup REG_S, zero, 5*SZREG(a0), .Lclear_fault_a0_plus_40
+	fixup REG_S, zero, 6*SZREG(a0), .Lclear_fault_a0_plus_48
+	fixup REG_S, zero, 7*SZREG(a0), .Lclear_fault_a0_plus_56
 	addi	a0, a0, 16*SZREG
-	fixup REG_S, zero, -8*SZREG(a0), .Lclear_fault_minus_64
-	fixup REG_S, zero, -7*SZREG(a0), .Lclear_fault_minus_56
-	fixup REG_S, zero, -6*SZREG(a0), .Lclear_fault_minus_48
-	fixup REG_S, zero, -5*SZREG(a0), .Lclear_fault_minus_40
-	fixup REG_S, zero, -4*SZREG(a0), .Lclear_fault_minus_32
-	fixup REG_S, zero, -3*SZREG(a0), .Lclear_fault_minus_24
-	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_minus_16
-	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_minus_8
+	fixup REG_S, zero, -8*SZREG(a0), .Lclear_fault_a0_minus_64
+	fixup REG_S, zero, -7*SZREG(a0), .Lclear_fault_a0_minus_56
+	fixup REG_S, zero, -6*SZREG(a0), .Lclear_fault_a0_minus_48
+	fixup REG_S, zero, -5*SZREG(a0), .Lclear_fault_a0_minus_40
+	fixup REG_S, zero, -4*SZREG(a0), .Lclear_fault_a0_minus_32
+	fixup REG_S, zero, -3*SZREG(a0), .Lclear_fault_a0_minus_24
+	fixup REG_S, zero, -2*SZREG(a0), .Lclear_fault_a0_minus_16
+	fixup REG_S, zero, -SZREG(a0), .Lclear_fault_a0_minus_8
 	bleu	a0, a4, 1b
 	addi	a4, a2, -4*SZREG
 	bltu	a0, a4, .Lclear_words_more	/* more than 4 words left */
@@ -829,9 +829,9 @@ SYM_FUNC_START(__clear_user)
 	 */
 .Lclear_tail_pieces:
 	andi	a0, a3, -4			/* end rounded down to 4 */
-	fixup sw, zero, -4(a0), .Lclear_fault_minus_4
+	fixup sw, zero, -4(a0), .Lclear_fault_a0_minus_4
 	andi	a0, a3, -2			/* end rounded down to 2 */
-	fixup sh, zero, -2(a0), .Lclear_fault_minus_2
+	fixup sh, zero, -2(a0), .Lclear_fault_a0_minus_2
 	addi	a0, a3, -1
 	fixup sb, zero, 0(a0), .Lclear_fault
 
@@ -872,13 +872,14 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
 .Lclear_fault_a2_minus_32:
 	addi	a0, a2, -32			/* the store at a2-32 faulted */
@@ -892,42 +893,42 @@ SYM_FUNC_START(__clear_user)
 .Lclear_fault_a2_minus_8:
 	addi	a0, a2, -8			/* the store at a2-8 faulted */
 	j	.Lclear_fault
-.Lclear_fault_plus_56:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_48:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_40:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_32:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_plus_8:
-	addi	a0, a0, 10			/* 10 bytes more than the exit below */
-.Lclear_fault_minus_2:
-	addi	a0, a0, 2			/* 2 bytes more than the exit below */
-.Lclear_fault_minus_4:
-	addi	a0, a0, 4			/* 4 bytes more than the exit below */
-.Lclear_fault_minus_8:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_16:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_24:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_32:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_40:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_48:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_56:
-	addi	a0, a0, 8			/* 8 bytes more than the exit below */
-.Lclear_fault_minus_64:
-	addi	a0, a0, -64			/* a0 is 64 bytes past the first unstored byte */
+.Lclear_fault_a0_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+.Lclear_fault_a0_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+.Lclear_fault_a0_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+.Lclear_fault_a0_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+.Lclear_fault_a0_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+.Lclear_fault_a0_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+.Lclear_fault_a0_plus_8:
+	addi	a0, a0, 10			/* +10; with the exits below, a0 + 8 */
+.Lclear_fault_a0_minus_2:
+	addi	a0, a0, 2			/* +2; with the exits below, a0 - 2 */
+.Lclear_fault_a0_minus_4:
+	addi	a0, a0, 4			/* +4; with the exits below, a0 - 4 */
+.Lclear_fault_a0_minus_8:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 8 */
+.Lclear_fault_a0_minus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 16 */
+.Lclear_fault_a0_minus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 24 */
+.Lclear_fault_a0_minus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 32 */
+.Lclear_fault_a0_minus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 40 */
+.Lclear_fault_a0_minus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 48 */
+.Lclear_fault_a0_minus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 - 56 */
+.Lclear_fault_a0_minus_64:
+	addi	a0, a0, -64			/* a0 - 64: the first byte not stored */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

@@ -101,7 +101,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 8 word(s) per iteration, schedule loads_first.
+	 * Copy 8 words per iteration, schedule loads_first.
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	while (end - dst >= 64) {
@@ -131,13 +131,13 @@ SYM_FUNC_START(__asm_copy_to_user)
 	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
-	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_plus_8
-	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_plus_16
-	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_plus_32
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_plus_40
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_plus_48
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_plus_56
+	fixup REG_S, a5, SZREG(a0), .Lcopy_retry_a0_a1_plus_8
+	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_retry_a0_a1_plus_16
+	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_a1_plus_24
+	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_retry_a0_a1_plus_32
+	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_retry_a0_a1_plus_40
+	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_retry_a0_a1_plus_48
+	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_retry_a0_a1_plus_56
 	addi	a0, a0, 8*SZREG
 	addi	a1, a1, 8*SZREG
 	bleu	a0, a2, 1b
@@ -149,7 +149,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * source words and build each destination word from two neighbours;
 	 * this never makes a misaligned access and only reads aligned words
 	 * that hold at least one byte of the source, so it cannot fault where
-	 * a byte copy would not.  1 word(s) per iteration, schedule interleave.
+	 * a byte copy would not.  1 word per iteration, schedule interleave.
 	 *
 	 *	prev = *(u64 *)(src & ~7);
 	 *	while (end - dst >= 8) {
@@ -231,25 +231,25 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
-.Lcopy_retry_plus_56:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_48:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_40:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_32:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_24:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_16:
-	addi	a0, a0, 8			/* one word more than the exit below */
-	addi	a1, a1, 8			/* a1 alike */
-.Lcopy_retry_plus_8:
+.Lcopy_retry_a0_a1_plus_56:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 56 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 56 */
+.Lcopy_retry_a0_a1_plus_48:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 48 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 48 */
+.Lcopy_retry_a0_a1_plus_40:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 40 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 40 */
+.Lcopy_retry_a0_a1_plus_32:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 32 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 32 */
+.Lcopy_retry_a0_a1_plus_24:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 24 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 24 */
+.Lcopy_retry_a0_a1_plus_16:
+	addi	a0, a0, 8			/* +8; with the exits below, a0 + 16 */
+	addi	a1, a1, 8			/* +8; with the exits below, a1 + 16 */
+.Lcopy_retry_a0_a1_plus_8:
 	addi	a0, a0, 8			/* the first byte not stored is 8 past a0 */
 	addi	a1, a1, 8			/* and its source byte */
 	j	.Lcopy_bytes
@@ -284,7 +284,7 @@ SYM_FUNC_START(__clear_user)
 	/*
 	 * Entry.
 	 * Enable user memory access (sstatus.SUM), remember where dst ends,
-	 * and send copies shorter than 16 bytes to the byte loop,
+	 * and send clears shorter than 16 bytes to the byte loop,
 	 * where the set-up below would cost more than it saves.
 	 *
 	 *	if (n < 16) goto bytes;
@@ -302,7 +302,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Alignment head.
-	 * Copy single bytes until dst is SZREG-aligned, so that every word
+	 * Zero single bytes until dst is SZREG-aligned, so that every word
 	 * store below is aligned.  The threshold guarantees n > SZREG - 1.
 	 *
 	 *	while (dst & (SZREG - 1))
@@ -323,7 +323,7 @@ SYM_FUNC_START(__clear_user)
 
 	/*
 	 * Word fill.
-	 * Store 1 zero word(s) per iteration.
+	 * Store 1 zero word per iteration.
 	 *
 	 *	while (end - dst >= 8) store 1 zero words;
 	 *
@@ -364,16 +364,17 @@ SYM_FUNC_START(__clear_user)
 	 * Fault exits.
 	 * A user access faulted; the trap handler resumed here with sstatus
 	 * as it was, so SUM is still set and must be cleared on this path too.
-	 * a0 plus the label's offset is the first byte not stored: return
-	 * end - a0, exactly the bytes not copied.
+	 * An exit's name says where the first byte not stored is (a0_plus_8:
+	 * a0 + 8); it moves a0 there and returns end - a0, exactly the bytes
+	 * not zeroed.
 	 *
 	 *	return end - (dst + stored);
 	 *
 	 * Register roles:
-	 *	a0 - bytes not copied
+	 *	a0 - bytes not zeroed
 	 */
 .Lclear_fault:
-	sub	a0, a3, a0			/* bytes not copied */
+	sub	a0, a3, a0			/* bytes not zeroed */
 	li	t6, SR_SUM
 	csrc	CSR_STATUS, t6			/* and never again after we return */
 	ret

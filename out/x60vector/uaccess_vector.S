@@ -62,7 +62,7 @@ SYM_FUNC_START(__asm_vector_usercopy)
 	/*
 	 * Chunk loop.
 	 * Strip-mined: each chunk is as many bytes as a group of 8 vector
-	 * register(s) holds at this core's VLEN (8 * VLEN / 8), or n if less.
+	 * registers holds at this core's VLEN (8 * VLEN / 8), or n if less.
 	 *
 	 *	do {
 	 *		vl = min(n, VLMAX);

@@ -108,7 +108,7 @@ def test_the_ends_store_a_byte_halfword_and_word_without_a_test(overlap_build):
         assert [ln.split()[1] for ln in part.splitlines() if "fixup" in ln] \
             == (["sb,", "sh,", "sw,", "REG_S,"] if part is head else ["sw,", "sh,", "sb,"])
     # the tail's word and halfword exits name their piece from a0 rounded down
-    assert "-4(a0), .Lclear_fault_minus_4" in tail and "-2(a0), .Lclear_fault_minus_2" in tail
+    assert "-4(a0), .Lclear_fault_a0_minus_4" in tail and "-2(a0), .Lclear_fault_a0_minus_2" in tail
 
 
 @pytest.mark.parametrize("small", [16, 15], ids=["small16", "small15"])

@@ -37,7 +37,7 @@ clear_user cl for u74 { small below 8; align dst; words unroll 8; then words unr
 # the same without a shift copy (a misaligned source takes the byte loop):
 # what the suite proves; the shift copy's pieces take several times as long
 # to prove and bench/verify/verify_speed.py proves them in examples/u74tuned.copy
-# (times in docs/verifier.md)
+# (times in CHANGELOG.md)
 NO_SHIFT = PIECES.replace("    shift unroll 4 schedule paired\n    then shift unroll 2 schedule paired\n",
                           "    shift off\n")
 
@@ -48,7 +48,7 @@ STEPS = (PIECES.replace("then words unroll 2", "then words unroll 4")
                   "shift unroll 8 schedule paired\n")
          .replace("tail words", "tail steps"))
 # steps and pieces without the shift copy: what the suite proves (the shift
-# copy's steps and pieces take several times as long; times in docs/verifier.md)
+# copy's steps and pieces take several times as long; times in CHANGELOG.md)
 STEPS_NO_SHIFT = STEPS.replace("    shift unroll 8 schedule paired\n", "    shift off\n")
 
 

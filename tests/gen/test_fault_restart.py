@@ -146,8 +146,8 @@ def test_a_restart_past_the_faulting_store_is_violated(pair, tmp_path):
     start = next(i for i, ln in enumerate(lines) if ln.startswith(".Lcopy_words:"))
     site = next(i for i in range(start, len(lines)) if "fixup REG_S" in lines[i])
     old = lines[site].rstrip().rsplit(", ", 1)[1]
-    assert old == ".Lcopy_retry_minus_32", lines[site]
-    lines[site] = lines[site].replace(old, ".Lcopy_retry_minus_16")
+    assert old == ".Lcopy_retry_a0_a1_minus_32", lines[site]
+    lines[site] = lines[site].replace(old, ".Lcopy_retry_a0_a1_minus_16")
     src = tmp_path / "edited.S"
     src.write_text("".join(lines))
     r = _verify(tmp_path, src, "--routine", "copy_to_user", "--json")

@@ -1,4 +1,4 @@
-"""grammar/copy.lark is the spec (STYLE.md): what its comments say of
+"""grammar/copy.lark is the spec (docs/language.md): what its comments say of
 gen/front/parse.py is there, and every node its trees have is turned into a
 record by a Transformer method of the node's name."""
 from __future__ import annotations

@@ -174,14 +174,14 @@ def test_comment_states_the_unroll_the_code_uses(k):
              memset=f"small below 16; words unroll {k}; tail bytes")
     cpy = u.function("memcpy")
     doc = " ".join(cpy.doc.lines)
-    said = int(re.search(r"copy (\d+) word\(s\)", doc).group(1))
+    said = int(re.search(r"copy (\d+) words? per iteration", doc).group(1))
     said_shift = int(re.search(r"\((\d+) per iteration", doc).group(1))
     assert said == len(word_stmts(phase(cpy, "words"))[1])
     assert said_shift == len(word_stmts(phase(cpy, "shift copy"))[1]) == k
     threshold = int(re.search(r"bytes below (\d+)", doc).group(1))
     assert f"if (count < {threshold})" in phase(cpy, "entry").stmts
     mset = u.function("memset")
-    said = int(re.search(r"(\d+) word\(s\) of the replicated byte", " ".join(mset.doc.lines))[1])
+    said = int(re.search(r"(\d+) words? of the replicated byte", " ".join(mset.doc.lines))[1])
     assert said == sum(1 for s in phase(mset, "words").stmts if s.endswith("] = w;")) == k
 
 

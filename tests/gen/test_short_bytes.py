@@ -132,7 +132,7 @@ def test_short_misaligned_calls_cost_less_and_longer_ones_one_cycle_at_most(shor
 # the verifier's invariants cover (LIB's pieces with a 4-word class and a
 # 2-word shift are beyond them, as test_memset_asm says of that shape as a
 # copy_user; u74tuned's memcpy, pieces and all, is proved by `copygen
-# verify` in 153 s over two processes: docs/tuning.md)
+# verify` in 153 s over two processes: CHANGELOG.md)
 PROVED = LIB.replace("""words unroll 4
              then words unroll 1; shift unroll 2; then shift unroll 1; tail words
              ends pieces; form asm }""", """words unroll 4

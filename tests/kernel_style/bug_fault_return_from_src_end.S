@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * BUG (DOMAIN.md section 4, before 2018): the copy's fault exit computes
+ * BUG (docs/contract.md; before 2018): the copy's fault exit computes
  * its return from the end of the *source* minus the *destination*
  * pointer, a meaningless number (often larger than the size, or
  * negative).  __clear_user is unaffected.  Clauses: C2 (N outside
@@ -11,7 +11,7 @@
  *
  * copygen test fixture: a hand-written user-copy routine in the style of
  * arch/riscv/lib/uaccess.S, written for copygen from the algorithm described
- * in docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * in docs/strategies.md (it is not taken from a kernel tree).
  *
  * The 2021 design: below 9*SZREG-1 bytes copy bytes; otherwise align dst
  * with a byte head, then either an 8-word block loop (all loads, then all

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * BUG (DOMAIN.md section 4, 2021): the block loop's limit is SZREG-1
+ * BUG (docs/contract.md; 2021): the block loop's limit is SZREG-1
  * bytes too large and the threshold (8*SZREG) leaves no room for the
  * alignment head, so one extra unrolled iteration runs with fewer than
  * 8*SZREG bytes left: it reads past the end of the source and writes
@@ -14,7 +14,7 @@
  *
  * copygen test fixture: a hand-written user-copy routine in the style of
  * arch/riscv/lib/uaccess.S, written for copygen from the algorithm described
- * in docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * in docs/strategies.md (it is not taken from a kernel tree).
  *
  * The 2021 design: below 9*SZREG-1 bytes copy bytes; otherwise align dst
  * with a byte head, then either an 8-word block loop (all loads, then all

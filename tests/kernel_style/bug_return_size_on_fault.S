@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * BUG (DOMAIN.md section 4, 2018-2023): both fault exits return the
+ * BUG (docs/contract.md; 2018-2023): both fault exits return the
  * original size, even after bytes were stored.  A caller that retries
  * the part not copied (generic_perform_write()) never advances: a hang.
  * Clauses: C5 (size returned though bytes could be copied) and C4
@@ -11,7 +11,7 @@
  *
  * copygen test fixture: a hand-written user-copy routine in the style of
  * arch/riscv/lib/uaccess.S, written for copygen from the algorithm described
- * in docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * in docs/strategies.md (it is not taken from a kernel tree).
  *
  * The 2021 design: below 9*SZREG-1 bytes copy bytes; otherwise align dst
  * with a byte head, then either an 8-word block loop (all loads, then all

@@ -2,7 +2,7 @@
 /*
  * copygen test fixture: the layout of arch/riscv/lib/uaccess.S in kernels
  * from 2017 to 2020, written for copygen from the algorithm in
- * docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * docs/strategies.md (it is not taken from a kernel tree).
  *
  * What makes the layout: ENTRY/ENDPROC, two ENTRY lines giving the copy
  * both names, a `fixup` macro under .altmacro that names each access with

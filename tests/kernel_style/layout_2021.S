@@ -2,7 +2,7 @@
 /*
  * copygen test fixture: the layout of arch/riscv/lib/uaccess.S in 2021
  * kernel trees (and vendor trees since), written for copygen from the
- * algorithm in docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * algorithm in docs/strategies.md (it is not taken from a kernel tree).
  *
  * What makes the layout: ENTRY/END instead of SYM_FUNC_*, two ENTRY lines
  * giving the copy both names, EXPORT_SYMBOL from <asm-generic/export.h>, a

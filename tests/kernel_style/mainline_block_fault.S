@@ -2,7 +2,7 @@
 /*
  * copygen test fixture: the layout of arch/riscv/lib/uaccess.S in mainline
  * kernels since 2024, written for copygen from the algorithm in
- * docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * docs/strategies.md (it is not taken from a kernel tree).
  *
  * The user copy comes in layers:
  *   __asm_copy_to_user             may dispatch to a vector copy; without
@@ -23,7 +23,7 @@
  * still has: every access that faults returns end - a0, a0 being the
  * start of the block in the block loop.  So a fault on a word of the first
  * block returns the whole size although earlier words were readable, or
- * even stored (the corners of DOMAIN.md section 4: C4, C5 and C6 are
+ * even stored (the corners of docs/contract.md: C4, C5 and C6 are
  * violated).  Otherwise it is mainline_layout.S, line for line.
  */
 

@@ -2,7 +2,7 @@
 /*
  * copygen test fixture: the layout of arch/riscv/lib/uaccess.S in mainline
  * kernels since 2024, written for copygen from the algorithm in
- * docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * docs/strategies.md (it is not taken from a kernel tree).
  *
  * The user copy comes in layers:
  *   __asm_copy_to_user             may dispatch to a vector copy; without

@@ -2,7 +2,7 @@
 /*
  * copygen test fixture: a hand-written user-copy routine in the style of
  * arch/riscv/lib/uaccess.S, written for copygen from the algorithm described
- * in docs/DOMAIN.md section 2 (it is not taken from a kernel tree).
+ * in docs/strategies.md (it is not taken from a kernel tree).
  *
  * The 2021 design: below 9*SZREG-1 bytes copy bytes; otherwise align dst
  * with a byte head, then either an 8-word block loop (all loads, then all

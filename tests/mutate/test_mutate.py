@@ -87,7 +87,7 @@ def test_kinds_hit_the_lines_they_describe():
     assert [m.site for m in wrong] == sorted(m.site for m in wrong) and len(wrong) == 4
     assert sum("srli\tt0, a4, 2" in m.text for m in wrong) == 2
     dup = mutate.duplicate_store(text)[2]
-    assert "fixup REG_S, a5, 16(a0), .Lcopy_retry_plus_8" in dup.text
+    assert "fixup REG_S, a5, 16(a0), .Lcopy_retry_a0_a1_plus_8" in dup.text
 
 
 def _sample(text: str) -> list[Mutant]:

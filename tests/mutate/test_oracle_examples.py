@@ -1,4 +1,4 @@
-"""Every example routine keeps the user-copy contract (DOMAIN.md §3) under
+"""Every example routine keeps the user-copy contract (docs/contract.md) under
 qemu-user on random sizes 0..9000, all 64 alignment pairs, with and without
 a fault at a random page boundary inside the user buffer."""
 from __future__ import annotations

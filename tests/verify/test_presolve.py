@@ -1,5 +1,5 @@
 """verify.symbolic.presolve: rounded addresses written back as arithmetic before the
-solver sees them, the same values (docs/verifier.md has what it saves)."""
+solver sees them, the same values (CHANGELOG.md has what it saves)."""
 from __future__ import annotations
 
 import z3

@@ -168,10 +168,10 @@ def small_pipelined(tmp_path_factory):
 @pytest.mark.parametrize("old,new", [
     # the steady-state block's first store pointing at the -8 exit, not -16
     # (a sample run faults there)
-    (".Lcopy_retry_minus_16", ".Lcopy_retry_minus_8"),
+    (".Lcopy_retry_a0_a1_minus_16", ".Lcopy_retry_a0_a1_minus_8"),
     # the last block's first store pointing at the dst + 8 exit, not src - 16
     # (no sample run does: the proof finds it and the emulator replays it)
-    pytest.param(".Lcopy_retry_src_minus_16", ".Lcopy_retry_dst_plus_8_src_minus_8",
+    pytest.param(".Lcopy_retry_a1_minus_16", ".Lcopy_retry_a0_plus_8_a1_minus_8",
                  marks=pytest.mark.slow),
 ])
 def test_a_wrong_fixup_in_the_pipelined_copy_is_found_by_a_faulting_run(
@@ -202,7 +202,7 @@ def test_a_fault_exit_that_returns_at_once_is_violated_in_seconds(tmp_path):
     violated with the run, the clauses no run breaks not checked (had the
     proof gone on they would carry a status), JUnit skips them."""
     lines = PIPELINED.read_text().splitlines(keepends=True)
-    at = lines.index(".Lcopy_retry_minus_8:\n")
+    at = lines.index(".Lcopy_retry_a0_a1_minus_8:\n")
     (site,) = [i for i in range(at, at + 5) if lines[i].split() == ["j", ".Lcopy_bytes"]]
     lines[site] = "\tret\n"
     src = tmp_path / "edited.S"

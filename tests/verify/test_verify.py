@@ -169,7 +169,7 @@ def _violated(rep) -> set:
 
 @pytest.mark.slow
 def test_loop_bound_2021_bug_is_caught(tmp_path):
-    """DOMAIN.md §4, 2021: an extra unrolled block stores past dst + n."""
+    """docs/contract.md, B1 (2021): an extra unrolled block stores past dst + n."""
     rep = prove_routine(_elf(KERNEL_STYLE / "bug_loop_bound_2021.S", tmp_path),
                         "__asm_copy_to_user", "to")
     assert "B1" in _violated(rep), rep.as_dict()
@@ -178,7 +178,7 @@ def test_loop_bound_2021_bug_is_caught(tmp_path):
 
 @pytest.mark.slow
 def test_fault_return_from_src_end_bug_is_caught(tmp_path):
-    """DOMAIN.md §4, pre-2018: the fault exit returns src end - dst pointer."""
+    """docs/contract.md, C2 (before 2018): the fault exit returns src end - dst pointer."""
     rep = prove_routine(_elf(KERNEL_STYLE / "bug_fault_return_from_src_end.S", tmp_path),
                         "__asm_copy_to_user", "to")
     assert "C2" in _violated(rep), rep.as_dict()
@@ -409,7 +409,7 @@ def test_a_word_loop_store_without_extable_is_replayed_past_the_threshold(tmp_pa
     entry: the solver's model sits at the loop head with n = 64, which a
     call takes down the byte path; the replay moves n past the threshold
     and the fault through the buffer until the unhandled store oopses."""
-    store = "fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_plus_24"
+    store = "fixup REG_S, a7, 3*SZREG(a0), .Lcopy_retry_a0_a1_plus_24"
     text = (ROOT / "out" / "kernel2021" / "uaccess.S").read_text()
     assert store in text
     bad = tmp_path / "bad.S"

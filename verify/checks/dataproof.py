@@ -33,7 +33,7 @@ from copygen.verify.symbolic.presolve import arith_masks
 from copygen.verify.symbolic.z3ops import bv, mentions
 
 # Budget per byte query (verify.solver.budget): twice the steps of the hardest one
-# answered in u74tuned's proofs (223 million units, docs/verifier.md).
+# answered in u74tuned's proofs (223 million units, CHANGELOG.md).
 TIMEOUT_MS = 120000
 # Many small goals under the same facts (a cursor's interval goals) are
 # asked of one solver holding the facts, each goal pushed and popped, so
@@ -41,7 +41,7 @@ TIMEOUT_MS = 120000
 # is weaker than its one-shot bit-blasting solver on hard goals (the byte
 # leaves, C3's coverage on fault paths), so only `all_valid` uses it, and
 # what it gives up on within INCREMENTAL_MS is asked again of a fresh
-# solver with the full budget (docs/verifier.md, "What makes it fast
+# solver with the full budget (CHANGELOG.md, "What makes it fast
 # enough", has both figures).
 INCREMENTAL_MS = 10000
 # the question all_valid asks, for verify.solver.answers: every goal in turn
@@ -246,7 +246,7 @@ class CaseValue:
     original under it.  The solver does not see by itself that `Extract(2,
     0, S) + 7 * Extract(2, 0, D)` (simplify's form of the term) is k and
     bit-blasts both; with k put in, a shift copy's byte goals are about
-    fixed offsets (docs/verifier.md has the figures)."""
+    fixed offsets (CHANGELOG.md has the figures)."""
 
     _done: dict = {}      # (ast id, k) -> (formula, with k put in)
 

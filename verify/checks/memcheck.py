@@ -134,7 +134,7 @@ class MemoryChecks:
         registers to the shift amounts, then one per misalignment.  A case
         the facts rule out is not sorted out first: its byte queries are
         unsat at once, so asking whether each case is possible would only
-        add queries (docs/verifier.md, "What makes it fast enough")."""
+        add queries (CHANGELOG.md, "What makes it fast enough")."""
         pinned = []
         if start is not None:
             st = self.p.heads[start]

@@ -17,7 +17,10 @@ from dataclasses import dataclass, field, replace
 
 import z3
 
-from copygen.verify.contract.clauses import BY_KIND, OVERLAP_KINDS, STRING_KINDS, holds_sum, required
+from copygen.verify.contract.clauses import (OVERLAP_KINDS, STRING_KINDS, clauses_of,
+                                              holds_sum, required)
+from copygen.verify.contract.rules import RegisterRules
+from copygen.verify.checks.rulecheck import kept_at_return, not_checked, proved_detail
 from copygen.verify.checks.coverage import cover_goals, inside_goals
 from copygen.verify.counterexamples.bounded import apply_bounded
 from copygen.verify.invariants.candidates import NEVER
@@ -62,7 +65,7 @@ class RoutineReport:
 # too), its C2 bound on the count and its C4 store intervals are tried
 # without the fault point's constraints before they are asked in full;
 # C1's goals, under "no fault", gain nothing from it, so C1 alone does not
-# try it (docs/verifier.md, "What makes it fast enough")
+# try it (CHANGELOG.md, "What makes it fast enough")
 RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
@@ -243,6 +246,9 @@ class ClauseChecker:
                 if st.ret_target is not None:
                     saved = z3.And(saved, st.ret_target == (w.RA0 & bv(~1)))
                 self._bv("A1", start, cond, saved, pc, "callee-saved register or ra changed")
+                kept = kept_at_return(w, st)
+                if kept is not None:
+                    self._bv("R1", start, cond, kept, pc, "a reserved register changed at a return")
                 if string:
                     self._bv("C1", start, cond, ret == w.D, pc, "does not return dst")
                     self.checks.extend(self._cover("C1", start, cond, st, w.N, pc,
@@ -387,7 +393,8 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
                   jobs: int | None = None, memmove_bound: int = MEMMOVE_BOUND,
                   stage: Callable[[str], None] | None = None,
                   all_clauses: bool = False,
-                  callee: Callable[[str, str], RoutineReport] | None = None) -> RoutineReport:
+                  callee: Callable[[str, str], RoutineReport] | None = None,
+                  rules: RegisterRules | None = None) -> RoutineReport:
     """Every clause for one routine, its queries spread over `jobs` processes
     (default: verify.solver.parallel.default_jobs()).  Code the prover cannot model
     (an instruction or jump it does not handle) leaves every clause unknown,
@@ -403,20 +410,23 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     calls of memcpy are taken by memcpy's own proof (verify.symbolic.summary) when
     that proves every clause and no sample run calls it with overlapping
     buffers, else followed: `callee(symbol, kind)` gives that proof
-    (default: a new one; verify.solver.cache passes one through the cache)."""
+    (default: a new one; verify.solver.cache passes one through the cache),
+    under the same `rules`.  With register `rules` (verify.contract.rules)
+    clause R1 is proved too (verify.checks.rulecheck)."""
     t0 = time.time()
     keep_freed()
     jobs = jobs or default_jobs()
+    rules = rules or RegisterRules()
     if callee is None:
         def callee(sym: str, kind: str) -> RoutineReport:
-            return prove_routine(elf, sym, kind, replay, jobs)
+            return prove_routine(elf, sym, kind, replay, jobs, rules=rules)
     with proving():
         try:
             rep = _prove(elf, symbol, kind, replay, t0, jobs, stage or (lambda name: None),
-                         all_clauses, callee)
+                         all_clauses, callee, rules)
         except (ProgramError, EmuError) as err:
             rep = RoutineReport(symbol, kind)
-            for clause in BY_KIND[kind]:
+            for clause in clauses_of(kind, bool(rules)):
                 rep.status[clause] = "unknown"
                 rep.detail[clause] = f"cannot analyse the code: {err}"
         if kind in OVERLAP_KINDS and memmove_bound > 0 and "unknown" in rep.status.values():
@@ -438,7 +448,7 @@ def guess_all(prog, routine, snaps: dict, kind: str, roles: dict, jobs: int) -> 
 
 def summaries(prog: Program, symbol: str, kind: str, found: dict,
               callee: Callable[[str, str], RoutineReport],
-              stage: Callable[[str], None]) -> tuple[dict, dict]:
+              stage: Callable[[str], None], rules: bool = False) -> tuple[dict, dict]:
     """(callee entry -> Summary, callee symbol -> how its calls are taken)
     for the calls verify.symbolic.summary.candidates found (`found`) that the
     callee's own proof lets the routine's proof take as one step."""
@@ -454,18 +464,18 @@ def summaries(prog: Program, symbol: str, kind: str, found: dict,
             continue
         stage(f"proving {sym}")
         rep = callee(sym, ckind)
-        if usable(rep, ckind):
+        if usable(rep, ckind, rules):
             out[addr] = Summary(sym, addr, ckind)
             said[sym] = f"by its own proof ({rep.seconds:.0f} s)"
         else:
-            bad = ", ".join(c for c in required(ckind) if rep.status.get(c) != "proved")
+            bad = ", ".join(c for c in required(ckind, (), rules) if rep.status.get(c) != "proved")
             said[sym] = f"followed: its own proof leaves {bad}"
     return out, said
 
 
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
            stage: Callable[[str], None], all_clauses: bool,
-           callee: Callable[[str, str], RoutineReport]) -> RoutineReport:
+           callee: Callable[[str, str], RoutineReport], rules: RegisterRules) -> RoutineReport:
     prog = Program.load(elf)
     entry = prog.image.address_of(symbol)
     found = candidates(prog, entry, kind)
@@ -477,17 +487,21 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     broken: dict = {}
     snaps = collect(prog.image, symbol, kind, routine.cut_points, stuck, broken)
     if stuck:
-        return does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
+        rep = does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
+        not_checked(rep, rules)
+        return rep
     if not all_clauses and decides(kind, broken):
-        return violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
-    summed, calls = summaries(prog, symbol, kind, found, callee, stage)
+        rep = violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
+        not_checked(rep, rules)
+        return rep
+    summed, calls = summaries(prog, symbol, kind, found, callee, stage, bool(rules))
     if frozenset(summed) != routine.opaque:
         routine = prog.routine(entry, opaque=frozenset(summed))
         snaps = collect(prog.image, symbol, kind, routine.cut_points)
     roles = {pc: prog.address_roles(pc) for pc in snaps}
     stage(STAGES[1])
     guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
-    proof = Proof(prog, routine, World(kind, holds_sum(symbol), summaries=summed),
+    proof = Proof(prog, routine, World(kind, holds_sum(symbol), summaries=summed, rules=rules),
                   {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
     stage(STAGES[2])
     proof.houdini(guesses, jobs)
@@ -499,7 +513,7 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     stage(STAGES[4])
     rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()},
                         calls=calls)
-    for clause in BY_KIND[kind]:
+    for clause in clauses_of(kind, bool(rules)):
         if clause == "T1":
             ok, why = ck.termination(jobs)
             rep.status[clause] = "proved" if ok else "unknown"
@@ -515,6 +529,8 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
             rep.status[clause] = "proved"
             rep.detail[clause] = ("for every n" if clause in ck.checked or clause == "X1"
                                   else "for every n (the routine makes no such access)")
+            if clause == "R1":
+                rep.detail[clause] = proved_detail(rules)
     stage(STAGES[5])
     if replay:
         from copygen.verify.counterexamples.replay import confirm

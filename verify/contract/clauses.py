@@ -1,4 +1,4 @@
-"""The contract clauses (DOMAIN.md §3, issue 4) and which routines they
+"""The contract clauses (docs/contract.md) and which routines they
 apply to, and which entry points run with SUM held by their caller.
 Role: names and descriptions only.  Imports: nothing.
 """
@@ -19,6 +19,8 @@ CLAUSES = {
     "B2s": "no load outside [src, src+n) (strict)",
     "X1": "every user access that can fault has an __ex_table entry",
     "T1": "terminates within a bound linear in n",
+    "R1": "reserved registers never written (so unchanged at every return), and computed "
+          "jumps only through the allowed register (when proved under register rules)",
     "V0": "vstart is 0 at every return",
     "V5": "on a fault: what counts as not copied starts at most one chunk (VLMAX bytes) "
           "before the first inaccessible byte",
@@ -88,6 +90,16 @@ def holds_sum(symbol: str) -> bool:
     return symbol.endswith(SUM_HELD_SUFFIX)
 
 
-def required(kind: str, extra: tuple[str, ...] = ()) -> list[str]:
-    """The clauses whose status decides a routine's verdict."""
-    return [c for c in BY_KIND[kind] if c not in PROPERTIES or c in extra]
+# asked only of a routine proved under register rules (verify.contract.rules)
+RULE_CLAUSE = "R1"
+
+
+def clauses_of(kind: str, rules: bool = False) -> list[str]:
+    """The clauses a routine of `kind` is proved against; R1 with rules."""
+    return BY_KIND[kind] + ([RULE_CLAUSE] if rules else [])
+
+
+def required(kind: str, extra: tuple[str, ...] = (), rules: bool = False) -> list[str]:
+    """The clauses whose status decides a routine's verdict (R1 too when
+    the routine was proved under register rules)."""
+    return [c for c in clauses_of(kind, rules) if c not in PROPERTIES or c in extra]

@@ -28,7 +28,7 @@ def verdict(rep, extra: tuple[str, ...] = ()) -> str:
     """The verdict of one RoutineReport (verify.checks.prove)."""
     # a vector routine's clauses depend on its loads (verify.contract.clauses.vector_clauses)
     need = ([c for c in rep.status if c not in PROPERTIES or c in extra] if rep.kind in ("vector", "vector_clear")
-            else required(rep.kind, extra))
+            else required(rep.kind, extra, "R1" in rep.status))
     states = {c: rep.status.get(c, "unknown") for c in need}
     if states and all(st == "unknown" and rep.detail.get(c, "").startswith(UNANALYSABLE)
                       for c, st in states.items()):

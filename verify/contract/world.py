@@ -17,7 +17,8 @@ Routine kinds
              overwritten (World.overwritten)
   memset     memset (a0 = dst, a1 = c, a2 = n)
 
-Role: data and formulas only.  May import z3, verify.contract.clauses, verify.symbolic.z3ops.
+Role: data and formulas only.  May import z3, verify.contract.clauses, verify.contract.rules,
+verify.symbolic.z3ops.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 import z3
 
 from copygen.verify.contract.clauses import OVERLAP_KINDS
+from copygen.verify.contract.rules import RegisterRules
 from copygen.verify.symbolic.z3ops import bv, mentions
 
 PAGE = 4096
@@ -75,6 +77,8 @@ class World:
     DS: z3.BitVecRef = field(default_factory=lambda: z3.BitVec("DS", 64))
     # callee entry -> verify.symbolic.summary.Summary: calls taken by a proved contract
     summaries: dict = field(default_factory=dict)
+    # the register rules of clause R1 (none: R1 is not asked)
+    rules: RegisterRules = field(default_factory=RegisterRules)
 
     def __post_init__(self):
         self.R0 = [bv(0)] + [z3.BitVec(f"R0_x{i}", 64) for i in range(1, 32)]

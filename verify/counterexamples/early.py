@@ -5,7 +5,7 @@ the contract, like a replay: one that hangs is a T1 counterexample, one
 that breaks a required clause is a counterexample of that clause.  Either
 decides the routine's verdict (violated, exit 3), so the proof stops there
 instead of spending minutes in Houdini on a routine already known wrong
-(docs/verifier.md, "Verdicts", has the mutant that shows it).  The small
+(CHANGELOG.md, "Verdicts", has the mutant that shows it).  The small
 concrete search (verify.counterexamples.replay.SmallSearch) is run then, for the smallest
 counterexamples and every other clause a run shows broken; the clauses no
 run breaks are reported NOT_CHECKED, not proved.

@@ -27,7 +27,9 @@ SHRINK = (8, 16, 32, 64, 128, 256, 1024, 4096)
 # failing path that starts at the entry (no invariant involved) is exact
 # symbolic execution, and its model is a real call even when no replay
 # reaches the same load
-FROM_ENTRY = ("B2", "B2s")
+# (R1 too: its obligation is the instruction itself, so a feasible path
+# from the entry to it is a call that breaks the rule)
+FROM_ENTRY = ("B2", "B2s", "R1")
 
 
 FAULT_CLAUSES = ("C2", "C3", "C4", "C5", "C6")
@@ -146,8 +148,9 @@ def observed(sc: Scenario, out, clause: str) -> dict:
     stopped it, or the return value (C1-C6), SUM at exit (S1), the user
     accesses made with SUM clear (S2), whether the callee-saved registers
     were kept (A1), bytes modified outside dst (B1), loads outside the
-    source (B2, B2s, when the run recorded them), dst's bytes and those
-    of them that break the clause (C1, C3, C4, C6)."""
+    source (B2, B2s, when the run recorded them), the instructions that
+    broke the register rules (R1), dst's bytes and those of them that
+    break the clause (C1, C3, C4, C6)."""
     if out.error:
         return {"error": out.error}
     seen: dict = {}
@@ -160,6 +163,8 @@ def observed(sc: Scenario, out, clause: str) -> dict:
                                       for f in getattr(out, "faults", ()) if "SUM clear" in f.cause]
     if clause == "A1":
         seen["callee_saved_kept"] = out.callee_ok
+    if clause == "R1" and out.rule_breaks is not None:
+        seen["rule_breaks"] = out.rule_breaks
     if clause == "B1":
         seen["modified_outside"] = _outside(sc, out)
     if clause in ("B2", "B2s") and out.loads is not None:
@@ -193,6 +198,8 @@ def _said(key: str, v) -> str:
         return f"SUM at exit {'set' if v else 'clear'}"
     if key == "sum_clear_accesses":
         return _listed(v, "user accesses with SUM clear", lambda a: f"pc {a['pc']} (address {a['address']})")
+    if key == "rule_breaks":
+        return _listed(v, "breaks of the register rules", str)
     if key == "callee_saved_kept":
         return "callee-saved registers and ra kept" if v else "a callee-saved register or ra not kept"
     if key == "modified_outside":
@@ -284,8 +291,9 @@ class SmallSearch:
     at every offset of the first blocks' sizes (FAULT_SEARCH_N).  Run once per routine, on demand;
     only a concrete run makes a clause violated."""
 
-    def __init__(self, image, symbol: str, kind: str, string: bool):
+    def __init__(self, image, symbol: str, kind: str, string: bool, rules=None):
         self.image, self.symbol, self.kind, self.string = image, symbol, kind, string
+        self.rules = rules
         self.first: dict | None = None
         self.faulting: dict | None = None
 
@@ -313,7 +321,7 @@ class SmallSearch:
     def _first_breaking(self, scenarios) -> dict:
         found: dict = {}
         for sc in scenarios:
-            out = run(self.image, self.symbol, sc)
+            out = run(self.image, self.symbol, sc, rules=self.rules)
             for c, ok in verdicts(sc, out, self.string).items():
                 if not ok:
                     found.setdefault(c, (sc, out))
@@ -344,7 +352,8 @@ class SmallSearch:
 
 def confirm(prog, proof, ck, rep) -> None:
     string = proof.world.kind in STRING_KINDS
-    search = SmallSearch(prog.image, rep.symbol, rep.kind, string)
+    rules = proof.world.rules
+    search = SmallSearch(prog.image, rep.symbol, rep.kind, string, rules)
     # C2 first: once the returned count is out of range, C3-C6 (which read
     # the first n-N bytes) have nothing to say, and no search is run for them
     for clause, f in sorted(ck.failures.items(), key=lambda cf: cf[0] != "C2"):
@@ -354,7 +363,7 @@ def confirm(prog, proof, ck, rep) -> None:
         for m in models(proof, f):
             for sc in [scenario_from(proof, m)] + (
                     fault_variants(scenario_from(proof, m)) if clause in VARIANT_CLAUSES else []):
-                out = run(prog.image, rep.symbol, sc)
+                out = run(prog.image, rep.symbol, sc, rules=rules)
                 seen = verdicts(sc, out, string).get(clause)
                 if seen is False:
                     break

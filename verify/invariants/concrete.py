@@ -7,7 +7,7 @@ counterexamples, and by the bounded exhaustive cross-check.
 An entry point that runs with SUM held (verify.contract.clauses.holds_sum) is
 called with SUM set, and S1 asks that it be set at exit too.
 Role: scenario in, outcome and per-clause verdicts out.  May import emu,
-verify.contract.clauses.
+verify.contract.clauses, verify.contract.rules.
 """
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from copygen.emu.api import RETURN_SENTINEL, Machine
 from copygen.emu.errors import Oops, StepLimit
 from copygen.emu.hart.machine import SR_SUM, SSTATUS
+from copygen.emu.insn.decode import ABI
 from copygen.verify.contract.clauses import OVERLAP_KINDS, holds_sum
+from copygen.verify.contract.rules import breaks
 
 PAGE = 4096
 MARGIN = 2 * PAGE
@@ -87,6 +89,7 @@ class Outcome:
     error_kind: str | None = None  # Oops | StepLimit | BadJump (a fetch outside the code)
     snapshots: list = field(default_factory=list)
     loads: list | None = None  # (address, size) of every load, when recorded
+    rule_breaks: list | None = None  # R1: what broke the register rules, when given
 
 
 class LoadRecorder:
@@ -101,6 +104,25 @@ class LoadRecorder:
 
     def on_insn(self, insn, taken: bool) -> None:
         pass
+
+    def on_fault(self) -> None:
+        pass
+
+
+class RuleRecorder:
+    """Records each instruction of a run that breaks the register rules
+    (verify.contract.rules.breaks): an observer of the machine."""
+
+    def __init__(self, rules):
+        self.rules, self.breaks = rules, []
+
+    def access(self, addr: int, size: int, store: int) -> None:
+        pass
+
+    def on_insn(self, insn, taken: bool) -> None:
+        why = breaks(insn, self.rules)
+        if why is not None:
+            self.breaks.append(why)
 
     def on_fault(self) -> None:
         pass
@@ -150,10 +172,12 @@ def step_bound(n: int) -> int:
 
 
 def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = None,
-        record_loads: bool = True) -> Outcome:
+        record_loads: bool = True, rules=None) -> Outcome:
     """One call under the scenario; every load is recorded (B2, B2s) unless
     `record_loads` is off, and a run past `max_steps` (default step_bound(n))
-    ends with error_kind StepLimit: a T1 counterexample."""
+    ends with error_kind StepLimit: a T1 counterexample.  With register
+    `rules` (verify.contract.rules) every instruction that breaks them is
+    recorded, and a reserved register changed at the return (R1)."""
     max_steps = step_bound(sc.N) if max_steps is None else max_steps
     m = setup(image, sc)
     entry = image.address_of(symbol)
@@ -163,6 +187,10 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
         recorder = LoadRecorder()
         m.attach(recorder)
         out.loads = recorder.loads
+    if rules:
+        watch = RuleRecorder(rules)
+        m.attach(watch)
+        out.rule_breaks = watch.breaks
     init = list(hart.x)
     trace = set(trace_pcs)
     try:
@@ -184,6 +212,9 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
     out.ret = hart.x[10]
     out.sum_at_exit = bool(hart.csrs[SSTATUS] & SR_SUM)
     out.callee_ok = all(hart.x[r] == v for r, v in saved.items())
+    if rules:
+        out.rule_breaks += [f"{ABI[r]} changed at the return" for r in rules.reserved_numbers
+                            if hart.x[r] != init[r]]
     out.dst = _read_dst(m, sc)
     out.before = _read(m, sc.D - MARGIN, MARGIN)
     out.after = _read(m, sc.D + sc.N, MARGIN)
@@ -239,6 +270,8 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
     if out.error_kind == "BadJump":
         # control left the code: a return to anything but the entry's ra
         v["A1"] = False
+    if out.rule_breaks is not None:      # what ran before an oops ran
+        v["R1"] = not out.rule_breaks
     if out.error:
         if string:      # no X1 for these: a run that oopses does not do the job
             v["C1"] = False

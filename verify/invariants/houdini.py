@@ -25,7 +25,7 @@ from copygen.verify.symbolic.z3ops import bv
 # Budget per query about registers (verify.solver.budget); what a batch gives up
 # on is tried alone.  A batch gets more: one that needs a few seconds
 # costs less than its families asked one by one after it gave up
-# (docs/verifier.md has the figures).
+# (CHANGELOG.md has the figures).
 TIMEOUT_MS = 3000
 BATCH_MS = 10000
 SP = 2
@@ -247,7 +247,7 @@ def stages(ends: list) -> list[set]:
     every path at once re-checked each path whenever its start shrank).
     It pays only with guesses that runs have already pruned (faulting runs
     too, verify.invariants.infer): the hard paths into a head then meet few false
-    candidates (docs/verifier.md has the figures)."""
+    candidates (CHANGELOG.md has the figures)."""
     succ: dict[int, set] = defaultdict(set)
     heads = {end.pc for _, end in ends} | {start for start, _ in ends if start is not None}
     for start, end in ends:

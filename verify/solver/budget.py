@@ -19,7 +19,7 @@ A one-shot query about bit-vectors goes to Z3's SMT core first, behind
 the cheap rewrites (simplify, propagate-values, solve-eqs, elim-uncnstr):
 on the prover's queries (64-bit sums, comparisons, masks of pointers and
 counts) it answers in a fraction of the steps of QF_BV's default, which
-bit-blasts the whole query for one SAT search (docs/verifier.md has the
+bit-blasts the whole query for one SAT search (CHANGELOG.md has the
 figures).  Only where the core gives up within the budget does the
 default solver get the query, with the budget again: every query either
 can answer is answered, and each answer is the solver's own.
@@ -29,7 +29,7 @@ fresh context) and `shared_check` (one check in the caller's context),
 whose answers verify.solver.answers may already know.  A Query asks the
 solver its formulas as verify.symbolic.presolve writes them; shared_check, the
 vector prover's, as they come (there the rewrite costs more than it
-saves: docs/verifier.md).  May import z3,
+saves: CHANGELOG.md).  May import z3,
 verify.solver.answers, verify.symbolic.presolve and the standard library.
 """
 from __future__ import annotations
@@ -42,7 +42,7 @@ from copygen.verify.solver import answers
 from copygen.verify.symbolic.presolve import arith_masks
 
 # Units per idle millisecond: bench/verify/solver_units.py logs every query of
-# `copygen verify` with its units and seconds; docs/verifier.md has the
+# `copygen verify` with its units and seconds; CHANGELOG.md has the
 # figures this rate comes from.
 UNITS_PER_MS = 4000
 # Wall-clock backstop, in multiples of the budget's idle time.

@@ -3,7 +3,7 @@
 The key covers everything a proof reads: the loaded segments (the routine,
 whatever it calls or falls into, its data), the `__ex_table`, the symbol
 and its address, the routine kind, the options that change a report
-(--bounded, --all-clauses), and the prover itself (a hash of the verify
+(--bounded, --all-clauses, register rules), and the prover itself (a hash of the verify
 and emu sources but the timing models: a changed prover never reuses an
 old verdict, a recalibrated cost model does not throw the cache away).
 The same code is never proven twice; the tuner and `copygen verify` share
@@ -11,7 +11,7 @@ one cache directory.  Entries are JSON
 written atomically (a killed run leaves no half entry).
 
 Role: store and fetch reports.  May import emu (TIMING_MODULES), emu.elf, verify.checks.prove (the
-report type), verify.solver.answers, the standard library.
+report type), verify.contract.rules, verify.solver.answers, the standard library.
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ from copygen.emu.elf import read_elf
 from copygen.emu import TIMING_MODULES
 from copygen.verify.solver import answers
 from copygen.verify.checks.prove import RoutineReport
+from copygen.verify.contract.rules import RegisterRules
 
 
 # emu modules that only time a run: the prover runs machines without a cost
@@ -56,10 +57,12 @@ def prover_fingerprint() -> str:
 
 
 def code_key(elf: str | Path, symbol: str, kind: str, bounded: int = 0,
-             all_clauses: bool = False) -> str:
+             all_clauses: bool = False, rules: RegisterRules | None = None) -> str:
     image = read_elf(elf)
     h = hashlib.sha256(f"{prover_fingerprint()}\0{symbol}\0{kind}\0{bounded}\0"
                        f"{'all' if all_clauses else ''}\0".encode())
+    if rules:           # a proof without rules keeps the key it had
+        h.update(rules.key().encode() + b"\0")
     h.update(image.address_of(symbol).to_bytes(8, "little"))
     for seg in sorted(image.segments, key=lambda s: s.vaddr):
         h.update(seg.vaddr.to_bytes(8, "little"))
@@ -96,7 +99,7 @@ class ProofCache:
 
 def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | None,
                  prove=None, bounded: int = 0, all_clauses: bool = False,
-                 jobs: int = 1) -> RoutineReport:
+                 jobs: int = 1, rules: RegisterRules | None = None) -> RoutineReport:
     """The report of `symbol` in `elf`: the cache's when it holds this very
     code (and prover), else a new proof, which goes into the cache.  The one
     way every command proves through the cache (verify, tune, patch);
@@ -106,16 +109,17 @@ def prove_cached(elf: str | Path, symbol: str, kind: str, cache: ProofCache | No
     the same cache.  The solver's answers go to the cache's `answers/`
     (verify.solver.answers): a routine that shares queries with one proved
     before, another variant of a sweep or the same code at another
-    address, proves faster."""
+    address, proves faster.  With register `rules` (clause R1) the proof,
+    its callees' and the key are theirs."""
     answers.configure(cache.root / "answers" if cache else None)
-    key = code_key(elf, symbol, kind, bounded, all_clauses) if cache else None
+    key = code_key(elf, symbol, kind, bounded, all_clauses, rules) if cache else None
     rep = cache.get(key) if cache else None
     if rep is None:
         def callee(sym: str, kind: str) -> RoutineReport:
-            return prove_cached(elf, sym, kind, cache, jobs=jobs)
+            return prove_cached(elf, sym, kind, cache, jobs=jobs, rules=rules)
         if prove is None:
             from copygen.verify.checks.prove import prove_routine
-            rep = prove_routine(str(elf), symbol, kind, jobs=jobs, callee=callee)
+            rep = prove_routine(str(elf), symbol, kind, jobs=jobs, callee=callee, rules=rules)
         else:
             rep = prove(callee)
         if cache:

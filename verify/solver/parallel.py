@@ -5,13 +5,23 @@ explored segments, the invariants) without pickling any of it; only the
 plain results (booleans, candidate lists, short strings) come back.  Items
 are handed out one at a time, so one slow query does not hold up the rest.
 
-Role: `fork_map`.  May import only the standard library.
+Workers end quietly (quiet_worker): when the pool ends them (the command
+was stopped: SIGTERM unwinds it, and the pool's exit terminates them) or
+their parent dies without ending them, they go without a traceback, and
+Ctrl-C reaches the parent alone, which ends them.
+
+Role: `fork_map`, `quiet_worker`.  May import only the standard library.
 """
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 from typing import Callable
+
+# prctl(2): the signal a process gets when its parent dies
+PR_SET_PDEATHSIG = 1
 
 _FN: Callable[[int], object] | None = None
 
@@ -29,6 +39,23 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def quiet_worker(parent: int) -> None:
+    """A pool worker's initializer (`parent`: the pid that makes the pool).
+    SIGTERM ends it at once, without the handler a command installs (which
+    the fork copied), so no traceback; SIGINT is left to the parent; and on
+    Linux the worker is sent SIGTERM when its parent dies, instead of
+    writing its result into a closed pipe (a BrokenPipeError traceback per
+    worker)."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
+        pass                           # not Linux: the pool's own exit still ends it
+    if os.getppid() != parent:         # the parent died before prctl took effect
+        os._exit(128 + signal.SIGTERM)
+
+
 def fork_map(fn: Callable[[int], object], count: int, jobs: int) -> list:
     """[fn(0), ..., fn(count - 1)], over `jobs` forked processes (in this
     process when jobs <= 1, there are fewer than two items, or the platform
@@ -41,7 +68,8 @@ def fork_map(fn: Callable[[int], object], count: int, jobs: int) -> list:
     _FN = fn
     out: list = [None] * count
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+        with multiprocessing.get_context("fork").Pool(jobs, initializer=quiet_worker,
+                                                     initargs=(os.getpid(),)) as pool:
             for i, v in pool.imap_unordered(_call, range(count), chunksize=1):
                 out[i] = v
     finally:

@@ -4,13 +4,15 @@ reaches a loop head, returns, or takes a fault exit that returns.
 
 Along the way every access yields obligations (formulas that must hold on
 that path): S2 SUM set for user accesses, B1/B2 bounds, X1 a fault that can
-happen has an __ex_table entry.  Paths fork at symbolic branches and at
+happen has an __ex_table entry; under register rules every instruction is
+checked against them (R1: no write of a reserved register, no computed
+jump through another register than the allowed one).  Paths fork at symbolic branches and at
 every user access that may fault (the fault path resumes at its fixup with
 the state from before the access, as the trap handler restores it).
 
 Role: produce `Segment` results; the prover decides what to check.
 May import z3, emu.insn.semantics, verify.solver.budget, verify.contract.clauses, verify.symbolic.program,
-verify.symbolic.symstate, verify.contract.world, verify.symbolic.z3ops.
+verify.symbolic.symstate, verify.contract.rules, verify.contract.world, verify.symbolic.z3ops.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from copygen.verify.solver.budget import budget
 from copygen.verify.symbolic.program import Program, ProgramError
 from copygen.verify.symbolic.symstate import SymState
 from copygen.verify.contract.clauses import OVERLAP_KINDS
+from copygen.verify.contract.rules import breaks
 from copygen.verify.contract.world import SR_SUM, World
 from copygen.verify.symbolic.z3ops import Z3_OPS, bv
 
@@ -169,6 +172,13 @@ class Explorer:
 
     def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool, witness) -> list:
         insn = self.prog.fetch(st.pc)
+        if self.world.rules:
+            # R1 (verify.contract.rules): a write of a reserved register or a
+            # jump through another register than the allowed one, on a
+            # feasible path, breaks the rule whatever the values
+            why = breaks(insn, self.world.rules)
+            if why is not None:
+                seg.obligations.append(Obligation("R1", st.pc, cond, z3.BoolVal(False), why))
         if insn.name in ("jal", "jalr") and self.world.summaries:
             summary = self.world.summaries.get(self.prog.jump_target(st.pc))
             if summary is not None:

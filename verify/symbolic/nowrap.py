@@ -4,7 +4,7 @@ buffer start, as the signed comparison of their offsets.
 The code compares pointers unsigned (`bltu a0, a3`: dst against its end);
 the invariants bound offsets signed (`a0 - D <= n - 128`).  The solver can
 only connect the two through the carries of 64-bit sums with D in them,
-which it bit-blasts, slowly (docs/verifier.md has the figures).  For
+which it bit-blasts, slowly (CHANGELOG.md has the figures).  For
 every comparison `ULE(D + a, D + b)` (also ULT, UGE, UGT; D or S) in a
 query this adds the fact
 

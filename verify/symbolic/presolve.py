@@ -8,7 +8,7 @@ through the carries of two 64-bit adders.  Written back as arithmetic,
 `(x + c) - ZeroExt(Extract(2, 0, x + c)) + k`, the same value, the sums
 share their terms and only the three low bits stay bit-level.  Every
 rewrite here is an identity on bit-vectors, so a query's answer is the
-same (docs/verifier.md gives the figures).
+same (CHANGELOG.md gives the figures).
 
 Role: `arith_masks` (the rewrite, remembered per term of the main
 context).  May import z3 only.

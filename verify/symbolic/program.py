@@ -2,7 +2,7 @@
 static control-flow graph of one routine, and its cut points (loop heads,
 and joins after loops where paths would multiply).
 
-Role: read what ships (DESIGN.md decision 2) through emu's ELF loader and
+Role: read what ships (docs/architecture.md, "What is verified is what ships") through emu's ELF loader and
 decoder.  Fault edges (user access -> __ex_table fixup) are CFG edges too.
 Calls inside the routine are followed: a call's edge goes into its callee,
 and the callee's returns go back to the instruction after each call of it
@@ -259,7 +259,7 @@ def call_graph_edges(prog: Program, entry: int, limit: int = 20000,
 # a copy whose head and tail pieces multiply its paths gets the joins where
 # its second size classes begin: what follows a long unrolled block (the
 # shift tail, the pieces) is then proved from there, not once more from
-# the block's loop head through the whole block (docs/verifier.md).
+# the block's loop head through the whole block (CHANGELOG.md has the figures).
 PATH_LIMIT = 200
 
 

@@ -4,7 +4,7 @@ the caller's proof as one step whose effect is the callee's contract.
 memmove hands memcpy the calls whose buffers are disjoint.  Followed into,
 memcpy's code is proved again inside every memmove proof, in memmove's
 harder world where the buffers may overlap, together with memmove's own
-loops (docs/verifier.md has what that cost a large assembly memcpy).
+loops (CHANGELOG.md has what that cost a large assembly memcpy).
 Instead memmove's proof takes each call of memcpy as:
 
   * the obligations, on the path to the call, that it passes the caller's
@@ -68,7 +68,9 @@ class Summary:
         return to the caller's ra (a tail call: `returned` set)."""
         new = st.clone()
         k = next(_fresh)
-        kept = set(CALLEE_SAVED) | {0, 10}
+        # the reserved registers too: summarised only when the callee's own
+        # proof under the same rules has R1 (usable)
+        kept = set(CALLEE_SAVED) | {0, 10} | set(w.rules.reserved_numbers)
         for r in range(1, 32):
             if r not in kept:
                 new.x[r] = z3.BitVec(f"{self.symbol}.{k}.r{r}", 64)
@@ -128,6 +130,7 @@ def overlapping_call(image, symbol: str, kind: str, callee: int):
     return None
 
 
-def usable(report, kind: str) -> bool:
-    """Whether a callee's report proves every clause its kind requires."""
-    return all(report.status.get(c) == "proved" for c in required(kind))
+def usable(report, kind: str, rules: bool = False) -> bool:
+    """Whether a callee's report proves every clause its kind requires (R1
+    too, when the caller is proved under register rules)."""
+    return all(report.status.get(c) == "proved" for c in required(kind, (), rules))

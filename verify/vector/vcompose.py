@@ -2,7 +2,7 @@
 dispatch at the top of __asm_copy_to_user, the C glue
 enter_vector_usercopy, the vector routine and the scalar fallback together.
 
-Linux 6.8 to mainline route a copy like this (DOMAIN.md §8):
+Linux 6.8 to mainline route a copy like this (docs/vector.md):
 
 * dispatch (assembly): n below riscv_v_usercopy_threshold goes straight to
   the scalar copy, whose return value reaches the caller as it is;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Calibration reference (bench/calibrate.py), written for copygen: the 2021
- * copy_to_user algorithm of DOMAIN.md section 2 with the loop *shapes* of the
+ * Calibration reference (bench/calibration/calibrate.py), written for copygen: the 2021
+ * copy_to_user algorithm of docs/strategies.md with the loop *shapes* of the
  * routine that was measured (section 5), so the u74 model can be checked
  * against the hardware figures independently of copygen's own scheduling.
  *
