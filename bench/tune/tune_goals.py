@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     B, S = bounds(args.profile)
     every = tuple(args.routine) or UACCESS + STRING
-    command = " ".join(["python", "bench/tune/tune_goals.py"] + (sys.argv[1:] if argv is None else argv))
+    command = " ".join(["python", "-m", "bench.tune.tune_goals"] + (sys.argv[1:] if argv is None else argv))
     with tempfile.TemporaryDirectory() as tmp:
         cache = Path(tmp)
         ours = grid(build_cached(args.tuned, cache).elf, args.profile, every)
