@@ -6,9 +6,10 @@ Along the way every access yields obligations (formulas that must hold on
 that path): S2 SUM set for user accesses, B1/B2 bounds, X1 a fault that can
 happen has an __ex_table entry; under register rules every instruction is
 checked against them (R1: no write of a reserved register, no computed
-jump through another register than the allowed one).  Paths fork at symbolic branches and at
-every user access that may fault (the fault path resumes at its fixup with
-the state from before the access, as the trap handler restores it).
+jump through another register than the allowed one).  Paths fork at
+symbolic branches and at every user access that may fault (the fault path
+resumes at its fixup with the state from before the access, as the trap
+handler restores it).
 
 Role: produce `Segment` results; the prover decides what to check.
 May import z3, emu.insn.semantics, verify.solver.budget, verify.contract.clauses, verify.symbolic.program,
