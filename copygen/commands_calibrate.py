@@ -223,7 +223,7 @@ def calibrate(measured, profile, free, routines, kernel_tree, core, output, plot
                   dict(table.header), {r: _shown(p) for r, (p, _) in paths.items()}, str(profile))
     rec = record(cal, about)
     against = against_text(rec, row.board, core, f"{row.clock_ghz:g}" if row.clock_ghz else "")
-    fitted = profile_text(text, cal, rec, against, name)
+    fitted = profile_text(text, cal, rec, against, name, board=row.board)
     parse_profile(tomllib.loads(fitted), str(out))      # what is written must load
     out.write_text(fitted)
     if png is not None:

@@ -211,7 +211,8 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
     def board(s):
         return cells.get(s.routine, s.size, s.src_align, s.dst_align, warm=not cold) if cells else None
     if as_json:
-        envelope("bench", True, file=file, elf=str(elf), profile=prof.name, warm=not cold,
+        envelope("bench", True, file=file, elf=str(elf), profile=prof.name,
+                 modelled_by=prof.provenance, warm=not cold,
                  vector_dispatch=dispatch, sizes=[z.as_dict() for z in sizes],
                  measured_on=cells.provenance() if cells else None,
                  samples=[s.as_dict() | measured_fields(s, board(s)) for s in samples])
@@ -222,7 +223,13 @@ def bench(file, profile, sizes, aligns, routines, cold, as_json, as_csv, plot, v
                      size_table(sizes, plain=plain_tables()))
         for line in _dispatch_lines(dispatch) + _measured_lines(cells, samples, board):
             click.echo(line)
+        click.echo(_modelled_line(prof))
     return 0
+
+
+def _modelled_line(prof: Profile) -> str:
+    """Where the table's modelled cycles come from."""
+    return f"cycles modelled by the {prof.name} profile: {prof.provenance}"
 
 
 def _measured_lines(cells, samples, board) -> list[str]:
@@ -305,7 +312,7 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
     ranked = rank_routines(results)
     board = {(r.source, r.routine): _board_expectation(boards.get(r.source), r, wl) for r in results}
     if as_json:
-        envelope("rank", True, profile=prof.name, workload=wl.as_dict(),
+        envelope("rank", True, profile=prof.name, modelled_by=prof.provenance, workload=wl.as_dict(),
                  vector_dispatch={f: d for f, d in dispatch.items() if d},
                  ranking={k: [{"rank": i, **r.as_dict(), "relative": round(rel, 4),
                                "measured": board[r.source, r.routine]}
@@ -315,6 +322,7 @@ def rank(files, profile, workload, align_mix, routines, as_json, as_csv, vector_
     else:
         print_tables(rank_table(ranked, wl.name, prof.name, plain=plain_tables()))
         click.echo(wl.description)
+        click.echo(_modelled_line(prof))
         for (f, sym), b in board.items():
             if b is not None:
                 click.echo(f"{f} {sym}: " + _board_line(b))

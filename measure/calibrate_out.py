@@ -111,11 +111,12 @@ def error_text(rec: dict) -> str:
     return "; ".join(parts)
 
 
-def calibration_table(rec: dict, against: str) -> dict:
+def calibration_table(rec: dict, against: str, board: str | None = None) -> dict:
     """The [calibration] table: `against` and `error` (strings, as
-    emu.timing.profile reads them), then the record's figures."""
+    emu.timing.profile reads them), the board measured, then the record's
+    figures."""
     return {
-        "against": against, "error": error_text(rec),
+        "against": against, "error": error_text(rec), "board": board,
         "data": rec["data"], "source": rec["source"], "routines": rec["routines"] or None,
         "method": rec["method"], "free": rec["free"], "start": rec["start"], "fitted": rec["fitted"],
         "overhead_cycles": rec["overhead_cycles"],
@@ -134,7 +135,7 @@ def calibration_table(rec: dict, against: str) -> dict:
 
 
 def profile_text(original: str, cal: Calibration, rec: dict, against: str,
-                 name: str | None = None) -> str:
+                 name: str | None = None, board: str | None = None) -> str:
     """The fitted profile: the original text, the fitted values in place
     with a "fitted:" comment (a free parameter the data left unconstrained
     and unmoved keeps its line and its source), the new [calibration]."""
@@ -144,7 +145,7 @@ def profile_text(original: str, cal: Calibration, rec: dict, against: str,
              if v != p.start or p.name not in free]
     residuals = [{k: r[k] for k in ("routine", "mode", "size", "src_off", "dst_off", "method", "state",
                                     "measured", "predicted", "error_pct")} for r in rec["cells"]]
-    return fitted_text(original, moved, note, calibration_table(rec, against), residuals,
+    return fitted_text(original, moved, note, calibration_table(rec, against, board), residuals,
                        "Per-cell residuals of the fit: bytes/cycle measured and predicted, "
                        "error = predicted/measured - 1.", name)
 

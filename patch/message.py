@@ -4,7 +4,7 @@ A message has: a subject `riscv: lib: uaccess: ...` under 75 columns; what
 changed and why (clauses the old code breaks, with the counterexample the
 verifier replayed; the modelled speed change); the table of modelled cycles
 and bytes/cycle before and after, per cost profile, routine, size and
-alignment class, marked as a model with the profile's calibration error;
+alignment class, marked as a model with what the profile was fitted to;
 the proof summary of both versions; how to reproduce (copygen version, the
 command, the strategy source); Signed-off-by from the tree's git config.
 Every line fits checkpatch's 75 columns.
@@ -43,7 +43,7 @@ class Change:
     before: dict[str, list[Proof]]
     after: dict[str, list[Proof]]
     rows: list[Row]
-    calibration: dict[str, str]              # profile -> calibration error
+    calibration: dict[str, str]              # profile -> where its figures come from
     skipped: tuple[str, ...] = ()            # entry points reaching the code, not proved
     draft: bool = False
     kunit: tuple[str, ...] = ()              # KUnit results, one line per suite (kunit_lines)
@@ -243,9 +243,9 @@ def speed(rows: list[Row], calibration: dict[str, str]) -> list[str]:
     slower = sum(r.after > r.before for r in rows)
     best, worst = min(rows, key=change), max(rows, key=change)
     profiles = list(dict.fromkeys(r.profile for r in rows))
-    errors = "; ".join(f"{p}: {calibration.get(p, 'unknown')}" for p in profiles)
-    return _wrap(f"Modelled by copygen's cost profile {', '.join(profiles)} (not measured; "
-                 f"calibration error {errors}): fewer cycles in {fewer} of the {len(rows)} "
+    where = "; ".join(f"{p}, {calibration.get(p) or 'of unknown error'}" for p in profiles)
+    return _wrap(f"Modelled by copygen's cost profile {where} (not measured): "
+                 f"fewer cycles in {fewer} of the {len(rows)} "
                  f"cases below, more in {slower or 'none'}; mean {100 * mean_change(rows):+.1f}%, "
                  f"from {change(best):+.1f}% ({case(best)}) to {change(worst):+.1f}% "
                  f"({case(worst)}).  Cycles before and after:")
@@ -297,10 +297,6 @@ def table(rows: list[Row], calibration: dict[str, str] | None = None) -> list[st
                     for c in part).rstrip())
             out.append("")
     return out[:-1]
-
-
-def _proof_line(p: Proof) -> str:
-    return f"    {p.symbol:<34} {p.verdict}"
 
 
 def proofs(before: dict[str, list[Proof]], after: dict[str, list[Proof]], kinds,

@@ -177,7 +177,7 @@ def _evidence(states, steps, req, profiles, workdir: Path, tell, clock: Stages,
                            regs.verify_rules())
     if not req.allow_unproven:
         _refuse_unproven(steps, built)
-    cal = {p.name: p.calibration_error for p in profiles}
+    cal = {p.name: p.provenance for p in profiles}
     for i, s in enumerate(steps):
         before, after = built[i], built[i + 1]
         with clock("proofs before"):
@@ -325,7 +325,7 @@ def _string_evidence(step: Step, tree, req, profiles, workdir: Path, tell, clock
     step.change = message.Change(("string",), message.string_layout(asm),
                                  {"string": before.proofs["string"]},
                                  {"string": after.proofs["string"]}, rows,
-                                 {p.name: p.calibration_error for p in profiles},
+                                 {p.name: p.provenance for p in profiles},
                                  draft=req.allow_unproven and any(
                                      p.verdict != "proved" for p in after.proofs["string"]),
                                  memmove_in_memcpy="SYM_FUNC_START(__memmove)" in memcpy_s,

@@ -5,7 +5,8 @@ winner as a .copy file).
 
 Every function here reads rows from the store (tune.store.Store.results)
 and baselines ({label: eval row}); nothing is recomputed.
-Role: rendering.  May import rich, tune.figures, the standard library.
+Role: rendering.  May import rich, tune.figures, emu.timing.profile (where a
+profile's figures come from), the standard library.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import io
 import json
 from pathlib import Path
 
+from copygen.emu.timing.profile import provenance_of
 from copygen.tune import figures
 
 SHOWN_CLAUSES = 3
@@ -138,7 +140,7 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
           f"Profile `{run['profile']}`, workload `{run['workload']}`{_vector_sentence(run)}; "
           f"{sum(r['expected'] is not None for r in rows)} points evaluated, "
           f"{len({r['code'] for r in rows})} distinct routines.  Cycles are modelled by "
-          f"copygen's `{run['profile']}` cost profile (docs/calibration.md gives its error).", ""]
+          f"copygen's `{run['profile']}` cost profile ({provenance_of(run['profile'])}).", ""]
     guard_names = shown_names(json.loads(run.get("args") or "{}").get("guards", []))
     guards = list(guard_names.values())
     guarded = (f"; nowhere slower than {', '.join(guards)} on the size x alignment grid"

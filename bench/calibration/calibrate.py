@@ -124,7 +124,7 @@ def markdown(rows: list[dict], ratio_sets: dict[str, list[dict]], clock: float) 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="u74")
+    ap.add_argument("--profile", default="u74_spec")
     ap.add_argument("--clock-ghz", type=float, default=1.2,
                     help="core clock for MiB/s (HiFive Unmatched FU740: 1.2 GHz)")
     ap.add_argument("--out", type=Path, default=RESULTS)

@@ -156,7 +156,7 @@ def markdown(loops: list[Loop], profile: str, mcpu: str, version: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--profile", default="u74")
+    ap.add_argument("--profile", default="u74_spec")
     ap.add_argument("--mcpu", default="sifive-u74")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)

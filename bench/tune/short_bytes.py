@@ -1,7 +1,7 @@
 """Where an assembly memcpy's short path stops paying: `bytes below T unroll K`.
 
     python -m bench.tune.short_bytes examples/u74tuned.copy --profile u74 \
-        [--sizes 8-24] [--out bench/tune/results/short_bytes_u74.json]
+        [--sizes 8-24] [--out bench/tune/results/short_bytes_u74_spec.json]
 
 Builds the strategy's memcpy without the line and with `bytes below 64
 unroll K` for each K (2, 4, 8): a call shorter than 64 bytes with a

@@ -79,6 +79,7 @@ class Profile:
     engine: str = "inorder"          # [engine] kind: "inorder" (emu.timing.cost) or "ooo" (emu.timing.ooo)
     ooo: OooConfig | None = None     # the out-of-order engine's tables, when engine is "ooo"
     vector: VectorConfig | None = None  # [vector]: the core's RVV timing; None: no vector unit
+    provenance: str = ""             # one phrase: fitted to what, how far off (or not fitted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +213,27 @@ def _parse_ooo(data: dict, where: str) -> OooConfig:
     return cfg
 
 
+def provenance(cal: dict) -> str:
+    """What a table of this profile's cycles says of their source: the
+    measurements it was fitted to and its cross-validated error, or that it
+    was fitted to none."""
+    cv = cal.get("cross_validated_error_pct")
+    if not (cal.get("data") and isinstance(cv, dict) and cv):
+        return f"not fitted to a board's measurements; calibration error {cal['error']}"
+    board = f" on {cal['board']}" if isinstance(cal.get("board"), str) else ""
+    errors = ", ".join(f"{v:g} % {k}" for k, v in cv.items())
+    return f"fitted to {Path(str(cal['data'])).name}{board}, cross-validated error {errors}"
+
+
+def provenance_of(name: str) -> str:
+    """The provenance phrase of a profile by name, or what is known when it
+    no longer loads (a report rendered again after a profile went away)."""
+    try:
+        return load_profile(name).provenance
+    except ProfileError:
+        return "a profile no longer available; its error is unknown"
+
+
 def available() -> list[str]:
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
 
@@ -267,6 +289,7 @@ def parse_profile(data: dict, where: str = "<profile>") -> Profile:
         values["load_to_store"] = max(values["lat_load"] - values["store_data_late"], 0)
     p = Profile(name=str(data.get("name", Path(where).stem)), description=str(data.get("description", "")),
                 calibrated_against=cal["against"], calibration_error=cal["error"], engine=engine,
+                provenance=provenance(cal),
                 ooo=_parse_ooo(data, where) if engine == "ooo" else None,
                 vector=_parse_vector(data, where, engine), **values)
     _check_geometry(p, where)

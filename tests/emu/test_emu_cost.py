@@ -12,7 +12,7 @@ from copygen.emu.insn.decode import decode
 from copygen.emu.insn.encode import encode
 from copygen.emu.timing.profile import PROFILE_DIR, available, load_profile, parse_profile
 
-U74 = load_profile("u74")
+U74 = load_profile("u74_spec")
 
 
 def I(asm, **f):  # noqa: E743 - short helper for instruction literals
@@ -117,15 +117,15 @@ def test_profiles_load_and_record_calibration():
 
 
 def test_profile_errors_name_the_key(tmp_path):
-    data = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())
+    data = tomllib.loads((PROFILE_DIR / "u74_spec.toml").read_text())
     del data["cache"]["ways"]
     with pytest.raises(emu.ProfileError, match=r"\[cache\] ways"):
         parse_profile(data, "x.toml")
-    data = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())
+    data = tomllib.loads((PROFILE_DIR / "u74_spec.toml").read_text())
     data["cache"]["size"] = 3000
     with pytest.raises(emu.ProfileError, match="geometry"):
         parse_profile(data)
-    data = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())
+    data = tomllib.loads((PROFILE_DIR / "u74_spec.toml").read_text())
     data["latency"]["load"] = "3"
     with pytest.raises(emu.ProfileError, match="load"):
         parse_profile(data)
@@ -150,7 +150,7 @@ def test_no_profile_means_no_cycles(uaccess_elf):
 
 def test_cache_stays_warm_across_calls_until_reset(uaccess_elf):
     for fast in (True, False):
-        m = emu.Machine.from_elf(uaccess_elf, profile="u74")
+        m = emu.Machine.from_elf(uaccess_elf, profile="u74_spec")
         m.map(0x1000_0000, 4096, user=True)
         m.map(0x7000_0000, 4096, user=False)
         cold = m.call("byte_copy_user", 0x1000_0000, 0x7000_0000, 1000, fast=fast)
@@ -162,10 +162,23 @@ def test_cache_stays_warm_across_calls_until_reset(uaccess_elf):
 
 
 def test_optional_latency_keys_default_to_the_generic_rule():
-    data = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())
+    data = tomllib.loads((PROFILE_DIR / "u74_spec.toml").read_text())
     del data["latency"]["alu_late"], data["latency"]["load_to_store"]
     p = parse_profile(data)
     assert p.alu_late == 0 and p.load_to_store == p.lat_load - p.store_data_late
     data["latency"]["alu_late"] = -1
     with pytest.raises(emu.ProfileError, match="alu_late"):
         parse_profile(data)
+
+
+def test_a_fitted_profile_names_its_data_board_and_cross_validated_error(tmp_path):
+    cal = tomllib.loads((PROFILE_DIR / "u74.toml").read_text())["calibration"]
+    p = load_profile("u74")
+    assert p.engine == "ooo" and f"on {cal['board']}," in p.provenance
+    assert p.provenance.startswith(f"fitted to {cal['data'].rsplit('/', 1)[-1]}")
+    for kind, err in cal["cross_validated_error_pct"].items():
+        assert f"{err:g} % {kind}" in p.provenance
+    assert load_profile("u74_spec").provenance.startswith("not fitted to a board's measurements")
+    path = tmp_path / "x.toml"        # without cross-validated figures it claims no fit
+    path.write_text((PROFILE_DIR / "u74.toml").read_text().replace("cross_validated_error_pct", "cv"))
+    assert load_profile(str(path)).provenance.startswith("not fitted")

@@ -164,8 +164,8 @@ def test_u74tuned_clear_is_nowhere_slower_than_the_mainline_one(built_examples, 
     fixture = Path(__file__).parent.parent / "kernel_style" / "mainline_layout.S"
     mainline = build_assembly([fixture], tmp_path / "mainline", "mainline")
     for n in GRID_SIZES:
-        ours = Bench(built_examples["u74tuned"].elf, "u74", n)
-        theirs = Bench(mainline, "u74", n)
+        ours = Bench(built_examples["u74tuned"].elf, "u74_spec", n)
+        theirs = Bench(mainline, "u74_spec", n)
         for dst in range(8):
             case = Case("__clear_user", n, 0, dst)
             assert ours.run(case).cycles <= theirs.run(case).cycles, (n, dst)

@@ -134,7 +134,7 @@ def test_overlapping_ends_clear_exactly_under_qemu(overlap_build, small, tmp_pat
 
 
 def _cycles(build, n: int, dst: int) -> int:
-    return Bench(build.elf, "u74", max(n, 8)).run(Case("__clear_user", n, 0, dst)).cycles
+    return Bench(build.elf, "u74_spec", max(n, 8)).run(Case("__clear_user", n, 0, dst)).cycles
 
 
 def test_overlap_cuts_the_mispredicted_piece_tests(overlap_build, tmp_path):
@@ -165,7 +165,7 @@ def test_u74tuned_clear_is_nowhere_slower_than_the_2021_clears(built_examples):
     from copygen.tune.evaluate import GRID_SIZES
     for n in GRID_SIZES:
         # arenas sized for the call, as bench/tune/tune_goals.py sizes them
-        benches = {name: Bench(built_examples[name].elf, "u74", n)
+        benches = {name: Bench(built_examples[name].elf, "u74_spec", n)
                    for name in ("u74tuned", "kernel2021", "pre2021")}
         for dst in range(8):
             got = {name: b.run(Case("__clear_user", n, 0, dst)).cycles

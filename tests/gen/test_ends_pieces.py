@@ -181,7 +181,7 @@ def test_a_co_aligned_head_reaches_every_class_and_the_tail_words(pieces_build):
     into the first word loop (a whole block left), then the one-word tail
     loop, whose store comes after both increments: every size across those
     boundaries copies exactly (Bench checks the bytes and the return)."""
-    bench = Bench(pieces_build.elf, "u74", 256)
+    bench = Bench(pieces_build.elf, "u74_spec", 256)
     for off in (1, 3, 7):
         for n in range(16, 180, 3):
             bench.run(Case("__asm_copy_to_user", n, off, off))
@@ -252,7 +252,7 @@ def _against(build, text: str, tmp_path):
     u74 model, warm L1."""
     src = tmp_path / "variant.copy"
     src.write_text(text)
-    prof = load_profile("u74")
+    prof = load_profile("u74_spec")
     ours, theirs = Bench(build.elf, prof, 4096), Bench(build_file(src, tmp_path).elf, prof, 4096)
     return lambda sym, n, s, d: (ours.run(Case(sym, n, s, d)).cycles,
                                  theirs.run(Case(sym, n, s, d)).cycles)

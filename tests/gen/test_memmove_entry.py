@@ -119,7 +119,7 @@ def test_the_entry_costs_two_cycles_over_memcpy(entry, in_c):
     """u74 model, warm, disjoint buffers: the entry's two subtractions and
     two branches (the second predicted taken), against the C memmove's
     tests, moves and tail call."""
-    ours, theirs = Bench(entry.elf, "u74", 1024), Bench(in_c.elf, "u74", 1024)
+    ours, theirs = Bench(entry.elf, "u74_spec", 1024), Bench(in_c.elf, "u74_spec", 1024)
     for n, s, d in ((8, 0, 0), (8, 3, 5), (16, 1, 1), (64, 0, 4), (1024, 7, 2)):
         memcpy = ours.run(Case("memcpy", n, s, d)).cycles
         assert ours.run(Case("memmove", n, s, d)).cycles <= memcpy + 2, (n, s, d)

@@ -19,7 +19,7 @@ from copygen.tune.run import ranked, winner
 from tests.conftest import ROOT
 
 KERNEL2021 = ROOT / "examples" / "kernel2021.copy"
-HEAD = """target u74 { xlen 64; misaligned slow }
+HEAD = """target u74 { xlen 64; misaligned slow; profile u74_spec }
 copy_user k for u74 { small below 71; align dst; words unroll 8 schedule loads_first;
                       shift unroll 1 schedule interleave; tail bytes; fault exact }
 """
@@ -70,16 +70,16 @@ def test_text_bytes_are_what_nm_says(tmp_path, text):
 
 
 def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
-    """The faster point (unroll 16 under `network`) is over the limit: it
+    """The faster point (unroll 16 under `network`, in-order u74_spec) is over the limit: it
     ranks last, is never proved and cannot win; the proof is faked, the
     pruning is what is tested."""
     from copygen.tune import run
     from copygen.verify.solver.cache import prover_fingerprint
     proved = []
 
-    def fake_prove(store, code, kind, cache, jobs):
-        proved.append(code)
-        store.add_proof(code, "proved", {}, {}, 0.0, prover_fingerprint())
+    def fake_prove(store, row, kind, cache, jobs):
+        proved.append(row["code"])
+        store.add_proof(row["code"], "proved", {}, {}, 0.0, prover_fingerprint())
     monkeypatch.setattr(run, "_prove", fake_prove)
     src = tmp_path / "t.copy"
     src.write_text(TWO)

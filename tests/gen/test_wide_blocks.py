@@ -75,7 +75,7 @@ def test_a_32_word_shift_block_saves_loop_overhead(wide, tmp_path):
     """Half as many loop ends per word, and the words after the last block
     go in straight-line steps (u74 model, misaligned 2 KiB)."""
     narrow = _build(tmp_path, "narrow", WIDE.replace("shift unroll 32", "shift unroll 16"))
-    prof = load_profile("u74")
+    prof = load_profile("u74_spec")
     ours, theirs = Bench(wide.elf, prof, 8192), Bench(narrow.elf, prof, 8192)
     for src, dst in ((1, 0), (3, 5)):
         a = ours.run(Case("__asm_copy_to_user", 2048, src, dst)).cycles

@@ -115,7 +115,7 @@ def test_paired_word_loops_copy_exactly_under_qemu(paired, tmp_path):
 
 
 def test_a_paired_block_costs_its_memory_slots_on_the_u74(tmp_path):
-    prof = load_profile("u74")
+    prof = load_profile("u74_spec")
     paired = Bench(_build(tmp_path, "p", _text()).elf, prof, 4096)
     first = Bench(_build(tmp_path, "l", _text("loads_first")).elf, prof, 4096)
 

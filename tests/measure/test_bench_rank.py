@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from copygen import emu
+from copygen.emu.timing.profile import load_profile
 from copygen.measure import bench as bench_mod
 from copygen.measure.bench import KINDS, Bench, BenchError, Case, Sample, align_class
 from copygen.measure.render import bench_figure, plot_bench
@@ -39,6 +40,7 @@ def cli(tmp_path_factory):
 def test_bench_json_shape(cli):
     out = json.loads(cli("bench", K2021, "--sizes", "0,8,100,8192", "--align", "0:0,1:0,3:5", "--json").stdout)
     assert out["ok"] and out["profile"] == "u74" and out["warm"]
+    assert out["modelled_by"].startswith("fitted to memcpy_2024_upstream.csv on JH7110")
     samples = out["samples"]
     # copy_to/from_user: 4 sizes x 3 pairs; clear_user has no source: 4 sizes x 2 dst offsets
     assert len(samples) == 2 * 12 + 8
@@ -167,6 +169,7 @@ def test_bench_orders_the_2021_routine_ahead(cli):
 def test_rank_json_ordering(cli):
     out = json.loads(cli("rank", PRE, K2021, "--workload", "network", "--json").stdout)
     assert out["ok"] and out["profile"] == "u74" and out["workload"]["name"] == "network+spec"
+    assert out["modelled_by"] == load_profile("u74").provenance
     ranking = out["ranking"]
     assert set(ranking) == {"copy_to_user", "clear_user"}   # copy_from_user: same code, skipped
     for entries in ranking.values():

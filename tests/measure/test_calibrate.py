@@ -206,6 +206,6 @@ def test_the_profile_text_keeps_its_comments_and_takes_the_fitted_values():
     lines = text.splitlines()
     width = next(ln for ln in lines if ln.startswith("issue_width"))
     assert width.index("#") == original.splitlines()[8].index("#")     # the comments' column kept
-    assert "fitted: board.csv (was 2: LLVM: two pipes)" in width
+    assert "fitted: board.csv (start 2: LLVM: two pipes)" in width
     assert "# (a second comment line)" in text and "# the pipeline" in text
     assert text.count("[calibration]") == 1 and 'against = "old"' not in text

@@ -9,6 +9,7 @@ import json
 from click.testing import CliRunner
 
 from copygen.cli import main
+from copygen.emu.timing.profile import load_profile
 from copygen.patch import evidence, message
 from tests.conftest import SHARED_PROOFS
 from tests.patch.test_patch import SMALL, make_tree, snapshot
@@ -77,3 +78,15 @@ def test_an_emulated_file_is_refused_and_the_tree_left_alone(tmp_path):
     out = json.loads(r.stdout)
     assert "under an emulator" in out["error"]["message"]
     assert snapshot(tree) == before and not (tmp_path / "out").exists()
+
+
+def test_the_modelled_paragraph_says_what_each_profile_was_fitted_to():
+    """The fitted default says its measurements and cross-validated error;
+    a profile from documentation says it was fitted to none."""
+    rows = [evidence.Row(p.name, "copy_to_user", 64, "aligned", 60.0, 50.0)
+            for p in (load_profile("u74"), load_profile("x60"))]
+    cal = {p: load_profile(p).provenance for p in ("u74", "x60")}
+    text = " ".join("\n".join(message.evidence_lines(
+        message.Change(("copy_user",), "mainline", {}, {}, rows, cal))).split())
+    assert "u74, fitted to memcpy_2024_upstream.csv on JH7110, cross-validated error" in text
+    assert "x60, not fitted to a board's measurements" in text
