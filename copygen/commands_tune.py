@@ -2,8 +2,10 @@
 
 Role: command-line glue over tune.session (tune_sweep, show_store): parses
 the options, checks the paths it will write, draws the stages as progress
-bars and prints the ranking through tune.report.  May import click, rich,
-copygen.errors, measure.workload, measure.dispatch, tune, copygen.output.
+bars and prints the ranking through tune.report; with --measured, the
+board's figures of the baselines and the winner beside the model's.  May
+import click, rich, copygen.errors, measure.workload, measure.dispatch,
+measure.measured, measure.rank, tune, copygen.output.
 """
 from __future__ import annotations
 
@@ -13,13 +15,21 @@ import sys
 
 import click
 
-from copygen.errors import CopygenError
+from copygen.errors import CopygenError, Loc
+from copygen.measure import measured
 from copygen.measure.dispatch import parse_vector_state
+from copygen.measure.rank import plan
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, command, envelope, exit_help, named_files,
                             output_dir, output_file, plain_tables, print_tables, progress, table_console)
 from copygen.tune import report
+from copygen.tune.evaluate import SYMBOL
 from copygen.tune.session import Ranking, Request, Watch, default_db, show_store, tune_sweep
+
+MEASURED_HELP = ("A board's measurements (docs/measurements.md; repeatable), e.g. hwbench run on the "
+                 "baselines and on the report's winner.copy: for each of those the board measured, the "
+                 "share of the workload's calls measured and the expected cycles as measured, beside "
+                 "the model's.  The ranking stays the model's.")
 
 
 class _TuneGroup(click.Group):
@@ -165,14 +175,16 @@ def _say_plan(file: str, p, listed: bool) -> None:
                    "under each reason, then stop.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
+@click.option("--measured", "measured_files", multiple=True, type=click.Path(dir_okay=False),
+              help=MEASURED_HELP)
 @click.option("--build-cache", default="build/tune", show_default=True, type=click.Path(file_okay=False),
               help="Built ELFs, kept under a hash of the emitted code, shim and toolchain.")
 @click.option("--proof-cache", default="build/proofs", show_default=True, type=click.Path(file_okay=False),
               help="Reports kept under a hash of the routine's machine code (shared with verify).")
 @command("tune")
 def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, shown, baselines,
-            guards, guard_trees, max_text, vector_state, report_dir, dry_run, as_json, as_csv, build_cache,
-            proof_cache) -> int:
+            guards, guard_trees, max_text, vector_state, report_dir, dry_run, as_json, as_csv, measured_files,
+            build_cache, proof_cache) -> int:
     """Search the strategy space of a sweep in FILE.
 
     A sweep tunes one copy_user or clear_user routine, or the memcpy or
@@ -187,6 +199,7 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     """
     if as_json and as_csv:
         raise CopygenError("--json and --csv are exclusive", hint="pick one output format")
+    _check_measured(measured_files)
     named_files(profile=profile, workload=workload)
     make_workload(workload, align_mix)                        # a bad workload fails here
     vector_dirty = parse_vector_state(vector_state)
@@ -206,8 +219,52 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
             envelope("tune", True, dry_run=True, points=len(p.points), distinct=len(p.codes),
                      pruned=[{"point": label, "reason": why} for label, why in p.space.pruned])
         return 0
-    _print(ranking, as_json, as_csv)
+    _print(ranking, as_json, as_csv, on_board(ranking, measured_files))
     return 0
+
+
+def _check_measured(files) -> None:
+    """Each file reads and is a board's, before anything runs."""
+    for f in files:
+        measured.load([f], "")
+
+
+def on_board(r: Ranking, files) -> dict | None:
+    """{baseline or "winner": what the board measured of it under the run's
+    workload}, for each the files have rows of; None without files.  A file
+    with rows of none of them is an error naming what it could have held."""
+    if not files:
+        return None
+    args = r.meta.get("args") or {}
+    wl = make_workload(r.meta["workload"], args.get("align_mix", "spec"))
+    cases = plan(SYMBOL[r.meta["kind"]], wl)
+    sources = {b: (b, e.get("expected")) for b, e in r.baselines.items()}
+    if r.winner:
+        sources["winner"] = ("winner.copy", r.winner["expected"])
+    out = {}
+    for label, (source, modelled) in sources.items():
+        cells = measured.load(list(files), source)
+        share, cycles = measured.expectation(cells, cases)
+        if share:
+            out[label] = {"source": measured.source_name(source), "share": round(share, 4),
+                          "expected_cycles": None if cycles is None else round(cycles, 2),
+                          "modelled_cycles": modelled, "on": cells.provenance()}
+    if not out:
+        wanted = ", ".join(measured.source_name(s) for s, _ in sources.values()) or "none (no baseline, no winner)"
+        raise CopygenError("no row measures a baseline or the winner under the run's workload",
+                           Loc(files[0]), hint=f"rows are matched by source_file: {wanted}")
+    return out
+
+
+def _board_lines(board: dict) -> list[str]:
+    lines = []
+    for label, b in board.items():
+        said = (f"expected {b['expected_cycles']:.1f} cycles per call as measured"
+                if b["expected_cycles"] is not None else "the rest modelled only")
+        modelled = f" (modelled: {b['modelled_cycles']:.1f})" if b["modelled_cycles"] is not None else ""
+        lines.append(f"{label} ({b['source']}): {b['share']:.0%} of the workload's weight {b['on']}; "
+                     f"{said}{modelled}")
+    return lines
 
 
 @contextlib.contextmanager
@@ -237,7 +294,7 @@ def _stage(description: str, total: int | None):
         yield lambda x: bar.update(task, description=x) if isinstance(x, str) else bar.advance(task, x)
 
 
-def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
+def _print(r: Ranking, as_json: bool, as_csv: bool, board: dict | None = None) -> None:
     pruned = [p for p in r.rows if p.get("pruned")]
     if r.written:
         click.echo(f"wrote {', '.join(str(m) for m in r.written)}", err=True)
@@ -250,7 +307,8 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
                                                   "expected_cycles": win["expected"],
                                                   "text_bytes": win["text_bytes"],
-                                                  "text": win["text"]})
+                                                  "text": win["text"]},
+                 measured=board)
         return
     if as_csv:
         click.echo(report.csv_text(r.table), nl=False)
@@ -276,6 +334,8 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
         console.print("no winner: --top 0 ranks without proving (give --top K to prove the best K)")
     else:
         console.print("no winner: no evaluated point is proved yet")
+    for line in _board_lines(board or {}):
+        console.print(line)
 
 
 @tune.command("show", epilog=exit_help(EXIT_OK, EXIT_INPUT))
@@ -291,10 +351,14 @@ def _print(r: Ranking, as_json: bool, as_csv: bool) -> None:
                    "--help`); a point the run left unproved, being over its own limit, shows as not proved.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ranking as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print the ranking as CSV.")
+@click.option("--measured", "measured_files", multiple=True, type=click.Path(dir_okay=False),
+              help=MEASURED_HELP)
 @command("tune")
-def show(db, run_id, shown, report_dir, max_text, as_json, as_csv) -> int:
+def show(db, run_id, shown, report_dir, max_text, as_json, as_csv, measured_files) -> int:
     """Render the ranking of a store again, without computing anything."""
     if report_dir:
         output_dir(report_dir, "--report")
-    _print(show_store(db, run_id, shown, report_dir, max_text), as_json, as_csv)
+    _check_measured(measured_files)
+    ranking = show_store(db, run_id, shown, report_dir, max_text)
+    _print(ranking, as_json, as_csv, on_board(ranking, measured_files))
     return 0
