@@ -4,19 +4,23 @@ Role: load a linked ELF, map user/kernel regions, read and write memory, and
 `call` a routine under the RV64 psABI, returning its result, cycles, retired
 instructions, the faults taken and SUM at exit.  Runs on the block translator
 (`emu.fast.translate`) by default, or on the reference step (`fast=False`).
+`start_call` and `run_watched` split a call for a caller that looks at the
+machine on the way (the verifier's sample runs): set up, then run on the
+reference step with a hook at chosen pcs.
 Documented in docs/emulator.md.
 Imports: emu.* (not gen, not verify).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from copygen.emu.timing.cost import CostModel
 from copygen.emu.hart.observer import Fanout
 from copygen.emu.elf import ElfImage, load_into, read_elf
-from copygen.emu.errors import ConfigError, MapError
+from copygen.emu.errors import ConfigError, MapError, StepLimit
 from copygen.emu.hart.machine import SR_SUM, SR_VS, SR_VS_INITIAL, SSTATUS, Fault, Hart
 from copygen.emu.hart.memory import PAGE_MASK, PAGE_SIZE, Memory
 from copygen.emu.timing.ooo import OooCostModel
@@ -152,11 +156,9 @@ class Machine:
         until it returns to the sentinel return address.  `vector_at_entry`
         sets sstatus.VS to Initial (as the kernel's vector section does), else
         Off; vector registers and CSRs keep their values across calls."""
-        if len(args) > len(ARG_REGS):
-            raise MapError(f"call: at most {len(ARG_REGS)} register arguments")
         hart = self.hart
-        entry = fn if isinstance(fn, int) else self.symbol(fn)
-        saved = self._setup_call(entry, args, sum_at_entry, vector_at_entry)
+        entry = self.start_call(fn, *args, sum_at_entry=sum_at_entry,
+                                vector_at_entry=vector_at_entry)
         instret0, faults0 = hart.instret, len(hart.faults)
         misses0 = self.cost.cache.misses if self.cost else 0
         if self.cost is not None:
@@ -170,13 +172,21 @@ class Machine:
             ret=hart.x[10], cycles=cost.cycles if cost else None,
             instret=hart.instret - instret0, faults=tuple(hart.faults[faults0:]),
             sum_at_exit=bool(hart.csrs[SSTATUS] & SR_SUM),
-            callee_saved_ok=all(hart.x[r] == v for r, v in saved.items()),
+            callee_saved_ok=self.callee_saved_kept(entry),
             misaligned=cost.misaligned if cost else 0,
             cache_misses=(cost.cache.misses - misses0) if cost else 0)
 
-    def _setup_call(self, entry: int, args: tuple[int, ...], sum_at_entry: bool,
-                    vector_at_entry: bool = False) -> dict[int, int]:
+    def start_call(self, fn: str | int, *args: int, sum_at_entry: bool = False,
+                   vector_at_entry: bool = False) -> tuple[int, ...]:
+        """Set up a call of `fn` as `call` does, without running it: the
+        registers zeroed, s0-s11 recognisable values, the args in a0..a7,
+        sp at the stack top, ra at the return sentinel, SUM and VS as asked,
+        pc at the entry.  Returns the 32 registers at the entry; `run_watched`
+        runs the call."""
+        if len(args) > len(ARG_REGS):
+            raise MapError(f"call: at most {len(ARG_REGS)} register arguments")
         hart = self.hart
+        entry = fn if isinstance(fn, int) else self.symbol(fn)
         if RETURN_SENTINEL >> 12 in self.memory.pages:
             raise MapError(f"the return sentinel page {RETURN_SENTINEL:#x} must stay unmapped")
         hart.x[:] = [0] * 32  # in place: translated blocks hold this list
@@ -189,7 +199,29 @@ class Machine:
         status = hart.csrs[SSTATUS] & ~(SR_SUM | SR_VS)
         hart.csrs[SSTATUS] = status | (SR_SUM if sum_at_entry else 0) | (SR_VS_INITIAL if vector_at_entry else 0)
         hart.pc = entry
-        return {r: hart.x[r] for r in CALLEE_SAVED}
+        return tuple(hart.x)
+
+    def run_watched(self, max_steps: int, watch: Collection[int] = (),
+                    on_watch: Callable[[int], None] | None = None) -> None:
+        """Run the call `start_call` set up on the reference step until it
+        returns, calling on_watch(pc) before each instruction whose pc is in
+        `watch`.  Each step counts, retired or faulted to its fixup, so a
+        fixup that faults again forever ends too: StepLimit when the call has
+        not returned after `max_steps` steps; Oops as in `call`."""
+        hart = self.hart
+        for _ in range(max_steps):
+            pc = hart.pc
+            if pc == RETURN_SENTINEL:
+                return
+            if pc in watch:
+                on_watch(pc)
+            hart.step()
+        if hart.pc != RETURN_SENTINEL:
+            raise StepLimit(hart.pc, max_steps)
+
+    def callee_saved_kept(self, entry: tuple[int, ...]) -> bool:
+        """sp and s0-s11 as they were in `entry` (start_call's registers)."""
+        return all(self.hart.x[r] == entry[r] for r in CALLEE_SAVED)
 
     def _fast(self):
         if self._translator is None:

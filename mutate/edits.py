@@ -403,9 +403,3 @@ def require_assembles(path: Path, include_dir: Path | None = None) -> None:
             raise CopygenError(f"does not assemble: {why}", where,
                                hint="mutate takes a kernel-style .S that assembles against "
                                     "copygen's shim (or --include DIR)") from None
-
-
-def assembling_mutants(text: str, include_dir: Path | None = None,
-                       kinds: list[str] | None = None) -> list[Mutant]:
-    """all_mutants() without the ones the assembler rejects."""
-    return [m for m in all_mutants(text, kinds) if assembles(m.text, include_dir)]

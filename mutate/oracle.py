@@ -48,10 +48,6 @@ class Case:
         off = self.dst_off if self.fault_side == "dst" else self.src_off
         return off + self.n - self.fault_at
 
-    def user_side(self) -> str:
-        return {"to": "dst", "from": "src", "clear": "dst"}.get(self.fn, "none")
-
-
 @dataclass(frozen=True)
 class Result:
     ret: int

@@ -6,7 +6,9 @@ variant's text under the cache directory, builds it there
 (gen.build.build_cached: content-addressed), and benches the routine under
 the workload (expected cycles per call, measure.rank) and on the size x
 alignment grid (mean cycles per size and alignment class), and measures its
-`.text` bytes and its share of `__ex_table` (measure.size).
+`.text` bytes and its share of `__ex_table` (measure.size).  The row names
+the ELF benched and its SHA-256: the proof (tune.run) reads that file, so
+what is proved is what was timed.
 A kernel `.S` file (a baseline or guard) is assembled as it is, against
 the shim's headers, and benched the same way.  A copy_user point with a
 vector phase is benched through the kernel's dispatch (measure.dispatch):
@@ -17,6 +19,7 @@ Role: build + bench one point.  May import gen, emu, measure, copygen.errors.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +86,10 @@ def _elf(job: Job, cache: Path) -> tuple[Path, Path]:
     return src, elf if elf.is_file() else build_assembly([src], src.parent, "kernel")
 
 
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
 def _dispatched(job: Job, bench: Bench):
     """For a copy_user or clear_user point with a vector phase, the bench
     with the dispatch (measure.dispatch): from the point's threshold on,
@@ -105,6 +112,7 @@ def _dispatched(job: Job, bench: Bench):
 def evaluate(job: Job) -> dict:
     t0 = time.monotonic()
     src, elf = _elf(job, Path(job.cache))
+    elf, sha = elf.resolve(), file_sha256(elf)
     symbol = SYMBOL[job.kind]
     if job.assembly and symbol not in read_elf(elf).symbols:
         raise CopygenError(f"{job.assembly} defines no {symbol}", Loc(job.assembly),
@@ -119,4 +127,4 @@ def evaluate(job: Job) -> dict:
     size = routine_size(bench.machine.image, symbol)
     return {"code": job.code, "expected": exp.expected_cycles, "mean_size": exp.mean_size,
             "text_bytes": size.text_bytes, "extable_bytes": size.extable_bytes, "grid": grid,
-            "seconds": round(time.monotonic() - t0, 3)}
+            "seconds": round(time.monotonic() - t0, 3), "elf": str(elf), "elf_sha256": sha}

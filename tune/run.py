@@ -9,7 +9,11 @@ not yet in the store, on local worker processes (`jobs`) or a Dask cluster
 (`dask`), each committed as it finishes.  prove_top(): the best keys in rank
 order, proved with the full contract (the proof cache skips code proved
 before); a variant is a winner only when every required clause is proved
-and its routine is within the `.text` limit, if one is given.
+and its routine is within the `.text` limit, if one is given.  A proof
+reads the ELF its evaluation benched, checked against the SHA-256 the
+evaluation recorded, and builds none of its own: what is proved is what
+was timed (a code whose evaluated ELF is not there is evaluated again
+first: evaluated_build).
 Role: orchestration.  May import gen, verify, measure (through
 tune.evaluate), tune.store, tune.evaluate, copygen.errors.
 """
@@ -18,19 +22,18 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from copygen.gen.emission import emit
-from copygen.errors import CopygenError
+from copygen.errors import CopygenError, Loc
 from copygen.gen.front.parse import read_source
 from copygen.gen.front.validate import STRING_FNS, load_text
 from copygen.gen.front.variants import Space, sweep_space
 from copygen.measure.dispatch import vector_state_name
-from copygen.tune.evaluate import SYMBOL, Job, evaluate
+from copygen.tune.evaluate import SYMBOL, Job, evaluate, file_sha256
 from copygen.tune.store import Store, eval_workload
 from copygen.verify.solver.parallel import quiet_worker
 
@@ -90,8 +93,8 @@ def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: 
     """Evaluate every code key the store lacks under this profile, workload,
     alignment mix and vector state; returns how many ran."""
     done = store.evaluated(profile, eval_workload(workload, align_mix, vector_state_name(vector_dirty)))
-    todo = [Job(k, t, p.space.kind, profile, workload, align_mix, cache, vector_dirty=vector_dirty)
-            for k, t in p.codes.items() if k not in done]
+    todo = [job_for(p, k, profile, workload, align_mix, cache, vector_dirty)
+            for k in p.codes if k not in done]
     advance(len(p.codes) - len(todo))
     if dask:
         _on_dask(store, todo, dask, advance)
@@ -101,6 +104,13 @@ def evaluate_all(store: Store, p: Plan, profile: str, workload: str, align_mix: 
     else:
         _on_pool(store, todo, jobs, advance)
     return len(todo)
+
+
+def job_for(p: Plan, code: str, profile: str, workload: str, align_mix: str, cache: str,
+            vector_dirty: float = 0.0) -> Job:
+    """The evaluation of the plan's code key `code`."""
+    return Job(code, p.codes[code], p.space.kind, profile, workload, align_mix, cache,
+               vector_dirty=vector_dirty)
 
 
 def job_workload(job: Job) -> str:
@@ -195,11 +205,13 @@ def ranked(rows: list[dict], guards: dict[str, dict] | None = None,
 
 def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
               advance: Callable[[str], None] = lambda label: None,
-              guards: dict[str, dict] | None = None, max_text: int | None = None) -> None:
+              guards: dict[str, dict] | None = None, max_text: int | None = None,
+              job_of: Callable[[str], Job] | None = None) -> None:
     """Prove the `top` best evaluated codes of the run (in rank order, after
     the guards), and keep going down the ranking until one is proved or 3 x
     top are tried.  Points over the size limit are never tried: none of
-    them can win."""
+    them can win.  `job_of(code)` evaluates again a code whose evaluated
+    ELF is not there to prove (evaluated_build)."""
     from copygen.verify.solver.cache import ProofCache, prover_fingerprint
     tried, proved = 0, 0
     seen: set[str] = set()
@@ -212,23 +224,36 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
         tried += 1
         advance(row["label"])
         if store.needs_proof(row["code"], prover_fingerprint()):
-            _prove(store, row["code"], kind, ProofCache(proof_cache), jobs)
+            _prove(store, evaluated_build(store, row, job_of), kind, ProofCache(proof_cache), jobs)
         proved += store.proof_of(row["code"]) == "proved"
 
 
-def _prove(store: Store, code: str, kind: str, cache, jobs: int) -> None:
+def evaluated_build(store: Store, row: dict, job_of: Callable[[str], Job] | None) -> dict:
+    """`row` naming the ELF its evaluation benched, as it was benched (its
+    SHA-256 checked).  An evaluation that names none (a store written before
+    evaluations recorded theirs), or whose file is gone (a cleared build
+    cache, a Dask worker's own disk) or changed, is made again by
+    `job_of(code)` (the same code under the same model: the same cycles)
+    and replaces the stored one; without `job_of` it is refused."""
+    elf = Path(row["elf"]) if row.get("elf") else None
+    if elf is not None and elf.is_file() and file_sha256(elf) == row["elf_sha256"]:
+        return row
+    if job_of is None:
+        raise CopygenError(f"the ELF evaluated for {row['label']} is not there as it was benched",
+                           Loc(str(elf or "")), hint="tune again: the tuner evaluates it again")
+    job = job_of(row["code"])
+    again = evaluate(job)
+    store.add_eval(job.code, job.profile, job_workload(job), again, replace=True)
+    return {**row, "elf": again["elf"], "elf_sha256": again["elf_sha256"]}
+
+
+def _prove(store: Store, row: dict, kind: str, cache, jobs: int) -> None:
+    """Prove the ELF `row` names (evaluated_build): the one its evaluation benched."""
     from copygen.verify.solver.cache import prove_cached, prover_fingerprint
-    from copygen.gen.build import build_file
     from copygen.verify.contract.verdict import verdict
-    text = store.text_of(code)
-    symbol, vkind = SYMBOL[kind], KIND_OF_SWEEP[kind]
-    with tempfile.TemporaryDirectory(prefix="copygen-tune-") as d:
-        src = Path(d) / "variant.copy"
-        src.write_text(text)
-        elf = build_file(src, Path(d)).elf
-        rep = prove_cached(elf, symbol, vkind, cache, jobs=jobs)
-    store.add_proof(code, verdict(rep), rep.status, rep.detail, rep.seconds,
-                    prover_fingerprint())
+    rep = prove_cached(row["elf"], SYMBOL[kind], KIND_OF_SWEEP[kind], cache, jobs=jobs)
+    store.add_proof(row["code"], verdict(rep), rep.status, rep.detail, rep.seconds,
+                    prover_fingerprint(), row["elf_sha256"])
 
 
 def winner(rows: list[dict]) -> dict | None:

@@ -29,8 +29,8 @@ from copygen.measure.bench import timing_fingerprint
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune import report
 from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
-from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, plan, prove_top, ranked,
-                              winner)
+from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, job_for, plan,
+                              prove_top, ranked, winner)
 from copygen.tune.store import Store, eval_workload, run_workload
 
 
@@ -126,7 +126,9 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
             with watch.stage("proving", None) as step:
                 prove_top(store, p.run, p.space.kind, req.top, req.proof_cache, req.jobs,
                           lambda label: step(f"proving {label}"), {g: base[g] for g in req.guards},
-                          req.max_text)
+                          req.max_text, lambda code: job_for(p, code, profile, req.workload,
+                                                             req.align_mix, req.build_cache,
+                                                             req.vector_dirty))
         return p, _ranking(store, p.run, base, req.shown, req.report_dir, str(db),
                            list(req.guards), req.max_text, ranked_only=req.top == 0)
     finally:

@@ -10,10 +10,12 @@ Tables (schema SCHEMA):
            with the alignment mix and vector state): expected cycles per
            call, the routine's `.text` bytes (column code_bytes) and its
            share of `__ex_table` (extable_bytes; measure.size says what is
-           counted), the size x alignment grid, the seconds it took
-  proofs   one row per code key: the verdict and each clause's status, and
-           the fingerprint of the prover that gave it (an `unknown` from
+           counted), the size x alignment grid, the seconds it took, and
+           the ELF benched (its path and SHA-256: what a proof reads)
+  proofs   one row per code key: the verdict and each clause's status, the
+           fingerprint of the prover that gave it (an `unknown` from
            another prover is proved again: verify.solver.cache.prover_fingerprint)
+           and the SHA-256 of the ELF proved
 
 Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed
@@ -62,12 +64,14 @@ CREATE TABLE IF NOT EXISTS points (run TEXT, point TEXT, label TEXT, code TEXT, 
     PRIMARY KEY (run, point));
 CREATE TABLE IF NOT EXISTS evals (code TEXT, profile TEXT, workload TEXT, expected REAL,
     mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL, extable_bytes INTEGER,
-    PRIMARY KEY (code, profile, workload));
+    elf TEXT, elf_sha256 TEXT, PRIMARY KEY (code, profile, workload));
 CREATE TABLE IF NOT EXISTS proofs (code TEXT PRIMARY KEY, verdict TEXT, status TEXT,
-    detail TEXT, seconds REAL, prover TEXT);
+    detail TEXT, seconds REAL, prover TEXT, elf_sha256 TEXT);
 """
 # (table, column, type) added to schema 1 after stores of it were written
-LATER_COLUMNS = (("proofs", "prover", "TEXT"), ("evals", "extable_bytes", "INTEGER"))
+LATER_COLUMNS = (("proofs", "prover", "TEXT"), ("evals", "extable_bytes", "INTEGER"),
+                 ("evals", "elf", "TEXT"), ("evals", "elf_sha256", "TEXT"),
+                 ("proofs", "elf_sha256", "TEXT"))
 
 
 class Store:
@@ -149,15 +153,19 @@ class Store:
             "SELECT code FROM evals WHERE profile=? AND workload=?",
             (self._profile_key(profile), workload))}
 
-    def add_eval(self, code: str, profile: str, workload: str, row: dict) -> None:
+    def add_eval(self, code: str, profile: str, workload: str, row: dict,
+                 replace: bool = False) -> None:
+        """Keep an evaluation; one already kept stays unless `replace` (an
+        evaluation made again because its ELF was gone: tune.run)."""
         with self.db:
-            self.db.execute("INSERT OR IGNORE INTO evals (code, profile, workload, expected, "
-                            "mean_size, code_bytes, grid, seconds, extable_bytes) "
-                            "VALUES (?,?,?,?,?,?,?,?,?)",
+            self.db.execute(f"INSERT OR {'REPLACE' if replace else 'IGNORE'} INTO evals (code, profile, workload, expected, "
+                            "mean_size, code_bytes, grid, seconds, extable_bytes, elf, "
+                            "elf_sha256) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                             (code, self._profile_key(profile), workload, row["expected"],
                              row["mean_size"],
                              row["text_bytes"], json.dumps(row["grid"], sort_keys=True),
-                             row["seconds"], row.get("extable_bytes")))
+                             row["seconds"], row.get("extable_bytes"), row.get("elf"),
+                             row.get("elf_sha256")))
 
     def eval_of(self, code: str, profile: str, workload: str) -> dict | None:
         r = self.db.execute("SELECT expected, mean_size, code_bytes, grid, seconds, extable_bytes "
@@ -178,14 +186,16 @@ class Store:
         meta = (self._profile_key(profile), run_workload({"workload": workload, "args": args}))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
-            "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes FROM points p "
+            "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes, e.elf, e.elf_sha256, "
+            "pr.elf_sha256 FROM points p "
             "LEFT JOIN evals e ON e.code = p.code AND e.profile = ? AND e.workload = ? "
             "LEFT JOIN proofs pr ON pr.code = p.code WHERE p.run = ?", (*meta, run)).fetchall()
         out = [{"point": json.loads(r[0]), "label": r[1], "code": r[2], "text": r[3],
                 "expected": r[4], "mean_size": r[5], "text_bytes": r[6], "extable_bytes": r[12],
                 "grid": json.loads(r[7]) if r[7] else None, "verdict": r[8],
                 "status": json.loads(r[9]) if r[9] else None,
-                "detail": json.loads(r[10]) if r[10] else None} for r in rows]
+                "detail": json.loads(r[10]) if r[10] else None, "elf": r[13],
+                "elf_sha256": r[14], "proof_elf_sha256": r[15]} for r in rows]
         if prover is not None:
             for r, raw in zip(out, rows):
                 if r["verdict"] == "unknown" and raw[11] != prover:
@@ -194,19 +204,12 @@ class Store:
 
     # --- proofs -------------------------------------------------------------------
     def add_proof(self, code: str, verdict: str, status: dict, detail: dict, seconds: float,
-                  prover: str) -> None:
+                  prover: str, elf_sha256: str | None = None) -> None:
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO proofs (code, verdict, status, detail, "
-                            "seconds, prover) VALUES (?,?,?,?,?,?)",
+                            "seconds, prover, elf_sha256) VALUES (?,?,?,?,?,?,?)",
                             (code, verdict, json.dumps(status), json.dumps(detail), seconds,
-                             prover))
-
-    def text_of(self, code: str) -> str:
-        """The variant text of a point that emits `code` (any one: they
-        emit the same routine)."""
-        row = self.db.execute("SELECT text FROM points WHERE code=? LIMIT 1", (code,)).fetchone()
-        assert row is not None, f"no point of the store emits {code}"
-        return row[0]
+                             prover, elf_sha256))
 
     def proof_of(self, code: str) -> str | None:
         r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()

@@ -35,9 +35,10 @@ class Target:
         return self.misaligned == "fast"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Phases:
     """The phases of one copy or fill routine (docs/strategies.md, "The phases").
+    Built by keyword only: the fields are many and several share a type.
 
     threshold:   sizes below it take the pure byte loop.
     align:       "dst": byte head until dst is aligned; "none": no head;

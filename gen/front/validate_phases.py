@@ -104,11 +104,12 @@ def routine_phases(item: Item, kind: str, target: Target, warnings: list) -> Pha
         _check_live_words(s, word_unroll, word_schedule, shift_unroll, shift_schedule, limits)
     then = _then_classes(s, kind, word_unroll, shift_unroll, limits)
     threshold = _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,
-                           tested=then[0] > 0, head_word="ends" in s and align == "dst"
-                           and s["ends"].values[0] == "overlap" and tail != "ladder")
-    ph = Phases(threshold, align, word_unroll, word_schedule, shift_unroll,
-                shift_schedule, tail, _fault(s),
-                *then)
+                           tested=then["then_unroll"] > 0, head_word="ends" in s
+                           and align == "dst" and s["ends"].values[0] == "overlap"
+                           and tail != "ladder")
+    ph = Phases(threshold=threshold, align=align, word_unroll=word_unroll,
+                word_schedule=word_schedule, shift_unroll=shift_unroll,
+                shift_schedule=shift_schedule, tail=tail, fault=_fault(s), **then)
     if tail == "jump":
         _check_jump(s, kind, ph)
     if tail == "steps" and not ph.tested:
@@ -411,8 +412,9 @@ def _then_class(s: dict[str, Setting], key: str, first: int, what: str,
 
 
 def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unroll: int,
-                  limits: dict[str, int]) -> tuple[int, str, int, str]:
-    """The second size class of the word and shift loops (`then words`, `then shift`)."""
+                  limits: dict[str, int]) -> dict[str, int | str]:
+    """The second size class of the word and shift loops (`then words`, `then shift`),
+    as the keywords of Phases."""
     for key in ("then_words", "then_shift"):
         if key in s and kind not in UACCESS_LOWERED:
             raise CopygenError(f"`{key.replace('_', ' ')}` applies to copy_user, "
@@ -432,7 +434,8 @@ def _then_classes(s: dict[str, Setting], kind: str, word_unroll: int, shift_unro
     words = _then_class(s, "then_words", word_unroll, "words",
                         limits["words"] if kind not in FILLS else MAX_UNROLL)
     shift = _then_class(s, "then_shift", shift_unroll, "shift", limits["shift"])
-    return (*words, *shift)
+    return {"then_unroll": words[0], "then_schedule": words[1],
+            "then_shift_unroll": shift[0], "then_shift_schedule": shift[1]}
 
 
 def _threshold(s, kind, align, word_unroll, shift_unroll, fast, tail, warnings,

@@ -43,13 +43,14 @@ Registers: a0 dst (returned), a1 the byte then the replicated word, a2 n,
 t0 cursor, a6 end, a3 word end, a4 skip, a5 the jump target.
 
 Role: decisions only; the file around it is templates/string_function.S.j2's.
-May import gen.emission.ir, gen.front.strategy, gen.lower.registers.
+May import gen.emission.ir, gen.front.strategy, gen.lower.registers, gen.phases.pieces.
 """
 from __future__ import annotations
 
 from copygen.gen.emission.ir import Function, Insn, Label, Phase
 from copygen.gen.front.strategy import SZREG, Phases, Target
 from copygen.gen.lower.registers import honour
+from copygen.gen.phases.pieces import head_stores
 
 CUR, END, WEND, SKIP, TARGET = "t0", "a6", "a3", "a4", "a5"
 PFX = "memset"
@@ -155,15 +156,7 @@ def _head() -> Phase:
                   "*(unsigned long *)dst = c; dst += SZREG;",
                   "if (dst >= wend) goto done;"),
                  ((SKIP, "dst rounded up to 2, then to 4"),),
-                 (Insn("sb", ("a1", f"0({CUR})")),
-                  Insn("addi", (SKIP, CUR, "1")),
-                  Insn("andi", (SKIP, SKIP, "-2")),
-                  Insn("sh", ("a1", f"0({SKIP})")),
-                  Insn("addi", (SKIP, CUR, "3")),
-                  Insn("andi", (SKIP, SKIP, "-4")),
-                  Insn("sw", ("a1", f"0({SKIP})")),
-                  Insn("addi", (CUR, CUR, "SZREG-1")),
-                  Insn("andi", (CUR, CUR, "-SZREG")),
+                 (*head_stores("a1", CUR, scratch=SKIP),
                   Insn("sd", ("a1", f"0({CUR})")),
                   Insn("addi", (CUR, CUR, "SZREG")),
                   Insn("andi", (WEND, END, "-SZREG")),

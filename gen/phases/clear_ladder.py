@@ -42,7 +42,7 @@ from __future__ import annotations
 
 from copygen.gen.phases.fixups import FaultExits
 from copygen.gen.emission.ir import Function, Insn, Label, Phase, without_jumps_to_next
-from copygen.gen.phases.pieces import tail_overlap, zero_head_pieces
+from copygen.gen.phases.pieces import head_stores, tail_overlap
 from copygen.gen.phases.schedule import units
 from copygen.gen.front.strategy import SZREG, ClearUser, Phases
 from copygen.gen.phases.uaccess_phases import (END, byte_phase, done_phase, fault_phase, sum_on)
@@ -157,7 +157,7 @@ def _class_phase(pfx: str, k: int, lo: int, exits: FaultExits) -> list[Phase]:
 
 
 def _head(pfx: str, exits: FaultExits) -> Phase:
-    body = [*zero_head_pieces(exits),
+    body = [*head_stores("zero", "a0", exits.label(0)),
             Insn("beq", ("a0", SPAN, f".L{pfx}_tail_pieces"), note="no whole word: the last bytes"),
             Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
                  note="again over bytes the pieces stored"),

@@ -30,8 +30,9 @@ exit's offset names it), so a fault returns end minus its address.  With
 SZREG bytes up to the threshold stores a word at dst and one ending at
 end instead of taking the byte loop (`short_words`).
 
-Role: phase builders for `ends pieces` and `ends overlap`.  May import gen.emission.ir, gen.phases.fixups,
-gen.front.strategy, gen.phases.uaccess_phases.
+Role: phase builders for `ends pieces` and `ends overlap`, and the fill's
+alignment head (`head_stores`) that the assembly memset shares.  May import
+gen.emission.ir, gen.phases.fixups, gen.front.strategy, gen.phases.uaccess_phases.
 """
 from __future__ import annotations
 
@@ -172,19 +173,35 @@ def tail_pieces(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
             done_phase(pfx, sum_held, f".L{pfx}_pieces_done")]
 
 
-def zero_head_pieces(exits: FaultExits) -> list[Insn]:
-    """A zero byte, halfword and word at dst rounded up to 1, 2 and 4, a0
-    on each piece as it stores, then a0 = dst rounded up to SZREG; the
-    word may lie up to 4 bytes past it (dst & 7 >= 5)."""
-    return [Insn("sb", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "1")),
-            Insn("andi", ("a0", "a0", "-2"), note="dst rounded up to 2"),
-            Insn("sh", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "2")),
-            Insn("andi", ("a0", "a0", "-4"), note="dst rounded up to 4"),
-            Insn("sw", ("zero", "0(a0)"), exits.label(0)),
-            Insn("addi", ("a0", "a0", "4")),
-            Insn("andi", ("a0", "a0", "-8"), note="dst rounded up to SZREG")]
+def head_stores(value: str, cur: str, fixup: str | None = None,
+                scratch: str | None = None) -> list[Insn]:
+    """The sub-word alignment head of a fill, without a test: the low byte,
+    halfword and word of `value` at dst (in `cur`) rounded up to 1, 2 and 4,
+    each naturally aligned, then cur = dst rounded up to SZREG.  Together
+    the pieces cover every byte up to the aligned dst; a piece may store
+    again bytes of the one before it, and for dst & 7 >= 5 the word lies up
+    to 4 bytes past the aligned dst, which the caller's threshold keeps
+    inside the buffer.
+
+    Without `scratch`, cur steps onto each piece as it stores, so that a
+    fault exit (`fixup`, taken with cur at the piece) returns end minus the
+    piece's address.  With `scratch` (a memset, which cannot fault), each
+    piece's address is computed from dst into it, no address waiting for
+    the one before, and cur moves once."""
+    out: list[Insn] = []
+    at = cur
+    for size in (1, 2, 4):
+        up = 2 * size
+        out.append(Insn(STORE[size], (value, f"0({at})"), fixup))
+        if scratch is None:
+            out += [Insn("addi", (cur, cur, str(size))),
+                    Insn("andi", (cur, cur, str(-up)),
+                         note=f"dst rounded up to {'SZREG' if up == SZREG else up}")]
+            continue
+        at = cur if up == SZREG else scratch
+        out += [Insn("addi", (at, cur, "SZREG-1" if up == SZREG else str(up - 1))),
+                Insn("andi", (at, at, "-SZREG" if up == SZREG else str(-up)))]
+    return out
 
 
 def head_overlap(pfx: str, exits: FaultExits) -> Phase:
@@ -202,7 +219,7 @@ def head_overlap(pfx: str, exits: FaultExits) -> Phase:
     Faults: a0 is each piece's address when it stores, and every byte below
     it is zeroed.  A piece that overlaps the one before it lies in the same
     naturally aligned word, so in a page already written: it cannot fault."""
-    body = [*zero_head_pieces(exits),
+    body = [*head_stores("zero", "a0", exits.label(0)),
             Insn("REG_S", ("zero", "0(a0)"), exits.label(0),
                  note="again over bytes the pieces stored"),
             Insn("addi", ("a0", "a0", "SZREG")),

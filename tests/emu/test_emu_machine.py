@@ -6,6 +6,7 @@ import pytest
 
 from copygen import emu
 from copygen.emu.hart.machine import SR_SUM
+from copygen.emu.insn.encode import encode
 
 USER = 0x1000_0000
 KERN = 0x9000_0000
@@ -118,3 +119,29 @@ def test_map_rejects_partial_pages(m):
         m.map(USER + 1, 4096, user=True)
     with pytest.raises(emu.MapError):
         m.read(0x7000_0000, 4)
+
+
+def test_a_started_call_runs_watched_to_its_return(m):
+    """start_call sets the call up as `call` does; run_watched calls the
+    hook before each watched instruction and stops at the return."""
+    m.write(USER, b"xyz")
+    entry = m.start_call("byte_copy_user", KERN, USER, 3)
+    loop = m.symbol("byte_copy_user") + 10          # the lb of the byte loop
+    seen = []
+    m.run_watched(10_000, {loop}, lambda pc: seen.append((pc, m.hart.x[12])))
+    assert seen == [(loop, 3), (loop, 2), (loop, 1)]
+    assert m.hart.x[10] == 0 and m.read(KERN, 3) == b"xyz" and m.callee_saved_kept(entry)
+    assert entry[10:13] == (KERN, USER, 3) and entry[1] == emu.RETURN_SENTINEL
+
+
+def test_a_watched_run_ends_a_fixup_that_faults_forever():
+    """Every step counts, a faulting one too: a load whose fixup is itself
+    retires nothing, and still ends at the step limit."""
+    m = emu.Machine()
+    m.map(KERN, 4096, user=False, executable=True)
+    m.write(KERN, encode("lb", rd=10, rs1=11).to_bytes(4, "little"))
+    m.hart.extable[KERN] = KERN
+    m.start_call(KERN, 0, USER)                     # a1: an unmapped address
+    with pytest.raises(emu.StepLimit):
+        m.run_watched(50)
+    assert len(m.hart.faults) == 50 and m.hart.instret == 0

@@ -330,7 +330,7 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
     store.add_proof(codes[1], "unknown", {}, {}, 1.0, prover_fingerprint())
     store.add_proof(codes[2], "proved", {}, {}, 1.0, "an older prover")
     asked = []
-    monkeypatch.setattr(run, "_prove", lambda st, code, *rest: asked.append(code))
+    monkeypatch.setattr(run, "_prove", lambda st, row, *rest: asked.append(row["code"]))
     run.prove_top(store, run_id, "copy_user", 3, str(tmp_path / "proofs"), 1)
     assert asked == [codes[0]]
     # until it is asked again, the older prover's unknown disqualifies nothing

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from copygen.emu.api import RETURN_SENTINEL, Machine
+from copygen.emu.api import Machine
 from copygen.emu.errors import Oops, StepLimit
 from copygen.emu.hart.machine import SR_SUM, SSTATUS
 from copygen.emu.insn.decode import ABI
@@ -88,6 +88,9 @@ class Outcome:
     error: str | None = None   # oops / step limit
     error_kind: str | None = None  # Oops | StepLimit | BadJump (a fetch outside the code)
     snapshots: list = field(default_factory=list)
+    init: tuple = ()           # the registers at the entry
+    faults: list = field(default_factory=list)  # each fault resumed at its fixup
+    vstart: int = 0            # the vector unit's vstart at the return
     loads: list | None = None  # (address, size) of every load, when recorded
     rule_breaks: list | None = None  # R1: what broke the register rules, when given
 
@@ -136,8 +139,8 @@ def _region(m: Machine, base: int, size: int, user: bool, fill: bytes, pad: int)
     m.write(base, fill)
 
 
-def setup(image, sc: Scenario) -> Machine:
-    m = Machine(image)
+def setup(image, sc: Scenario, vlen: int | None = None) -> Machine:
+    m = Machine(image, vlen=vlen)
     if sc.shared:
         lo = min(sc.D, sc.S)
         size = max(sc.D, sc.S) + sc.N - lo
@@ -172,17 +175,20 @@ def step_bound(n: int) -> int:
 
 
 def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = None,
-        record_loads: bool = True, rules=None) -> Outcome:
+        record_loads: bool = True, rules=None, vlen: int | None = None,
+        vector_at_entry: bool = False) -> Outcome:
     """One call under the scenario; every load is recorded (B2, B2s) unless
     `record_loads` is off, and a run past `max_steps` (default step_bound(n))
     ends with error_kind StepLimit: a T1 counterexample.  With register
     `rules` (verify.contract.rules) every instruction that breaks them is
-    recorded, and a reserved register changed at the return (R1)."""
+    recorded, and a reserved register changed at the return (R1).  A vector
+    routine runs at `vlen`, with sstatus.VS on (`vector_at_entry`) as inside
+    the kernel's vector section."""
     max_steps = step_bound(sc.N) if max_steps is None else max_steps
-    m = setup(image, sc)
-    entry = image.address_of(symbol)
+    m = setup(image, sc, vlen)
     hart, out = m.hart, Outcome(sum_at_entry=holds_sum(symbol))
-    saved = m._setup_call(entry, args_for(sc), out.sum_at_entry)
+    out.init = m.start_call(symbol, *args_for(sc), sum_at_entry=out.sum_at_entry,
+                            vector_at_entry=vector_at_entry)
     if record_loads:
         recorder = LoadRecorder()
         m.attach(recorder)
@@ -191,30 +197,21 @@ def run(image, symbol: str, sc: Scenario, trace_pcs=(), max_steps: int | None = 
         watch = RuleRecorder(rules)
         m.attach(watch)
         out.rule_breaks = watch.breaks
-    init = list(hart.x)
-    trace = set(trace_pcs)
     try:
-        for _ in range(max_steps):
-            if hart.pc == RETURN_SENTINEL:
-                break
-            if hart.pc in trace:
-                out.snapshots.append((hart.pc, tuple(hart.x), hart.csrs[SSTATUS],
-                                      _read_dst(m, sc)))
-            hart.step()
-        else:
-            raise StepLimit(hart.pc, max_steps)
+        m.run_watched(max_steps, set(trace_pcs), lambda pc: out.snapshots.append(
+            (pc, tuple(hart.x), hart.csrs[SSTATUS], _read_dst(m, sc))))
     except (Oops, StepLimit) as err:
         out.error, out.error_kind = str(err), type(err).__name__
         if isinstance(err, Oops) and err.cause.startswith("fetch"):
             out.error_kind = "BadJump"
-    out.init = init
     out.faults = list(hart.faults)
     out.ret = hart.x[10]
     out.sum_at_exit = bool(hart.csrs[SSTATUS] & SR_SUM)
-    out.callee_ok = all(hart.x[r] == v for r, v in saved.items())
+    out.callee_ok = m.callee_saved_kept(out.init)
+    out.vstart = hart.v.vstart
     if rules:
         out.rule_breaks += [f"{ABI[r]} changed at the return" for r in rules.reserved_numbers
-                            if hart.x[r] != init[r]]
+                            if hart.x[r] != out.init[r]]
     out.dst = _read_dst(m, sc)
     out.before = _read(m, sc.D - MARGIN, MARGIN)
     out.after = _read(m, sc.D + sc.N, MARGIN)
@@ -277,7 +274,7 @@ def verdicts(sc: Scenario, out: Outcome, string: bool = False) -> dict[str, bool
             v["C1"] = False
         return v
     v["S1"] = out.sum_at_exit == out.sum_at_entry
-    v["S2"] = not any("SUM clear" in f.cause for f in getattr(out, "faults", ()))
+    v["S2"] = not any("SUM clear" in f.cause for f in out.faults)
     v["A1"] = out.callee_ok
     v["B1"] = out.before == sc.initial(sc.D - MARGIN, MARGIN) and \
         out.after == sc.initial(sc.D + n, MARGIN)

@@ -4,9 +4,10 @@ called with dst and n, and its expected bytes are zeros.
 
 A failed check's query is solved again with n as small as it goes; the
 model gives the call (n, dst's and src's page offsets, the first
-inaccessible byte of the user buffer), which is rebuilt concretely: the
-user buffer on pages of its own, every page from the fault on unmapped,
-the kernel buffer elsewhere, sstatus.VS on as inside the kernel's vector
+inaccessible byte of the user buffer), which is rebuilt concretely as every
+concrete run of the verifier is (verify.invariants.concrete): the user
+buffer on pages of its own, every page from the fault on unmapped, the
+kernel buffer elsewhere, sstatus.VS on as inside the kernel's vector
 section.  The routine runs to its return in emu.Machine at that VLEN, and
 the run is read for the clause: the return value (C1-C6, V5), sstatus.SUM
 (S1), the callee-saved registers (A1), dst's bytes (C1, C3, C4), vstart
@@ -16,7 +17,8 @@ left unknown.  When no model's run shows the clause, a few small calls
 (faults at, inside and just past the first chunk) are tried.
 
 Role: failed vector checks -> verdicts with replayed counterexamples.
-May import z3, emu, verify.solver.budget, verify.contract.world, verify.symbolic.z3ops.
+May import z3, emu, verify.invariants.concrete, verify.solver.budget, verify.contract.world,
+verify.symbolic.z3ops.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 import z3
 
 from copygen import emu
+from copygen.verify.invariants import concrete
 from copygen.verify.solver.budget import budget
 from copygen.verify.contract.world import PAGE
 from copygen.verify.symbolic.z3ops import bv
@@ -85,43 +88,22 @@ def call_from(world, m, vlen: int) -> VecCall:
 
 
 def run(image, symbol: str, call: VecCall, seed: int = 7) -> VecRun:
-    """The call in the emulator: each buffer in an area of its own (n
-    plus three pages), the user buffer's pages from the fault on
-    unmapped."""
-    m = emu.Machine(image, vlen=call.vlen)
-    area = (call.n // PAGE + 3) * PAGE
-    m.map(USER, area, user=True)
-    m.map(KERNEL, area, user=False)
-    src_base, dst_base = (USER, KERNEL) if call.kind == "from" else (KERNEL, USER)
-    data = random.Random(seed).randbytes(area)
-    m.write(src_base, data)
-    m.write(dst_base, b"\xee" * area)
-    if call.fault is not None:
-        page = (call.user + call.fault) & ~(PAGE - 1)
-        m.unmap(page, USER + area - page)
-    src = bytes(data[call.src - src_base:call.src - src_base + call.n])
-    args = (call.dst, call.n) if call.kind == "clear" else (call.dst, call.src, call.n)
-    if call.kind == "clear":
-        src = bytes(call.n)           # what a clear must leave
+    """The call in the emulator, laid out as every concrete run of the
+    verifier is (verify.invariants.concrete): random source bytes, the user
+    buffer's pages from the fault on unmapped, sstatus.VS on, SUM as the
+    symbol says (what call.sum_held records)."""
+    data = random.Random(seed).randbytes(call.n)
+    sc = concrete.Scenario(call.kind, call.dst, call.src, call.n, data, b"\xee" * call.n,
+                           F=None if call.fault is None else call.user + call.fault)
+    want = sc.expected()          # the source's bytes, or a clear's zeros
     try:
-        r = m.call(symbol, *args, step_limit=STEPS,
-                   sum_at_entry=call.sum_held, vector_at_entry=True)
+        out = concrete.run(image, symbol, sc, max_steps=STEPS, record_loads=False,
+                           vlen=call.vlen, vector_at_entry=True)
     except emu.EmuError as err:
-        return VecRun(error=str(err), src=src)
-    return VecRun(r.ret, m.hart.v.vstart, r.sum_at_exit, r.callee_saved_ok,
-                  _read(m, call), src)
-
-
-def _read(m, call: VecCall) -> bytes:
-    """dst's bytes where they are readable (an unmapped byte reads as 0xee,
-    as before the call)."""
-    out = bytearray(b"\xee" * call.n)
-    for i in range(call.n):
-        try:
-            out[i] = m.read(call.dst + i, 1)[0]
-        except emu.EmuError:
-            pass
-    return bytes(out)
+        return VecRun(error=str(err), src=want)
+    if out.error is not None:
+        return VecRun(error=out.error, src=want)
+    return VecRun(out.ret, out.vstart, out.sum_at_exit, out.callee_ok, out.dst, want)
 
 
 def shows(clause: str, call: VecCall, out: VecRun) -> bool:
