@@ -5,7 +5,7 @@ the options, checks the paths it will write, draws the stages as progress
 bars and prints the ranking through tune.report; with --measured, the
 board's figures of the baselines and the winner beside the model's.  May
 import click, rich, copygen.errors, measure.workload, measure.dispatch,
-measure.measured, measure.rank, tune, copygen.output.
+measure.measured, tune.session, tune.report, copygen.output.
 """
 from __future__ import annotations
 
@@ -15,16 +15,14 @@ import sys
 
 import click
 
-from copygen.errors import CopygenError, Loc
+from copygen.errors import CopygenError
 from copygen.measure import measured
 from copygen.measure.dispatch import parse_vector_state
-from copygen.measure.rank import plan
 from copygen.measure.workload import ALIGN_MIXES, make_workload
 from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, command, envelope, exit_help, named_files,
                             output_dir, output_file, plain_tables, print_tables, progress, table_console)
 from copygen.tune import report
-from copygen.tune.evaluate import SYMBOL
-from copygen.tune.session import Ranking, Request, Watch, default_db, show_store, tune_sweep
+from copygen.tune.session import Ranking, Request, Watch, default_db, on_board, show_store, tune_sweep
 
 MEASURED_HELP = ("A board's measurements (docs/measurements.md; repeatable), e.g. hwbench run on the "
                  "baselines and on the report's winner.copy: for each of those the board measured, the "
@@ -227,33 +225,6 @@ def _check_measured(files) -> None:
     """Each file reads and is a board's, before anything runs."""
     for f in files:
         measured.load([f], "")
-
-
-def on_board(r: Ranking, files) -> dict | None:
-    """{baseline or "winner": what the board measured of it under the run's
-    workload}, for each the files have rows of; None without files.  A file
-    with rows of none of them is an error naming what it could have held."""
-    if not files:
-        return None
-    args = r.meta.get("args") or {}
-    wl = make_workload(r.meta["workload"], args.get("align_mix", "spec"))
-    cases = plan(SYMBOL[r.meta["kind"]], wl)
-    sources = {b: (b, e.get("expected")) for b, e in r.baselines.items()}
-    if r.winner:
-        sources["winner"] = ("winner.copy", r.winner["expected"])
-    out = {}
-    for label, (source, modelled) in sources.items():
-        cells = measured.load(list(files), source)
-        share, cycles = measured.expectation(cells, cases)
-        if share:
-            out[label] = {"source": measured.source_name(source), "share": round(share, 4),
-                          "expected_cycles": None if cycles is None else round(cycles, 2),
-                          "modelled_cycles": modelled, "on": cells.provenance()}
-    if not out:
-        wanted = ", ".join(measured.source_name(s) for s, _ in sources.values()) or "none (no baseline, no winner)"
-        raise CopygenError("no row measures a baseline or the winner under the run's workload",
-                           Loc(files[0]), hint=f"rows are matched by source_file: {wanted}")
-    return out
 
 
 def _board_lines(board: dict) -> list[str]:

@@ -75,15 +75,15 @@ def set_value(lines: list[str], table: str, key: str, value: int, note: str) -> 
             m = key_re.match(lines[i])
             if m:
                 old = m.group(3).strip()
-                was = f" (was {old}" + (f": {m.group(6).strip()}" if m.group(6) else "") + ")"
+                start = f" (start {old}" + (f": {m.group(6).strip()}" if m.group(6) else "") + ")"
                 head = f"{m.group(1)}{key}{m.group(2)}{value}"
                 column = m.start(5) if m.group(5) else 0       # keep the comments' column
                 lines = list(lines)
-                lines[i] = f"{head.ljust(column - 1)} # fitted: {note}{was}"
+                lines[i] = f"{head.ljust(column - 1)} # fitted: {note}{start}"
                 return lines
         end = _own_end(lines, a, b)
-        return lines[:end] + [f"{key} = {value}  # fitted: {note} (the engine's default before)"] + lines[end:]
-    return lines + ["", f"[{table}]", f"{key} = {value}  # fitted: {note} (the engine's default before)"]
+        return lines[:end] + [f"{key} = {value}  # fitted: {note} (start: the engine's default)"] + lines[end:]
+    return lines + ["", f"[{table}]", f"{key} = {value}  # fitted: {note} (start: the engine's default)"]
 
 
 def set_name(lines: list[str], name: str) -> list[str]:

@@ -28,6 +28,7 @@ from copygen.gen.front.validate import STRING_FNS, load_file
 from copygen.measure.bench import timing_fingerprint
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune import report
+from copygen.tune.board import on_board  # noqa: F401  (the command's one door)
 from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
 from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, job_for, plan,
                               prove_top, ranked, winner)

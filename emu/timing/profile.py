@@ -218,11 +218,14 @@ def provenance(cal: dict) -> str:
     measurements it was fitted to and its cross-validated error, or that it
     was fitted to none."""
     cv = cal.get("cross_validated_error_pct")
-    if not (cal.get("data") and isinstance(cv, dict) and cv):
+    if not cal.get("data"):
         return f"not fitted to a board's measurements; calibration error {cal['error']}"
     board = f" on {cal['board']}" if isinstance(cal.get("board"), str) else ""
+    fitted = f"fitted to {Path(str(cal['data'])).name}{board}"
+    if not (isinstance(cv, dict) and cv):
+        return f"{fitted}, not cross-validated; {cal['error']}"
     errors = ", ".join(f"{v:g} % {k}" for k, v in cv.items())
-    return f"fitted to {Path(str(cal['data'])).name}{board}, cross-validated error {errors}"
+    return f"{fitted}, cross-validated error {errors}"
 
 
 def provenance_of(name: str) -> str:
