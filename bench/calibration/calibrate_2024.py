@@ -196,8 +196,9 @@ def fit_one(name: str, cfg: dict, elf: Path, args) -> tuple[dict, str]:
     cells = cells_of(table)
     model = Model(data, f"{name}.toml", {"memcpy": elf}, max(c.size for c in cells))
     cons = Ratios2021().constraints(cfg["ratios"]) if cfg["ratios"] else []
+    prior = cfg.get("prior", 0.0) if args.prior is None else args.prior
     problem = Problem(model, cells, resolve_params(cfg["free"], data, base), constraints=cons,
-                      budget=args.budget, restarts=args.restarts, tick=ticker(name, model))
+                      budget=args.budget, restarts=args.restarts, prior=prior, tick=ticker(name, model))
     cal = calibrate(problem, CV)
     about = About(DATA_SHOWN, SOURCE, dict(table.header),
                   {"memcpy": f"{MEMCPY}@v6.12, from the tree `copygen tree` unpacks"},
@@ -272,6 +273,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="write emu/profiles/u74.toml and c910.toml (fitted from u74_spec.toml and c910_spec.toml)")
     ap.add_argument("--budget", type=int, default=400, help="points per local search")
     ap.add_argument("--restarts", type=int, default=0, help="local searches from random points")
+    ap.add_argument("--prior", type=float, default=None,
+                    help="weight pulling the fit towards the start profile's values "
+                         "(default: each fit's own, FITS)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
     src = cache_dir() / "linux-source-6.12" / MEMCPY
