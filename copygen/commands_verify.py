@@ -41,7 +41,9 @@ VERIFY_EXIT = exit_help(
     (EXIT["unanalysable"], "bad input (a located error with a hint), or nothing could be "
                            "analysed (the reason is shown)"),
     (EXIT["violated"], "a clause is violated (a replayed counterexample is shown)"),
-    (EXIT["unknown"], "a clause stays unknown (neither proved nor violated)"))
+    (EXIT["unknown"], "a clause stays unknown (neither proved nor violated), also when the "
+                      f"runs of every n <= {MEMMOVE_BOUND} memmove gets without --bounded all "
+                      "keep it"))
 
 
 def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee=None, rules=None):
@@ -57,16 +59,28 @@ def _prove(elf, sym, kind, bounded, jobs, stage, all_clauses, callee=None, rules
     return rep
 
 
+def _held_line(reports, console) -> None:
+    """The first line when memmove's own runs (not asked for) kept what its
+    proof left unknown: they are no proof, and the verdict says so."""
+    held = sorted({n for reps in reports.values() for r in reps for n in r.held_up_to.values()})
+    if held:
+        console.print(f"unknown: not proved for every n; every n <= {held[-1]} ran and kept "
+                      f"what memmove's proof left open, which is no proof (--bounded "
+                      f"{held[-1]} accepts that bound)")
+
+
 def _short(symbol: str) -> str:
     """copy_to_user for __asm_copy_to_user: the table stays narrow."""
     return symbol.removeprefix("__asm_").lstrip("_")
 
 
-def _cell(clause: str, st: str | None, require) -> str:
+def _cell(clause: str, st: str | None, require, held: int | None = None) -> str:
     if st is None:
         return "-"
     if clause in PROPERTIES and clause not in require:
         return "yes" if st == "proved" else ("no" if st == "violated" else st)
+    if held is not None:        # runs nobody asked for: shown, not a verdict
+        return f"{MARK['unknown']} (n <= {held} ran)"
     return MARK.get(st, f"[cyan]{st}[/]")
 
 
@@ -80,7 +94,7 @@ def _table(title: str, reports, verdicts, require, console) -> None:
         t.add_column(_short(r.symbol), justify="center")
     for c in clauses:
         name = f"{c} (property)" if c in PROPERTIES and c not in require else c
-        t.add_row(name, *[_cell(c, r.status.get(c), require) for r in reports])
+        t.add_row(name, *[_cell(c, r.status.get(c), require, r.held_up_to.get(c)) for r in reports])
     t.add_row("verdict", *verdicts)
     t.add_row("seconds", *[f"{r.seconds:.0f}" for r in reports])
     console.print(t)
@@ -216,8 +230,11 @@ def _compose(reports) -> None:
 @click.option("--routine", "only", multiple=True, help=ROUTINE_HELP)
 @click.option("--bounded", type=click.IntRange(min=0), default=0, metavar="N",
               help="Also run every n <= N, all 64 alignment pairs and every fault offset "
-                   "(memmove: every overlap of src and dst, both directions; what memmove's "
-                   "proof leaves unknown is run for n <= 64 without this).")
+                   "(memmove: every overlap of src and dst, both directions); a clause the "
+                   "proof leaves unknown that every run keeps then holds for n <= N, verdict "
+                   "'bounded', exit 0.  Without this, what memmove's proof leaves unknown is "
+                   f"run for n <= {MEMMOVE_BOUND} too, to find a counterexample: runs that find "
+                   "none are shown, and the clause stays unknown (exit 4).")
 @click.option("--require", "require", multiple=True, type=click.Choice(sorted(PROPERTIES)),
               help="Make a property part of the verdict (B2s: no load outside [src, src+n)).")
 @click.option("--all-clauses", is_flag=True,
@@ -249,7 +266,8 @@ def verify(files, only, bounded, require, all_clauses, reserve, jump_register, j
     of the user-copy contract is reported on its own: proved (for every n),
     violated (with a counterexample replayed in the emulator), unknown (the
     solver or the inferred loop invariants were not strong enough) or, with
-    --bounded N, holding for every n <= N.  A sample run that already
+    --bounded N, holding for every n <= N (verdict "bounded": only --bounded
+    makes runs of every n <= N part of the verdict).  A sample run that already
     breaks a clause ends the proof: the clauses no concrete run breaks are
     then "not checked" (--all-clauses proves them).  B2s (no load outside [src,
     src+n)) is a property, shown but not required, unless --require B2s.
@@ -291,6 +309,8 @@ def verify(files, only, bounded, require, all_clauses, reserve, jump_register, j
         elif overall == "proved" and bounded:
             console.print(f"bounded: every n <= {bounded} checked, and every required clause is "
                           "proved for every n")
+        elif overall == "unknown":
+            _held_line(reports, console)
         for f, _, _ in plan:
             _table(f"copygen verify {f}", reports[f], verdicts[f], require, console)
     return EXIT[overall]

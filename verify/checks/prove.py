@@ -32,6 +32,8 @@ from copygen.verify.solver.heap import keep_freed
 from copygen.verify.invariants.houdini import Proof
 from copygen.verify.invariants.infer import bases, guess
 from copygen.verify.invariants.samples import collect
+from copygen.verify.symbolic.explore import Unbounded
+from copygen.verify.symbolic.unroll import unrolling
 from copygen.verify.symbolic.summary import Summary, candidates, names_sp, overlapping_call, usable
 from copygen.verify.invariants.liveness import prune
 from copygen.verify.symbolic.nowrap import lemmas
@@ -52,13 +54,16 @@ class RoutineReport:
     invariants: dict = field(default_factory=dict)  # loop head -> number kept
     examples: dict = field(default_factory=dict)    # clause -> replayed counterexample
     calls: dict = field(default_factory=dict)       # callee -> how its calls were taken
+    # clause -> N: left unknown by the proof, kept by every concrete run
+    # n <= N that nobody asked for (memmove's); no part of the verdict
+    held_up_to: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"symbol": self.symbol, "kind": self.kind, "status": self.status,
                 "detail": self.detail, "counterexamples": self.examples,
                 "seconds": round(self.seconds, 2),
                 "invariants": {hex(k): v for k, v in self.invariants.items()},
-                "calls": self.calls}
+                "calls": self.calls, "held_up_to": self.held_up_to}
 
 
 # how long a fault path's C3 coverage goal (alone or standing for C1's
@@ -69,7 +74,8 @@ class RoutineReport:
 RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
-# the word loops and a whole unrolled block of every example
+# the word loops and a whole unrolled block of every example.  A run finds
+# counterexamples; one that finds none leaves the clause unknown
 MEMMOVE_BOUND = 64
 # a check about the watched byte gets this long in one query, D written
 # S + DS (World.relative), before it is asked for each value of W that
@@ -251,7 +257,10 @@ class ClauseChecker:
                     self._bv("R1", start, cond, kept, pc, "a reserved register changed at a return")
                 if string:
                     self._bv("C1", start, cond, ret == w.D, pc, "does not return dst")
-                    self.checks.extend(self._cover("C1", start, cond, st, w.N, pc,
+                    # memmove, dst == src: a byte left unwritten holds its
+                    # source byte (Linux's memmove.S returns at once)
+                    same = [w.D != w.S] if w.kind in OVERLAP_KINDS else []
+                    self.checks.extend(self._cover("C1", start, cond + same, st, w.N, pc,
                                                    "a byte not written"))
                     self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
                     continue
@@ -401,8 +410,9 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
     with the reason.  memmove is proved in the world where its buffers may
     overlap, in either direction (verify.contract.world); a clause its proof leaves
     unknown is run for every n <= memmove_bound and every overlap
-    (verify.counterexamples.bounded), and reported "holds for n <= N" if every run keeps
-    it, in those words.  `stage` is told the name of each of STAGES as the
+    (verify.counterexamples.bounded): a run that breaks it makes it violated; if every
+    run keeps it, it stays unknown, and RoutineReport.held_up_to says how
+    far the runs went.  `stage` is told the name of each of STAGES as the
     proof enters it (a progress bar advances on it).  A sample run that
     breaks a required clause ends the proof there (verify.counterexamples.early: the
     verdict is violated, the clauses no concrete run breaks are not
@@ -430,7 +440,7 @@ def prove_routine(elf: str, symbol: str, kind: str, replay: bool = True,
                 rep.status[clause] = "unknown"
                 rep.detail[clause] = f"cannot analyse the code: {err}"
         if kind in OVERLAP_KINDS and memmove_bound > 0 and "unknown" in rep.status.values():
-            apply_bounded(elf, rep, memmove_bound, jobs)
+            apply_bounded(elf, rep, memmove_bound, jobs, asked=False)
     rep.seconds = time.time() - t0
     return rep
 
@@ -473,6 +483,25 @@ def summaries(prog: Program, symbol: str, kind: str, found: dict,
     return out, said
 
 
+def _explored(prog: Program, symbol: str, kind: str, routine, snaps: dict | None, world: World,
+              jobs: int) -> tuple[Proof, dict]:
+    """The explored proof and the guesses at its loop heads (from `snaps`,
+    or new sample runs when None).  A loop unrolled too far on some path
+    (verify.symbolic.explore.Unbounded) is cut at its head after all."""
+    while True:
+        if snaps is None:
+            snaps = collect(prog.image, symbol, kind, routine.cut_points)
+        roles = {pc: prog.address_roles(pc) for pc in snaps}
+        guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
+        try:
+            return Proof(prog, routine, world,
+                         {pc: bases(s, roles[pc]) for pc, s in snaps.items()}), guesses
+        except Unbounded as err:
+            routine = prog.routine(routine.entry, opaque=routine.opaque,
+                                   unroll=routine.unrolled - {err.pc})
+            snaps = None
+
+
 def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
            stage: Callable[[str], None], all_clauses: bool,
            callee: Callable[[str, str], RoutineReport], rules: RegisterRules) -> RoutineReport:
@@ -481,28 +510,22 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     found = candidates(prog, entry, kind)
     # sampled as if every call found were summarised: a run that already
     # breaks a clause then costs no callee proof
-    routine = prog.routine(entry, opaque=frozenset(a for a in found if not names_sp(prog, a)))
+    routine = unrolling(prog, entry, frozenset(a for a in found if not names_sp(prog, a)))
     stage(STAGES[0])
     stuck: list = []
     broken: dict = {}
     snaps = collect(prog.image, symbol, kind, routine.cut_points, stuck, broken)
-    if stuck:
-        rep = does_not_terminate(prog, RoutineReport(symbol, kind), stuck, t0)
-        not_checked(rep, rules)
-        return rep
-    if not all_clauses and decides(kind, broken):
-        rep = violated_by_runs(prog, RoutineReport(symbol, kind), broken, t0)
+    if stuck or (not all_clauses and decides(kind, broken)):
+        early = does_not_terminate if stuck else violated_by_runs
+        rep = early(prog, RoutineReport(symbol, kind), stuck or broken, t0)
         not_checked(rep, rules)
         return rep
     summed, calls = summaries(prog, symbol, kind, found, callee, stage, bool(rules))
     if frozenset(summed) != routine.opaque:
-        routine = prog.routine(entry, opaque=frozenset(summed))
-        snaps = collect(prog.image, symbol, kind, routine.cut_points)
-    roles = {pc: prog.address_roles(pc) for pc in snaps}
+        routine, snaps = unrolling(prog, entry, frozenset(summed)), None
     stage(STAGES[1])
-    guesses = guess_all(prog, routine, snaps, kind, roles, jobs)
-    proof = Proof(prog, routine, World(kind, holds_sum(symbol), summaries=summed, rules=rules),
-                  {pc: bases(s, roles[pc]) for pc, s in snaps.items()})
+    proof, guesses = _explored(prog, symbol, kind, routine, snaps,
+                               World(kind, holds_sum(symbol), summaries=summed, rules=rules), jobs)
     stage(STAGES[2])
     proof.houdini(guesses, jobs)
     stage(STAGES[3])

@@ -9,7 +9,9 @@ order of precedence:
 * violated: some required clause is violated (a counterexample was replayed);
 * unknown: some required clause is neither proved nor violated;
 * bounded: every required clause proved, or holding for every n <= N of a
-  --bounded run (the output says so);
+  --bounded run (the output says so).  Only a bound the user asked for
+  counts: the runs memmove gets without --bounded leave a clause unknown
+  however far they went (verify.counterexamples.bounded.apply_bounded);
 * proved: every required clause proved for every n.
 
 Role: verdicts and their exit statuses.  May import verify.contract.clauses.

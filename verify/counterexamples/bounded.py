@@ -5,8 +5,10 @@ with two data patterns; for memmove, every distance of src from dst that
 overlaps it (both directions) and the nearest disjoint ones.
 
 It cross-checks the unbounded proof: a clause the proof left unknown that
-holds in every run is reported "holds for n <= N"; a run that breaks a
-clause makes it violated with that run as the counterexample.
+holds in every run is reported "holds for n <= N" when the user asked for
+the bound (--bounded N), else it stays unknown and the report says how far
+the runs went; a run that breaks a clause makes it violated with that run
+as the counterexample.
 Role: the concrete cross-check.  May import emu.elf, verify.contract.clauses,
 verify.invariants.concrete, verify.counterexamples.exhaustive, verify.solver.parallel, verify.counterexamples.replay.
 """
@@ -50,10 +52,13 @@ def check(elf: str, symbol: str, kind: str, limit: int, jobs: int = 1) -> dict[s
     return bad
 
 
-def apply_bounded(elf: str, rep, limit: int, jobs: int = 1) -> None:
+def apply_bounded(elf: str, rep, limit: int, jobs: int = 1, asked: bool = True) -> None:
     """Fold the exhaustive runs into a report: a clause some run breaks is
     violated (with that run); an unknown or not checked one that every run
-    keeps holds for n <= limit."""
+    keeps holds for n <= limit when the user `asked` for the bound
+    (--bounded).  A run nobody asked for (memmove's, verify.checks.prove)
+    decides no verdict but a violation: such a clause stays unknown, and
+    the report says how far the runs went (RoutineReport.held_up_to)."""
     bad = check(elf, rep.symbol, rep.kind, limit, jobs)
     # what a run does not observe: SUM at each access (loads are recorded)
     unobserved = ("S2",)
@@ -61,7 +66,13 @@ def apply_bounded(elf: str, rep, limit: int, jobs: int = 1) -> None:
         if clause in bad:
             rep.status[clause] = "violated"
             rep.detail[clause] = f"exhaustive run n <= {limit}: {bad[clause]}"
-        elif st in ("unknown", NOT_CHECKED) and clause not in unobserved:
+        elif st not in ("unknown", NOT_CHECKED) or clause in unobserved:
+            continue
+        elif not asked:
+            rep.held_up_to[clause] = limit
+            rep.detail[clause] += (f"; every n <= {limit} ran and kept it, which is no proof "
+                                   f"(--bounded {limit} accepts that bound)")
+        else:
             rep.status[clause] = f"holds for n <= {limit}"
             rep.detail[clause] = (f"every n <= {limit} checked exhaustively; not proved: the "
                                   "proof stopped at a violation" if st == NOT_CHECKED else

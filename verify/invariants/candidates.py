@@ -81,12 +81,15 @@ FACTS = {
     # (a forward copy is safe), or it does (only a backward one is)
     "D-S>=N": (lambda t: (t["D"] - t["S"]) & M64 >= t["N"], lambda e: z3.UGE(e["D"] - e["S"], e["N"])),
     "D-S<N": (lambda t: (t["D"] - t["S"]) & M64 < t["N"], lambda e: z3.ULT(e["D"] - e["S"], e["N"])),
+    # dst starts inside src or just past it (dst == src + n): a backward
+    # copy that also takes the adjacent case
+    "D-S<=N": (lambda t: (t["D"] - t["S"]) & M64 <= t["N"], lambda e: z3.ULE(e["D"] - e["S"], e["N"])),
     # and src does not start inside dst: with the above, the buffers are
     # disjoint (memcpy, reached by a tail call, may then copy in any order)
     "S-D>=N": (lambda t: (t["S"] - t["D"]) & M64 >= t["N"], lambda e: z3.UGE(e["S"] - e["D"], e["N"])),
 }
 # facts only memmove needs (for the other kinds the buffers are disjoint)
-MEMMOVE_FACTS = ("D-S>=N", "D-S<N", "S-D>=N")
+MEMMOVE_FACTS = ("D-S>=N", "D-S<N", "D-S<=N", "S-D>=N")
 
 
 @dataclass(frozen=True)

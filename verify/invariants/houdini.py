@@ -339,7 +339,7 @@ def _explore_once(prog, routine, world: World, bases: dict, dropped: set, before
     """One round: each head's frame from the paths into it explored before
     it; `before` (start -> (head state, segment)) holds a round's segments,
     reused where a head's frame is the one it had then."""
-    ex = Explorer(prog, world, routine.cut_points, [])
+    ex = Explorer(prog, world, routine.cut_points, [], routine.unrolled)
     entry = before[None][1] if None in before else ex.run(SymState.at_entry(world, routine.entry))
     segments = [(None, entry)]
     into: dict[int, list] = defaultdict(list)

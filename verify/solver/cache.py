@@ -86,7 +86,8 @@ class ProofCache:
             return None
         rep = RoutineReport(d["symbol"], d["kind"], d["status"], d["detail"], d["seconds"],
                             {int(k, 16): v for k, v in d.get("invariants", {}).items()},
-                            d.get("counterexamples", {}), d.get("calls", {}))
+                            d.get("counterexamples", {}), d.get("calls", {}),
+                            d.get("held_up_to", {}))
         return rep
 
     def put(self, key: str, rep: RoutineReport) -> None:

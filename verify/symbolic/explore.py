@@ -1,6 +1,8 @@
 """Symbolic exploration of one segment: from a start (the entry or a loop
 head, with its invariant assumed) along every feasible path until each path
-reaches a loop head, returns, or takes a fault exit that returns.
+reaches a loop head, returns, or takes a fault exit that returns.  The head
+of an unrolled loop (Routine.unrolled) is no end: the path runs on through
+it, up to UNROLL_LIMIT times.
 
 Along the way every access yields obligations (formulas that must hold on
 that path): S2 SUM set for user accesses, B1/B2 bounds, X1 a fault that can
@@ -31,6 +33,19 @@ from copygen.verify.contract.world import SR_SUM, World
 from copygen.verify.symbolic.z3ops import Z3_OPS, bv
 
 MAX_STEPS = 20000
+# a path that meets an unrolled loop head (Routine.unrolled) more often than
+# this raises Unbounded: the loop is then cut there like any other
+UNROLL_LIMIT = 16
+
+
+class Unbounded(ProgramError):
+    """A path met unrolled loop heads more than UNROLL_LIMIT times, the last
+    time at `pc`."""
+
+    def __init__(self, pc: int):
+        super().__init__(f"a path meets the unrolled loop at {pc:#x} more than "
+                         f"{UNROLL_LIMIT} times")
+        self.pc = pc
 
 
 @dataclass
@@ -135,8 +150,10 @@ def access_obligations(world: World, acc, pc: int, st: SymState, cond: list) -> 
 
 
 class Explorer:
-    def __init__(self, prog: Program, world: World, cut_points, assumptions: list):
+    def __init__(self, prog: Program, world: World, cut_points, assumptions: list,
+                 unrolled=frozenset()):
         self.prog, self.world, self.cuts = prog, world, set(cut_points)
+        self.unrolled = frozenset(unrolled)
         self.solver = z3.Solver()
         budget(self.solver, 20000)
         self.solver.add(*world.preconditions(), *assumptions)
@@ -159,16 +176,21 @@ class Explorer:
     def run(self, start: SymState, cond: list | None = None) -> Segment:
         seg = Segment(start.pc)
         start.rom = self.prog.read_const
-        work = [(start, list(cond or []), False, True, None)]
+        # the last item: how often the path met an unrolled loop head
+        work = [(start, list(cond or []), False, True, None, 0)]
         while work:
-            st, cond, faulted, first, witness = work.pop()
+            st, cond, faulted, first, witness, laps = work.pop()
             if not first and st.pc in self.cuts:
                 seg.ends.append(End("cut", st.pc, st, cond, faulted))
                 continue
+            if st.pc in self.unrolled:
+                laps += 1
+                if laps > UNROLL_LIMIT:
+                    raise Unbounded(st.pc)
             seg.steps += 1
             if seg.steps > MAX_STEPS:
                 raise ProgramError(f"segment from {start.pc:#x} runs past {MAX_STEPS} steps")
-            work += self._step(seg, st, cond, faulted, witness)
+            work += [(*item, laps) for item in self._step(seg, st, cond, faulted, witness)]
         return seg
 
     def _step(self, seg: Segment, st: SymState, cond: list, faulted: bool, witness) -> list:

@@ -183,10 +183,12 @@ class Program:
             return [self.image.extable[pc]]
         return []
 
-    def routine(self, entry: int, opaque: frozenset[int] = frozenset()) -> "Routine":
+    def routine(self, entry: int, opaque: frozenset[int] = frozenset(),
+                unroll: frozenset[int] = frozenset()) -> "Routine":
         """The routine at entry; calls of the entries in `opaque` are one step
-        each (verify.symbolic.summary), not followed."""
-        return Routine.build(self, entry, opaque=opaque)
+        each (verify.symbolic.summary), not followed; the loop heads in
+        `unroll` are no cut points (Routine.unrolled)."""
+        return Routine.build(self, entry, opaque=opaque, unroll=unroll)
 
 
 def call_graph_edges(prog: Program, entry: int, limit: int = 20000,
@@ -270,15 +272,22 @@ class Routine:
     cut_points: frozenset[int]     # targets of back edges (every cycle has one), and join_cuts
     edges: dict = field(default_factory=dict, compare=False)   # pc -> successors, calls followed
     opaque: frozenset[int] = frozenset()     # callees taken by their summaries
+    # loop heads that are no cut points: the explorer runs their loops
+    # through, iteration by iteration, as far as the path condition allows
+    # (verify.symbolic.unroll says which)
+    unrolled: frozenset[int] = frozenset()
 
     @classmethod
     def build(cls, prog: Program, entry: int, limit: int = 20000,
-              opaque: frozenset[int] = frozenset()) -> "Routine":
+              opaque: frozenset[int] = frozenset(),
+              unroll: frozenset[int] = frozenset()) -> "Routine":
         edges = call_graph_edges(prog, entry, limit, opaque)
         back = back_edges(entry, edges)
-        cuts = {dst for _, dst in back}
+        heads = {dst for _, dst in back}
+        cuts = heads - unroll
         cuts |= join_cuts(entry, edges, back, cuts)
-        return cls(entry, frozenset(edges), frozenset(cuts), edges, frozenset(opaque))
+        return cls(entry, frozenset(edges), frozenset(cuts), edges, frozenset(opaque),
+                   frozenset(heads & unroll))
 
 
 def back_edges(entry: int, edges: dict) -> set[tuple[int, int]]:
