@@ -206,7 +206,7 @@ def ranked(rows: list[dict], guards: dict[str, dict] | None = None,
 def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
               advance: Callable[[str], None] = lambda label: None,
               guards: dict[str, dict] | None = None, max_text: int | None = None,
-              job_of: Callable[[str], Job] | None = None) -> None:
+              job_of: Callable[[str], Job] | None = None, rules=None) -> None:
     """Prove the `top` best evaluated codes of the run (in rank order, after
     the guards), and keep going down the ranking until one is proved or 3 x
     top are tried.  Points over the size limit are never tried: none of
@@ -224,7 +224,8 @@ def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, job
         tried += 1
         advance(row["label"])
         if store.needs_proof(row["code"], prover_fingerprint()):
-            _prove(store, evaluated_build(store, row, job_of), kind, ProofCache(proof_cache), jobs)
+            _prove(store, evaluated_build(store, row, job_of), kind, ProofCache(proof_cache), jobs,
+                   rules)
         proved += store.proof_of(row["code"]) == "proved"
 
 
@@ -247,11 +248,12 @@ def evaluated_build(store: Store, row: dict, job_of: Callable[[str], Job] | None
     return {**row, "elf": again["elf"], "elf_sha256": again["elf_sha256"]}
 
 
-def _prove(store: Store, row: dict, kind: str, cache, jobs: int) -> None:
-    """Prove the ELF `row` names (evaluated_build): the one its evaluation benched."""
+def _prove(store: Store, row: dict, kind: str, cache, jobs: int, rules=None) -> None:
+    """Prove the ELF `row` names (evaluated_build): the one its evaluation
+    benched; with the target's register `rules`, clause R1 too."""
     from copygen.verify.solver.cache import prove_cached, prover_fingerprint
     from copygen.verify.contract.verdict import verdict
-    rep = prove_cached(row["elf"], SYMBOL[kind], KIND_OF_SWEEP[kind], cache, jobs=jobs)
+    rep = prove_cached(row["elf"], SYMBOL[kind], KIND_OF_SWEEP[kind], cache, jobs=jobs, rules=rules)
     store.add_proof(row["code"], verdict(rep), rep.status, rep.detail, rep.seconds,
                     prover_fingerprint(), row["elf_sha256"])
 

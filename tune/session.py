@@ -10,7 +10,8 @@ count (the command line draws them as progress bars).
 
 Role: orchestration.  May import gen, emu.timing.profile, measure.dispatch (the
 vector state's name), measure.bench (the timing fingerprint evaluations are
-kept under), verify.solver.cache, tune.*, copygen.errors and the standard library.
+kept under), verify.solver.cache, verify.contract.rules (the target's register
+rules its proofs hold to), tune.*, copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from copygen.tune.evaluate import KERNEL_FILE, Job, evaluate
 from copygen.tune.run import (Plan, baseline_key, evaluate_all, is_assembly, job_for, plan,
                               prove_top, ranked, winner)
 from copygen.tune.store import Store, eval_workload, run_workload
+from copygen.verify.contract.rules import RegisterRules, register_number
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ def tune_sweep(req: Request, watch: Watch = Watch()) -> tuple[Plan, Ranking | No
                           lambda label: step(f"proving {label}"), {g: base[g] for g in req.guards},
                           req.max_text, lambda code: job_for(p, code, profile, req.workload,
                                                              req.align_mix, req.build_cache,
-                                                             req.vector_dirty))
+                                                             req.vector_dirty),
+                          _rules(req.source, req.sweep))
         return p, _ranking(store, p.run, base, req.shown, req.report_dir, str(db),
                            list(req.guards), req.max_text, ranked_only=req.top == 0)
     finally:
@@ -192,17 +195,29 @@ def _ranking(store: Store, run: str, base: dict, shown: int, report_dir: str | N
                    max_text)
 
 
-def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
-    """The given profile, else the profile of the swept routine's target."""
-    if given:
-        return given
+def _target(file: str, sweep: str | None):
+    """The target of the swept routine (the file's first when none is swept)."""
     st = load_file(file, available())
     chosen = [s for s in st.sweeps if sweep in (None, s.name)]
     routine = chosen[0].routine.partition(".")[0] if chosen else None
     for r in (st.copy_user, st.clear_user, st.string):
         if r is not None and r.name == routine:
-            return r.target.profile
-    return st.targets[0].profile
+            return r.target
+    return st.targets[0]
+
+
+def _profile_name(file: str, sweep: str | None, given: str | None) -> str:
+    """The given profile, else the profile of the swept routine's target."""
+    return given or _target(file, sweep).profile
+
+
+def _rules(file: str, sweep: str | None) -> RegisterRules | None:
+    """The register rules the swept routine's target states (`reserve`,
+    `jump`): its proofs include clause R1 under them; None without any."""
+    t = _target(file, sweep)
+    if not (t.reserve or t.jump):
+        return None
+    return RegisterRules(tuple(sorted(t.reserve, key=register_number)), t.jump)
 
 
 def eval_profile(profile: str) -> str:

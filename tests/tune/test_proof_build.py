@@ -32,7 +32,7 @@ def _request(tmp_path, top: int) -> Request:
 def _standin(handed: list):
     """verify.solver.cache.prove_cached as a stand-in that notes which file
     it was handed: which file the tuner proves is what is tested."""
-    def prove_cached(elf, symbol, kind, cache, jobs=1):
+    def prove_cached(elf, symbol, kind, cache, jobs=1, rules=None):
         handed.append((str(elf), hashlib.sha256(Path(elf).read_bytes()).hexdigest()))
         return SimpleNamespace(kind=kind, status={}, detail={}, seconds=0.0)
     return prove_cached

@@ -482,3 +482,22 @@ def test_evaluations_are_kept_per_timing_model(tmp_path, monkeypatch):
     assert measured == [0, 2]
     keys = {r[0] for r in Store(db).db.execute("SELECT DISTINCT profile FROM evals")}
     assert len(keys) == 2 and all(k.startswith("u74@") for k in keys), keys
+
+
+def test_a_target_with_register_rules_proves_its_points_under_them(tmp_path, monkeypatch):
+    """`reserve`/`jump` in the swept routine's target reach the prover: the
+    winner's proof includes clause R1 under those rules; without them, none."""
+    from copygen.verify.contract.rules import RegisterRules
+    seen = []
+
+    def fake(elf, symbol, kind, cache, jobs=1, rules=None):
+        seen.append(rules)
+        raise RuntimeError("stop here: the rules are what is tested")
+    monkeypatch.setattr("copygen.verify.solver.cache.prove_cached", fake)
+    ruled = HEAD.replace("misaligned slow }", "misaligned slow; reserve t6; jump t2 }")
+    for text in (ruled + "sweep s for k { words unroll [2] }\n", FOUR):
+        src = _file(tmp_path, text, f"r{len(seen)}.copy")
+        r = _tune(tmp_path, src, "--db", tmp_path / f"{src.stem}.db", "--top", "1",
+                  "--workload", "small")
+        assert isinstance(r.exception, RuntimeError), r.output
+    assert seen == [RegisterRules(("t6",), "t2"), None]
