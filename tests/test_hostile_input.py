@@ -304,7 +304,7 @@ INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "f
           ("tune show", "db"),
           ("patch", "file"), ("patch", "--kernel-tree"), ("kunit", "--kernel-tree"),
           ("bench", "--measured"), ("rank", "--measured"), ("patch", "--measured"),
-          ("tune", "--measured"), ("tune show", "--measured"),
+          ("tune", "--measured"), ("tune show", "--measured"), ("patch", "--fast-body"),
           ("hwbench", "files"), ("calibrate", "measured"), ("calibrate", "--kernel-tree")}
 
 
