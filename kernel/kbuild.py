@@ -2,7 +2,7 @@
 
 objects() checks a commit out (detached; the checkout is put back), makes
 sure the tree's kept build directory is configured (kunit.py config, the
-same kunitconfig the test runs use), has make build the named objects
+kunitconfig of the test runs, without the fault suite), has make build the named objects
 (`make ARCH=riscv O=BUILD arch/riscv/lib/string.o`), and copies them out,
 so that what is proved and benched is what the kernel links.
 
@@ -23,8 +23,8 @@ from copygen.kernel import kunit
 def _configure(tree: Path, bdir: Path) -> None:
     if (bdir / ".config").is_file():
         return
-    config = bdir.parent / "copygen.kunitconfig"
-    config.write_text(kunit.KUNITCONFIG)
+    # the stock suites: the commit built here need not have the fault suite
+    config = kunit.config_file(bdir, fault_suite=False)
     r = run_logged("python3", [kunit.KUNIT, "config", "--arch=riscv",
                                f"--cross_compile={cross_prefix()}", f"--kunitconfig={config}",
                                f"--build_dir={bdir}"], "python3", cwd=tree)

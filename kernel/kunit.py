@@ -1,10 +1,15 @@
-"""The kernel's own tests of the copy routines, run by the tree's kunit.py.
+"""The kernel's own tests of the copy routines, and copygen's fault suite,
+run by the tree's kunit.py.
 
 run_commit() checks one commit out (detached; the caller's checkout is
 put back afterwards), builds a small kernel with the tree's
 tools/testing/kunit/kunit.py and a kunitconfig of the usercopy, memcpy and
 string suites, boots it in qemu-system-riscv64 and reads the KTAP results
-(kunit.py --json).  With `vector` the same kernel is booted again with the
+(kunit.py --json).  With `fault_suite` (the default) what is checked out
+is the commit with copygen's fault suite on top (kernel.faultpatch.on_top:
+a commit of its own, the same for the same commit), and the kunitconfig
+enables it too; its first failing call and its digests are read from the
+raw KTAP (kernel.faultsuite.parse_log).  With `vector` the same kernel is booted again with the
 V extension on (`-cpu rv64,v=true`), so that __asm_copy_to_user takes the
 vector path above riscv_v_usercopy_threshold and the scalar fallback below
 it.  One build directory per tree is kept between runs, so a second
@@ -16,7 +21,8 @@ ToolError naming the package.  Failing tests are results, not errors: the
 caller decides.
 
 Role: the test step of the real-kernel loop.  May import gen.toolchain,
-copygen.errors, kernel.tree and the standard library.
+copygen.errors, kernel.tree, kernel.faultsuite, kernel.faultpatch and the
+standard library.
 """
 from __future__ import annotations
 
@@ -28,19 +34,23 @@ from pathlib import Path
 
 from copygen.errors import CopygenError, ToolError
 from copygen.gen.toolchain import cross_prefix, host_program, require_file, run_git, run_logged
+from copygen.kernel import faultpatch, faultsuite
 from copygen.kernel.tree import cache_dir
 
-KUNITCONFIG = """CONFIG_KUNIT=y
+STOCK_KUNITCONFIG = """CONFIG_KUNIT=y
 CONFIG_USERCOPY_KUNIT_TEST=y
 CONFIG_MEMCPY_KUNIT_TEST=y
 CONFIG_STRING_KUNIT_TEST=y
 """
-SUITES = ("usercopy", "memcpy", "string")
+KUNITCONFIG = STOCK_KUNITCONFIG + f"{faultsuite.CONFIG}=y\n"
+SUITES = ("usercopy", "memcpy", "string", faultsuite.SUITE)
 OPENSBI = Path("/usr/share/qemu/opensbi-riscv64-generic-fw_dynamic.bin")
 KUNIT = "tools/testing/kunit/kunit.py"
 VECTOR_CPU = "-cpu rv64,v=true,vlen=128"
 ELAPSED = re.compile(r"Elapsed time: ([\d.]+)s total, ([\d.]+)s configuring, ([\d.]+)s building, "
                      r"([\d.]+)s running")
+SUITE_START = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] =+ (\w+) \(\d+ subtests\) =+$", re.M)
+SUITE_END = re.compile(r"^\[(\d\d):(\d\d):(\d\d)\] =+ \[[A-Z]+\] (\w+) =+$", re.M)
 ERROR_LINE = re.compile(r"([Ee]rror:|Error \d|\*\*\* \[|undefined reference|multiple definition)")
 
 
@@ -64,6 +74,9 @@ class Run:
     run_seconds: float = 0.0
     log: str = ""
     vector_threshold: int | None = None   # bytes; the build's RISCV_ISA_V_UCOPY_THRESHOLD
+    tested: str = ""         # the commit booted: `commit` with the fault suite on top, or itself
+    suite_seconds: dict = field(default_factory=dict)   # suite -> seconds it ran (kunit.py's clock)
+    fault: dict = field(default_factory=dict)   # fault suite: test -> {calls, digest, first}
 
     @property
     def ok(self) -> bool:
@@ -71,6 +84,20 @@ class Run:
 
     def failed(self) -> list[str]:
         return [f"{s.name}.{t}" for s in self.suites for t in s.failed]
+
+
+def first_failures(runs: list[Run], names) -> list[str]:
+    """For each failing fault-suite test in `names`, one line naming its
+    first failing call (from the runs' KTAP)."""
+    prefix = faultsuite.SUITE + "."
+    out = []
+    for r in runs:
+        for name in names:
+            case = r.fault.get(name[len(prefix):]) if name.startswith(prefix) else None
+            if case and not case["ok"] and case.get("first"):
+                out.append(f"  {name}{' (V)' if r.vector else ''}: {case['failed']} of "
+                           f"{case['calls']} calls fail, the first: {case['first']}")
+    return out
 
 
 def build_dir(tree: Path) -> Path:
@@ -89,13 +116,32 @@ def check_ready(tree: Path) -> None:
         host_program(tool, tool)
 
 
+def _cases(grp: dict, prefix: str = "") -> list[tuple[str, str]]:
+    """(name, status) of a group's test cases; a parameterised case is a
+    group of its own, its parameters named case.parameter."""
+    out = [(prefix + c["name"], c.get("status")) for c in grp.get("test_cases", [])]
+    for sub in grp.get("sub_groups", []):
+        out += _cases(sub, f"{prefix}{sub['name']}.")
+    return out
+
+
 def _suites(doc: dict) -> list[Suite]:
     out = []
     for grp in doc.get("sub_groups", []):
-        cases = grp.get("test_cases", [])
-        failed = tuple(c["name"] for c in cases if c.get("status") not in ("PASS", "SKIP"))
-        out.append(Suite(grp["name"], sum(c.get("status") == "PASS" for c in cases), len(cases), failed))
+        cases = _cases(grp)
+        failed = tuple(n for n, st in cases if st not in ("PASS", "SKIP"))
+        out.append(Suite(grp["name"], sum(st == "PASS" for _, st in cases), len(cases), failed))
     return out
+
+
+def check_tree(tree: Path, rev: str = "HEAD", fault_suite: bool = True) -> None:
+    """A CopygenError (exit 2) naming what the tree lacks for a run: the
+    tree's kunit.py, and with `fault_suite` what the suite needs."""
+    if not (Path(tree) / KUNIT).is_file():
+        raise CopygenError(f"{Path(tree) / KUNIT} not found: the tree has no KUnit",
+                           hint="--kernel-tree must be a whole kernel tree (linux-source-6.12 has it)")
+    if fault_suite:
+        faultsuite.check(Path(tree), rev)
 
 
 def vector_threshold(bdir: Path) -> int | None:
@@ -110,16 +156,33 @@ def vector_threshold(bdir: Path) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def suite_seconds(output: str) -> dict[str, int]:
+    """How long each suite ran, from the timestamps of kunit.py's lines
+    opening and closing it (whole seconds)."""
+    def at(m) -> int:
+        return int(m.group(1)) * 3600 + int(m.group(2)) * 60 + int(m.group(3))
+    started = {m.group(4): at(m) for m in SUITE_START.finditer(output)}
+    return {m.group(4): (at(m) - started[m.group(4)]) % 86400
+            for m in SUITE_END.finditer(output) if m.group(4) in started}
+
+
 def errors(output: str) -> str:
     """The compiler's and make's error lines of a build's output."""
     lines = [ln for ln in output.splitlines() if ERROR_LINE.search(ln)]
     return "\n".join(lines[:40]) or "\n".join(output.splitlines()[-40:])
 
 
+def config_file(bdir: Path, fault_suite: bool = True) -> Path:
+    """The kunitconfig of a build directory, written beside it (one per
+    build directory: two trees' runs never share it)."""
+    config = bdir.parent / f"{bdir.name}.kunitconfig"
+    config.write_text(KUNITCONFIG if fault_suite else STOCK_KUNITCONFIG)
+    return config
+
+
 def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path, tell,
-           only: str | None = None) -> tuple:
-    config = bdir.parent / "copygen.kunitconfig"
-    config.write_text(KUNITCONFIG)
+           only: str | None = None, fault_suite: bool = True) -> tuple:
+    config = config_file(bdir, fault_suite)
     args = [KUNIT, sub, "--arch=riscv", f"--cross_compile={cross_prefix()}",
             f"--kunitconfig={config}", f"--build_dir={bdir}", f"--json={out}", "--timeout=1200"]
     if sub == "run":
@@ -135,21 +198,40 @@ def _kunit(tree: Path, bdir: Path, sub: str, vector: bool, jobs: int, out: Path,
     return r, time.monotonic() - started
 
 
+@dataclass(frozen=True)
+class _Boot:
+    """What every boot of one run_commit() shares."""
+
+    tree: Path
+    bdir: Path
+    commit: str          # the commit asked for
+    tested: str          # what is checked out: the commit, with the fault suite on top
+    label: str
+    jobs: int
+    only: str | None
+    fault_suite: bool
+
+
 def run_commit(tree: Path, commit: str, label: str, vector_too: bool = True, jobs: int = 2,
-               tell=lambda msg: None, only: str | None = None) -> list[Run]:
+               tell=lambda msg: None, only: str | None = None, fault_suite: bool = True) -> list[Run]:
     """Build and boot `commit` of `tree`; without and (vector_too) with V.
-    `only`: run that suite alone (e.g. usercopy), a shorter boot."""
+    `only`: run the suites matching that glob alone (e.g. usercopy), a
+    shorter boot.  `fault_suite`: with copygen's fault suite added to the
+    commit (a tree that cannot build it is refused, exit 2, untouched)."""
     tree = Path(tree)
+    commit = run_git(["rev-parse", "--verify", f"{commit}^{{commit}}"], tree).stdout.strip()
+    check_tree(tree, commit, fault_suite)
     check_ready(tree)
     bdir = build_dir(tree)
     bdir.mkdir(parents=True, exist_ok=True)
+    tested = faultpatch.on_top(tree, commit) if fault_suite else commit
+    boot = _Boot(tree, bdir, commit, tested, label, jobs, only, fault_suite)
     back = head_ref(tree)
-    commit = run_git(["rev-parse", "--verify", f"{commit}^{{commit}}"], tree).stdout.strip()
-    run_git(["checkout", "-q", "--detach", commit], tree)
+    run_git(["checkout", "-q", "--detach", tested], tree)
     try:
-        runs = [_one(tree, bdir, commit, label, False, jobs, tell, only)]
+        runs = [_one(boot, False, tell)]
         if vector_too:
-            runs.append(_one(tree, bdir, commit, label, True, jobs, tell, only))
+            runs.append(_one(boot, True, tell))
     finally:
         run_git(["checkout", "-q", back], tree)
     return runs
@@ -161,13 +243,13 @@ def head_ref(tree: Path) -> str:
     return r.stdout.strip() if r.returncode == 0 else run_git(["rev-parse", "HEAD"], tree).stdout.strip()
 
 
-def _one(tree: Path, bdir: Path, commit: str, label: str, vector: bool, jobs: int, tell,
-         only: str | None = None) -> Run:
-    out = bdir.parent / f"{bdir.name}.{label}{'.v' if vector else ''}.json"
+def _one(b: _Boot, vector: bool, tell) -> Run:
+    out = b.bdir.parent / f"{b.bdir.name}.{b.label}{'.v' if vector else ''}.json"
     out.unlink(missing_ok=True)
-    what = f"{label} ({commit[:12]}){' with V' if vector else ''}"
+    what = f"{b.label} ({b.commit[:12]}){' with V' if vector else ''}"
     tell(f"kunit: {'booting' if vector else 'building and booting'} {what}")
-    r, seconds = _kunit(tree, bdir, "exec" if vector else "run", vector, jobs, out, tell, only)
+    r, seconds = _kunit(b.tree, b.bdir, "exec" if vector else "run", vector, b.jobs, out, tell,
+                        b.only, b.fault_suite)
     m = ELAPSED.search(r.stdout)
     build_s = float(m.group(3)) if m else 0.0
     if not out.is_file():
@@ -177,8 +259,10 @@ def _one(tree: Path, bdir: Path, commit: str, label: str, vector: bool, jobs: in
                         detail="\n".join(r.stdout.splitlines()[-30:]))
     suites = _suites(json.loads(out.read_text()))
     if not suites:
-        raise CopygenError(f"no KUnit suite ran at {what}", hint=f"see {bdir.parent}")
-    run = Run(label, commit, vector, suites, build_s, seconds - build_s, r.stdout,
-              vector_threshold(bdir) if vector else None)
+        raise CopygenError(f"no KUnit suite ran at {what}", hint=f"see {b.bdir.parent}")
+    raw = b.bdir / "test.log"
+    fault = faultsuite.parse_log(raw.read_text(errors="replace")) if raw.is_file() else {}
+    run = Run(b.label, b.commit, vector, suites, build_s, seconds - build_s, r.stdout,
+              vector_threshold(b.bdir) if vector else None, b.tested, suite_seconds(r.stdout), fault)
     tell(f"kunit: {what}: " + ", ".join(f"{s.name} {s.passed}/{s.total}" for s in suites))
     return run

@@ -263,6 +263,8 @@ def make_patch(req: Request, tell=lambda msg: None) -> Result:
     kinds = _kinds(st, req.kinds, req.series)
     branch = req.branch or f"copygen/{st.stem}"
     tree = git.check_tree(req.tree, branch)
+    if req.kunit:   # a tree the test step cannot use is refused before the proofs
+        kunit.check_tree(tree.root, tree.head)
     text = git.head_text(tree)
     replaced = ((tree.rel,) if set(kinds) - {"string"} else ()) + \
         (rules.STRING_FILES if "string" in kinds else ())
@@ -362,7 +364,8 @@ def _kunit(req, st, tree, layout, steps, tip: str, tell, clock: Stages) -> tuple
         err = CopygenError(f"KUnit: the patch makes {', '.join(sorted(set(broke)))} fail",
                            hint="nothing was written; the kunit.py logs are in "
                                 f"{kunit.build_dir(tree.root).parent}", exit_code=3)
-        err.detail = "\n".join(message.kunit_lines(runs["base"], runs["patched"]))
+        err.detail = "\n".join(message.kunit_lines(runs["base"], runs["patched"])
+                               + tuple(kunit.first_failures(runs["patched"], sorted(set(broke)))))
         raise err
     lines = message.kunit_lines(runs["base"], runs["patched"])
     for s in steps:

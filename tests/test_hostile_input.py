@@ -297,6 +297,7 @@ OUTPUTS = {("build", "-o"), ("bench", "--plot"), ("bench", "--build-cache"),
            ("verify", "--workdir"), ("tune", "--db"), ("tune", "--report"),
            ("tune", "--build-cache"), ("tune", "--proof-cache"), ("tune show", "--report"),
            ("patch", "-o"), ("patch", "--proof-cache"), ("tree", "--dir"), ("hwbench", "-o"),
+           ("kunit", "--add-fault-suite"),
            ("calibrate", "-o"), ("calibrate", "--plot")}
 INPUTS = {("check", "files"), ("build", "files"), ("bench", "file"), ("rank", "files"),
           ("verify", "files"), ("mutate", "file"), ("mutate", "--include"), ("tune", "file"),

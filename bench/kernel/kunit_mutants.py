@@ -1,8 +1,9 @@
-"""What copygen's proofs add to the kernel's own tests (issue 33 item 5):
-five mutants of the generated code (the scalar fallback, or __clear_user
-where a kind has no site in the copy), each booted in the kernel
-and run through the usercopy, memcpy and string KUnit suites, and each
-given to `copygen verify`.
+"""What copygen's proofs and its fault suite add to the kernel's own tests
+(issue 33 item 5, issue 64): five mutants of the generated code (the
+scalar fallback, or __clear_user where a kind has no site in the copy),
+each booted in the kernel and run through the kernel's usercopy suite and
+copygen's fault suite (kernel.faultsuite, put on top of the mutant's
+commit), and each given to `copygen verify`.
 
 Usage: python -m bench.kernel.kunit_mutants [--tree DIR] [--branch B] [--kinds K,...]
 The branch is a u74tuned uaccess patch on a Linux 6.12 tree (made by
@@ -11,8 +12,10 @@ DIR --branch copygen/u74tuned-uaccess`).  For each kind the first mutant
 inside fallback_scalar_usercopy's body that assembles is committed on top
 of the branch (plumbing: the checkout is not touched), built by Kbuild and
 booted without the V extension (so every size takes the scalar copy) with
-the usercopy suite (the one that calls these routines; --suite), and
-proved.  Writes bench/kernel/results/kunit_mutants.json after each mutant.
+the usercopy and usercopy_fault suites (those that call these routines;
+--suite), and proved.  Writes bench/kernel/results/kunit_mutants.json
+after each mutant: per suite what passed, and the fault suite's first
+failing call.
 """
 from __future__ import annotations
 
@@ -82,6 +85,20 @@ def _in_clear(text: str, site: int) -> bool:
     return f.body_start < site <= f.body_end
 
 
+def _kunit_columns(run) -> dict:
+    """The kernel's suites and the fault suite, each caught or not; the
+    fault suite's failing cases with their first failing call."""
+    fault = "usercopy_fault"
+    stock = [t for t in run.failed() if not t.startswith(fault + ".")]
+    ours = [t for t in run.failed() if t.startswith(fault + ".")]
+    ran = {s.name for s in run.suites}
+    return {"kunit_failed": stock, "kunit": {s.name: f"{s.passed}/{s.total}" for s in run.suites},
+            "kunit_catches": bool(stock),
+            "fault_suite_catches": bool(ours) if fault in ran else None,
+            "fault_suite_failed": ours,
+            "fault_suite_first": {n: c["first"] for n, c in run.fault.items() if not c["ok"]}}
+
+
 def main() -> int:
     from copygen.gen.toolchain import run_git
     from copygen.kernel import kunit
@@ -91,8 +108,9 @@ def main() -> int:
     ap.add_argument("--tree", default=str(cache_dir() / "linux-source-6.12"))
     ap.add_argument("--branch", default="copygen/u74tuned-uaccess")
     ap.add_argument("--kinds", default=",".join(KINDS))
-    ap.add_argument("--suite", default="usercopy",
-                    help="the KUnit suite to boot with (all three: --suite '*')")
+    ap.add_argument("--suite", default="usercopy*",
+                    help="the KUnit suites to boot with, a glob (default: usercopy and "
+                         "usercopy_fault; every suite: --suite '*')")
     args = ap.parse_args()
     tree_dir = Path(args.tree)
     tip = run_git(["rev-parse", "--verify", args.branch], tree_dir).stdout.strip()
@@ -112,13 +130,12 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             proof = _verify(m.text, Path(tmp), _in_clear(text, m.site))
         results[kind] = {"mutant": m.description, "expected": list(m.expected_clauses),
-                         "kunit_failed": run.failed(),
-                         "kunit": {s.name: f"{s.passed}/{s.total}" for s in run.suites},
-                         "kunit_catches": bool(run.failed()), "verify": proof,
+                         **_kunit_columns(run), "verify": proof,
                          "seconds": round(time.monotonic() - t0, 1)}
         OUT.write_text(json.dumps(results, indent=2) + "\n")
-        print(f"{kind}: KUnit {'caught' if run.failed() else 'passed'}; verify {proof['verdict']}",
-              file=sys.stderr)
+        print(f"{kind}: usercopy {'caught' if results[kind]['kunit_catches'] else 'passed'}, "
+              f"fault suite {'caught' if results[kind]['fault_suite_catches'] else 'passed'}; "
+              f"verify {proof['verdict']}", file=sys.stderr)
     return 0
 
 

@@ -38,11 +38,27 @@ cases = [{"name": "usercopy_test_valid", "status": "FAIL" if failing else "PASS"
 doc = {"name": "KUnit Test Group", "sub_groups": [
     {"name": "usercopy", "sub_groups": [], "test_cases": cases},
     {"name": "memcpy", "sub_groups": [], "test_cases": [{"name": "memcpy_test", "status": "PASS"}]}]}
+fault = "CONFIG_RISCV_USERCOPY_FAULT_KUNIT_TEST=y" in open(args["--kunitconfig"]).read()
+if fault and os.path.exists("arch/riscv/lib/tests/usercopy_fault_kunit.c"):
+    params = [{"name": "user+0 kernel+0", "status": "FAIL" if "BLOCKY" in head else "PASS"}]
+    doc["sub_groups"].append({"name": "usercopy_fault", "test_cases": [], "sub_groups": [
+        {"name": "copy_to_user_test", "sub_groups": [], "test_cases": params}]})
+    first = "2 of 9 calls break the rule; the first: copy_to_user n=72 k=8: returned 72"
+    with open(os.path.join(args["--build_dir"], "test.log"), "w") as f:
+        f.write("    # Subtest: copy_to_user_test\n"
+                "    # copy_to_user_test: copy_to_user: 9 calls, digest 00000000000000aa\n"
+                + (first + "\n        not ok 1 user+0 kernel+0\n" if "BLOCKY" in head
+                   else "        ok 1 user+0 kernel+0\n") + "    ok 1 copy_to_user_test\n")
 print("Building KUnit Kernel ...")
 print("Starting KUnit Kernel (1/1)...")
 json.dump(doc, open(args["--json"], "w"))
 print("Elapsed time: 12.500s total, 0.500s configuring, 7.000s building, 5.000s running")
 '''
+
+
+FAULT_NEEDS = {"include/kunit/test.h": "/* the KUnit API */\n",
+               "lib/kunit/user_alloc.c": "/* kunit_vm_mmap() */\n",
+               "arch/riscv/lib/Makefile": "lib-y += uaccess.o\n", "arch/riscv/Kconfig.debug": "\n"}
 
 
 @pytest.fixture
@@ -60,6 +76,9 @@ def _tarball(tmp_path, version="6.99"):
     (top / ".gitignore").write_text("*.o\n#\n# Debian packaging: ignore everything at the top level\n/*\n!/debian/\n")
     (top / "Makefile").write_text("VERSION = 6\nPATCHLEVEL = 99\nSUBLEVEL = 3\n")
     (top / "arch/riscv/lib/uaccess.S").write_text("/* the copy */\n")
+    for rel, text in FAULT_NEEDS.items():     # what the fault suite needs of a tree
+        (top / rel).parent.mkdir(parents=True, exist_ok=True)
+        (top / rel).write_text(text)
     (top / "tools/testing/kunit/kunit.py").write_text(KUNIT_STANDIN)
     tar = tmp_path / f"linux-source-{version}.tar.xz"
     subprocess.run(["tar", "-cJf", tar, "-C", tmp_path / "src", top.name], check=True)
@@ -120,9 +139,9 @@ def test_kunit_runs_each_commit_without_and_with_v_and_restores_the_checkout(fak
     bad = _commit(fake_tree, "/* FAILS with vectors */\n", "a patch")
     run_git(["checkout", "-q", base], fake_tree)
     run_git(["checkout", "-q", "-b", "work"], fake_tree)
-    runs = kunit.run_commit(fake_tree, bad, "patched", tell=lambda m: None)
+    runs = kunit.run_commit(fake_tree, bad, "patched", tell=lambda m: None, fault_suite=False)
     assert [r.vector for r in runs] == [False, True]
-    assert all(r.commit == bad for r in runs)
+    assert all(r.commit == bad and r.tested == bad for r in runs)
     assert runs[0].ok and runs[0].failed() == []
     assert not runs[1].ok and runs[1].failed() == ["usercopy.usercopy_test_valid"]
     assert runs[0].suites[0] == kunit.Suite("usercopy", 2, 2, ())
@@ -132,6 +151,45 @@ def test_kunit_runs_each_commit_without_and_with_v_and_restores_the_checkout(fak
     # the checkout is back on its branch, at its commit
     assert run_git(["symbolic-ref", "--short", "HEAD"], fake_tree).stdout.strip() == "work"
     assert run_git(["rev-parse", "HEAD"], fake_tree).stdout.strip() == base
+
+
+def test_each_commit_is_booted_with_the_fault_suite_on_top_of_it(fake_tree):
+    from copygen.kernel import faultsuite
+    base = run_git(["rev-parse", "HEAD"], fake_tree).stdout.strip()
+    bad = _commit(fake_tree, "/* BLOCKY fault return */\n", "a patch")
+    run_git(["checkout", "-q", base], fake_tree)
+    branches = run_git(["branch"], fake_tree).stdout
+    (run,) = kunit.run_commit(fake_tree, bad, "patched", vector_too=False)
+    assert run.commit == bad and run.tested != bad
+    assert run_git(["rev-parse", f"{run.tested}^"], fake_tree).stdout.strip() == bad
+    assert faultsuite.files(fake_tree, run.tested) == {}          # the suite is in what booted
+    assert run.failed() == ["usercopy_fault.copy_to_user_test.user+0 kernel+0"]
+    assert run.fault["copy_to_user_test.user+0 kernel+0"] == {
+        "ok": False, "calls": 9, "digest": "00000000000000aa", "failed": 2,
+        "first": "copy_to_user n=72 k=8: returned 72"}
+    # what `copygen patch --test kunit` shows when the patch breaks a case
+    assert kunit.first_failures([run], run.failed()) == [
+        "  usercopy_fault.copy_to_user_test.user+0 kernel+0: 2 of 9 calls fail, the first: "
+        "copy_to_user n=72 k=8: returned 72"]
+    config = (kunit.build_dir(fake_tree).parent / f"{kunit.build_dir(fake_tree).name}.kunitconfig")
+    assert faultsuite.CONFIG + "=y" in config.read_text()
+    # the checkout, the branches and the working files are as they were
+    assert run_git(["rev-parse", "HEAD"], fake_tree).stdout.strip() == base
+    assert run_git(["branch"], fake_tree).stdout == branches
+    assert run_git(["status", "--porcelain"], fake_tree).stdout == ""
+
+
+def test_copygen_kunit_names_the_first_failing_call_and_exits_3(fake_tree):
+    from click.testing import CliRunner
+    from copygen.cli import main
+    _commit(fake_tree, "/* BLOCKY fault return */\n", "a patch")
+    r = CliRunner().invoke(main, ["kunit", "--kernel-tree", str(fake_tree), "--no-vector"])
+    assert r.exit_code == 3
+    assert ("  copy_to_user_test.user+0 kernel+0: 2 of 9 calls fail; the first: "
+            "copy_to_user n=72 k=8: returned 72") in r.stdout
+    r = CliRunner().invoke(main, ["kunit", "--kernel-tree", str(fake_tree), "--no-vector", "--json"])
+    doc = json.loads(r.stdout)                                  # one envelope, failures in it
+    assert r.exit_code == 3 and not doc["ok"] and len(doc["failed"]) == 1
 
 
 def test_a_build_failure_shows_the_compilers_lines(fake_tree):
@@ -189,8 +247,13 @@ def test_a_patch_builds_boots_and_passes_kunit_on_linux_6_12(tmp_path):
     assert r.exit_code == 0, r.output
     doc = json.loads(r.stdout)
     assert doc["layout"] == "6.8"
+    suites = {state: {s["name"]: (s["passed"], s["total"]) for s in run["suites"]}
+              for state, (run,) in doc["kunit"].items()}
     for state in ("base", "patched"):
-        (run,) = doc["kunit"][state]
-        assert {s["name"] for s in run["suites"]} == {"usercopy", "memcpy", "string"}
-        assert all(s["passed"] == s["total"] for s in run["suites"])
+        assert set(suites[state]) == {"usercopy", "memcpy", "string", "usercopy_fault"}
+    # 6.12's fault return breaks the rule in the 16 classes where both
+    # buffers have the same alignment (its word loop); the patch's does not
+    assert suites["base"]["usercopy_fault"] == (120, 136)
+    assert all(p == t for p, t in suites["patched"].values())
     assert "usercopy  no V 4/4 -> 4/4" in doc["commits"][0]["message"]
+    assert "usercopy_fault no V 120/136 -> 136/136" in doc["commits"][0]["message"]
