@@ -212,10 +212,13 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
     """--routine vector_usercopy: the loop into uaccess_vector.S and the
     threshold into Kconfig (patch.vector); the new code proved at every
     VLEN first (refused unless proved, or `allow_unproven`), then the old;
-    one commit on a new branch, format-patch and checkpatch."""
+    with --test kunit the tree booted before and after, without and with
+    V; one commit on a new branch, format-patch and checkpatch."""
     st = load_file(req.source, available())
     branch = req.branch or f"copygen/{st.stem}-vector"
     tree = git.check_tree(req.tree, branch, vector.VECTOR)
+    if req.kunit:   # a tree the test step cannot use is refused before the proofs
+        kunit.check_tree(tree.root, tree.head)
     old, kconfig = git.head_text(tree), git.show(tree, "HEAD", vector.KCONFIG)
     if kconfig is None:
         raise CopygenError(f"{vector.KCONFIG} is not committed in {tree.root}",
@@ -239,10 +242,18 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
                                  _command(req, Path(req.source).name), tree.signoff)
     files = {tree.rel: pl.text, vector.KCONFIG: pl.kconfig}
     tip = git.commit_files(tree, tree.head, files, text)
+    runs: dict = {}
+    if req.kunit:       # the loop runs only with V on: both boots, and the results in the message
+        runs = _kunit_runs(req, tree, tip, tell, clock)
+        change = replace(change, kunit=message.kunit_lines(runs["base"], runs["patched"]))
+        text = vector.commit_message(pl, st, change, __version__,
+                                     _command(req, Path(req.source).name), tree.signoff)
+        tip = git.commit_files(tree, tree.head, files, text)
     git.create_branch(tree, branch, tip)
     tell(f"branch {branch} -> {tip[:12]}")
     step = Step((vector.KIND,), None, files, change, text, tip)
-    res = Result(branch, pl.layout, tree.rel, [step], files=git.changed(tree, tree.head, tip))
+    res = Result(branch, pl.layout, tree.rel, [step], kunit=runs,
+                 files=git.changed(tree, tree.head, tip))
     res.patches = git.format_patch(tree, tip, 1, Path(req.outdir), cover=False)
     res.checkpatch = git.checkpatch(tree, res.patches)
     res.stages = dict(clock)
@@ -351,8 +362,17 @@ def _commit_steps(req, st, tree, layout, steps) -> str:
 
 def _kunit(req, st, tree, layout, steps, tip: str, tell, clock: Stages) -> tuple[str, dict]:
     """Build, boot and test the tree at HEAD and at the patch's tip; the
-    results go into every message (so the commits are made again).  A
-    test the patch makes fail refuses it (exit 3)."""
+    results go into every message (so the commits are made again)."""
+    runs = _kunit_runs(req, tree, tip, tell, clock)
+    lines = message.kunit_lines(runs["base"], runs["patched"])
+    for s in steps:
+        s.change = replace(s.change, kunit=lines)
+    return _commit_steps(req, st, tree, layout, steps), runs
+
+
+def _kunit_runs(req, tree, tip: str, tell, clock: Stages) -> dict:
+    """The KUnit runs at HEAD and at `tip`, without and (kunit_vector) with
+    V.  A test the patch makes fail refuses it (exit 3)."""
     with clock("kunit base"):
         base = kunit.run_commit(tree.root, tree.head, "base", req.kunit_vector, tell=tell)
     with clock("kunit patched"):
@@ -367,10 +387,7 @@ def _kunit(req, st, tree, layout, steps, tip: str, tell, clock: Stages) -> tuple
         err.detail = "\n".join(message.kunit_lines(runs["base"], runs["patched"])
                                + tuple(kunit.first_failures(runs["patched"], sorted(set(broke)))))
         raise err
-    lines = message.kunit_lines(runs["base"], runs["patched"])
-    for s in steps:
-        s.change = replace(s.change, kunit=lines)
-    return _commit_steps(req, st, tree, layout, steps), runs
+    return runs
 
 
 def _write(req, st, tree, branch, layout, steps, tell, clock: Stages) -> Result:

@@ -162,8 +162,11 @@ def commit_message(p: Plan, st: Strategy, change: message.Change, version: str, 
                 f"violated): {q.detail.get('V0', '').split('; VLEN ')[0]}.  The new ones set it back to 0.", WIDTH)]
             break
     body += ["", *message.proofs(change.before, change.after, (KIND,)),
-             "    (each entry point at VLEN 128, 256, 512 and 1024)", "",
-             *textwrap.wrap("Not benched here: bench/tune/vector_threshold.py times the loop and "
+             "    (each entry point at VLEN 128, 256, 512 and 1024)", ""]
+    if change.kunit:
+        body += ["KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:",
+                 *change.kunit, ""]
+    body += [*textwrap.wrap("Not benched here: bench/tune/vector_threshold.py times the loop and "
                             "the threshold per core (docs/vector.md).", WIDTH), "",
              "Reproduce:", command, "", f"Signed-off-by: {signoff}"]
     return "\n".join(line.rstrip() for line in body) + "\n"

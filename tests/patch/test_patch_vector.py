@@ -210,3 +210,40 @@ def test_an_e64_loop_patches_both_layouts_proved(tmp_path, cache, fixture, symbo
     assert "vsetvli\tt1, t1, e64, m8" in body and "vse8.v, v0, (a0), .Lvec_byte_store_fault" in body
     after = {p["symbol"]: p["verdict"] for p in commit["after"]["vector_usercopy"]}
     assert set(after.values()) == {"proved"} and set(after) == {"__asm_vector_usercopy"} | {symbol}
+
+
+def _fake_kunit(monkeypatch, calls, usercopy_after=(4, 4)):
+    """kernel.kunit as a stand-in: every boot passes, except usercopy at the
+    patch's tip when `usercopy_after` says so."""
+    from copygen.kernel import kunit
+    monkeypatch.setattr(kunit, "check_tree", lambda tree, rev="HEAD", fault_suite=True: None)
+
+    def run_commit(tree, commit, label, vector_too=True, jobs=2, tell=lambda m: None, only=None):
+        calls.append((label, vector_too))
+        passed, total = usercopy_after if label == "patched" else (4, 4)
+        failed = ("usercopy_test",) if passed < total else ()
+        return [kunit.Run(label, commit, v, [kunit.Suite("usercopy", passed, total, failed)])
+                for v in ((False, True) if vector_too else (False,))]
+    monkeypatch.setattr(kunit, "run_commit", run_commit)
+
+
+def test_test_kunit_boots_the_vector_patch_and_says_so(tmp_path, cache, monkeypatch):
+    """--test kunit is honoured by the vector patch: base and patch booted
+    without and with V, the results in the message."""
+    calls = []
+    _fake_kunit(monkeypatch, calls)
+    tree = make_tree(tmp_path / "linux", "vector_6_12.S")
+    r, out = run_patch(tmp_path, tree, cache, STRATEGY, "--test", "kunit")
+    assert r.exit_code == 0, r.output
+    assert calls == [("base", True), ("patched", True)]
+    msg = out["commits"][0]["message"]
+    assert "KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:" in msg
+    assert "usercopy" in msg.split("KUnit (Kbuild")[1]
+
+
+def test_a_vector_patch_that_breaks_a_kunit_test_is_refused(tmp_path, cache, monkeypatch):
+    _fake_kunit(monkeypatch, [], usercopy_after=(3, 4))
+    tree = make_tree(tmp_path / "linux", "vector_6_12.S")
+    r, out = run_patch(tmp_path, tree, cache, STRATEGY, "--test", "kunit")
+    assert r.exit_code == 3 and "usercopy_test" in out["error"]["message"]
+    assert git(tree, "branch", "--list", "copygen/*") == ""
