@@ -286,7 +286,8 @@ def test_mainline_patch_message_holds_the_table_and_the_proofs(mainline):
     assert all(len(line) <= 75 for line in msg.splitlines()), max(msg.splitlines(), key=len)
     assert msg.rstrip().endswith(f"Signed-off-by: {IDENTITY[0]} <{IDENTITY[1]}>")
     u74 = load_profile("u74")
-    assert "cost profile u74" in msg and u74.calibration_error.split()[0] in msg
+    flat = " ".join(msg.split())
+    assert f"cost profile u74, {u74.provenance.split(', cross')[0]}" in flat
     for routine in ("copy_to_user", "clear_user"):
         assert routine in msg
     # one line per size: before and after of copy_to_user's and
