@@ -77,7 +77,7 @@ def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
     from copygen.verify.solver.cache import prover_fingerprint
     proved = []
 
-    def fake_prove(store, row, kind, cache, jobs):
+    def fake_prove(store, row, kind, cache, jobs, rules=None):
         proved.append(row["code"])
         store.add_proof(row["code"], "proved", {}, {}, 0.0, prover_fingerprint())
     monkeypatch.setattr(run, "_prove", fake_prove)

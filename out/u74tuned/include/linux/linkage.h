@@ -12,6 +12,12 @@
 	.balign 4;			\
 	name:
 
+/* A function of this file only: not global, aligned and typed the same. */
+#define SYM_FUNC_START_LOCAL(name)	\
+	.type name, @function;		\
+	.balign 4;			\
+	name:
+
 #define SYM_FUNC_END(name)		\
 	.size name, . - name
 
