@@ -14,7 +14,10 @@ per-call overheads are solved for at every point (measure.calibrate).
 
 Cross-validation refits from the profile's own values with one group of
 cells left out (a routine; or, with one routine, a mode or a size band)
-and scores the left-out cells.  A free parameter is unconstrained when
+and scores the left-out cells.  When the fit has constraints (figures of
+other routines measured on the same core, such as throughput ratios), a
+further fold refits without them and scores them: a check on routines the
+fit never saw.  A free parameter is unconstrained when
 moving it by half its value (at least 1) either way changes no cell's
 error by more than that cell's noise (its spread, else 1 %); two free
 parameters are degenerate when their moves change the cells' errors in
@@ -33,7 +36,7 @@ from copygen.measure.calibrate import (DEFAULT_NOISE, Cell, Constraint, Evaluati
                                        evaluate, relative_errors)
 
 Objective = Callable[[tuple[int, ...]], Evaluation]
-CV_KINDS = ("routine", "mode", "band")
+CV_KINDS = ("routine", "mode", "band", "constraints")
 
 
 def search(objective: Objective, params: Sequence[Param], budget: int,
@@ -225,10 +228,27 @@ class Fold:
     overhead: dict[str, float]
     cells: list[Cell]
     errors: list[float]
+    # the constraints fold: each left-out constraint and the model's figure for it
+    predicted: list[tuple[Constraint, float]] = field(default_factory=list)
 
     @property
     def mean_abs(self) -> float:
         return sum(abs(e) for e in self.errors) / len(self.errors)
+
+
+def constraints_out(problem: Problem) -> list[Fold]:
+    """One fold: the fit made on the cells alone, scored on the constraints
+    (empty when the problem has none, or the model cannot run one)."""
+    if not problem.constraints:
+        return []
+    best, _ = search(lambda x: evaluate(problem.model, problem.params, x, problem.cells, (),
+                                        problem.fixed_overhead, prior=problem.prior),
+                     problem.params, problem.budget, problem.tick, problem.restarts)
+    got = [(con, problem.model.constraint(problem.params, best.values, con)) for con in problem.constraints]
+    if any(g is None for _, g in got):
+        return []
+    return [Fold("constraints", f"{len(got)} constraints", best.values, best.overhead, [],
+                 [g / con.target - 1 for con, g in got], got)]
 
 
 def group_of(cell: Cell, kind: str) -> str:
@@ -237,6 +257,8 @@ def group_of(cell: Cell, kind: str) -> str:
 
 def cross_validate(problem: Problem, kind: str) -> list[Fold]:
     """Leave-one-`kind`-out folds (none when the cells have a single group)."""
+    if kind == "constraints":
+        return constraints_out(problem)
     groups = list(dict.fromkeys(group_of(c, kind) for c in problem.cells))
     if len(groups) < 2:
         return []
@@ -341,7 +363,7 @@ def calibrate(problem: Problem, cv_kinds: Sequence[str]) -> Calibration:
 def default_cv(cells: Sequence[Cell]) -> str:
     """Leave-one-routine-out; with one routine, leave-one-mode-out; with one
     mode too, leave-one-band-out."""
-    for kind in CV_KINDS:
+    for kind in CV_KINDS[:3]:
         if len({group_of(c, kind) for c in cells}) > 1:
             return kind
     return "band"

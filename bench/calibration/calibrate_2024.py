@@ -145,16 +145,22 @@ FITS = {
                            "out-of-order engine (effective values: slow store drain, taken-branch cost); "
                            "firmware-emulated misaligned access"},
     "c910": {"core": "c910", "old": "c910_spec", "ooo": False, "ratios": 0.0,
-             "free": ["latency.load", "store_buffer.entries", "store_buffer.drain", "pipeline.issue_width",
-                      "pipeline.mispredict", "pipeline.taken_bubble", "window.retire_width", "misaligned.cost"],
-             "description": "T-HEAD C910 (TH1520), fitted to the 2024 memcpy rows (effective values): out of "
-                            "order, one load and one store pipe, L1/L2/DRAM, hardware misaligned access"},
+             # what the manual and the RTL give (load latency, decode and retire
+             # width) stays fixed; the estimates are fitted
+             "free": ["store_buffer.entries", "store_buffer.drain", "pipeline.mispredict",
+                      "pipeline.taken_bubble", "predictor.history", "misaligned.cost"],
+             "description": "T-HEAD C910 (TH1520), fitted to the 2024 memcpy rows (the estimated values; "
+                            "latencies and widths from the manual and the RTL): out of order, one load "
+                            "and one store pipe, L1/L2/DRAM, hardware misaligned access"},
 }
 # what the u74 file says of its in-order keys once the out-of-order engine times it
 OOO_NOTE = ("# Timed by the out-of-order engine, as fitted (docs/calibration_fit.md): mem_pipes,\n"
             "# alu_late, store_data_late and load_to_store below are read by the in-order engine only.\n")
 DATA_SHOWN = "bench/calibration/measurements/memcpy_2024_upstream.csv"
-CV = ["mode", "band"]
+# with one routine: leave a mode or a size band out; the u74 fit also leaves
+# its constraints out, the 2021 routines' ratios: routines the rows never ran
+CV = ["mode", "band", "constraints"]
+HELD_2021 = "kernel2021, ref2021 and pre2021: the 2021 U74 ratios (8 at 8 KiB)"
 
 
 def base_text(name: str, cfg: dict, old_path: Path) -> str:
@@ -204,6 +210,12 @@ def fit_one(name: str, cfg: dict, elf: Path, args) -> tuple[dict, str]:
                   {"memcpy": f"{MEMCPY}@v6.12, from the tree `copygen tree` unpacks"},
                   f"{name}, from emu/profiles/{old.name}" + (" on the out-of-order engine" if cfg["ooo"] else ""))
     rec = record(cal, about)
+    for cv in rec["cross_validation"]:
+        for fold in cv["folds"]:
+            if "predicted" in fold:
+                fold["held_out"] = HELD_2021
+                fold["ordered_as_measured"] = all((p["model"] > 1) == (p["target"] > 1)
+                                                  for p in fold["predicted"])
     row = table.rows[0]
     against = against_text(rec, row.board, row.core, f"{row.clock_ghz:g}")
     if cons:
@@ -257,10 +269,14 @@ def bench_ratios(path: Path) -> list[dict]:
 
 
 def goals(rec: dict) -> dict:
-    """Issue 62's goals for a fit: in-sample <= 10 %, cross-validated <= 15 %,
+    """The goals a fit is held to: in-sample <= 10 %, cross-validated <= 15 %,
     (u74) the 2021 ratios within 2 %."""
     out = {"in_sample_mean_abs_le_10_pct": rec["in_sample"]["mean_abs_error_pct"] <= 10}
     out.update({f"{cv['kind']}_le_15_pct": cv["mean_abs_error_pct"] <= 15 for cv in rec["cross_validation"]})
+    for cv in rec["cross_validation"]:
+        for fold in cv["folds"]:
+            if "ordered_as_measured" in fold:
+                out["other_routines_ordered_as_measured"] = fold["ordered_as_measured"]
     if rec["constraints"]:
         out["ratios_within_2_pct"] = all(abs(c["error_pct"]) <= 2 for c in rec["constraints"])
     return out

@@ -7,6 +7,7 @@ them back.  Then what the fit reports about itself (cross-validation, the
 parameters the data leave free), and the inputs it must refuse."""
 from __future__ import annotations
 
+import functools
 import json
 import tomllib
 from dataclasses import replace
@@ -20,7 +21,7 @@ from copygen.emu.timing.profile import PROFILE_DIR, load_profile, parse_profile
 from copygen.gen.build import build_file
 from copygen.measure import measurements
 from copygen.measure.bench import Bench, Case
-from copygen.measure.calibrate import Model, cells_of, resolve_params
+from copygen.measure.calibrate import Constraint, Model, cells_of, resolve_params
 from copygen.measure.calibrate_fit import Problem, cross_validate, fit
 from tests.conftest import ROOT
 
@@ -122,6 +123,31 @@ def test_a_fit_without_the_data_for_a_parameter_does_not_predict_its_cells(elf):
     assert missed == [c.size > 16384 for c in large.cells]
     for name in ("small (< 128 B)", "medium (128 B - 1 KiB)"):
         assert max(abs(e) for e in folds[name].errors) < 1e-3
+
+
+def aligned_over_misaligned(elf, prof) -> float:
+    """A figure of the kind the constraints carry: a throughput ratio at 1 KiB."""
+    bench = Bench(elf, prof, 1024)
+    return bench.run(Case(ROUTINE, 1024, 1, 0)).cycles / bench.run(Case(ROUTINE, 1024, 0, 0)).cycles
+
+
+def test_the_constraints_fold_scores_figures_the_fit_never_saw(elf):
+    """Fitted on the cells alone, the model is scored on the constraint: its
+    own figure against the target, never trained on it."""
+    ratio = functools.partial(aligned_over_misaligned, elf)
+    truth = ratio(synthetic_profile())
+    table = measurements.Table({}, rows(elf, sizes=(16, 256)), "synthetic.csv")
+    data = u74_data()
+    params = resolve_params(FREE.split(",")[:2], data, load_profile(BASE))   # in L1: no misses
+    model = Model(data, "u74", {ROUTINE: elf}, 1024)
+    off = Constraint("ratio, 10 % off", truth * 1.1, ratio, 3.0)
+    problem = Problem(model, cells_of(table), params, constraints=[off], budget=150)
+    (fold,) = cross_validate(problem, "constraints")
+    assert fold.values == tuple(TRUTH.values())[:2]  # the cells alone fix both
+    ((con, got),) = fold.predicted
+    assert con is off and abs(got / truth - 1) < 1e-9
+    assert abs(fold.errors[0] - (1 / 1.1 - 1)) < 1e-9
+    assert cross_validate(replace(problem, constraints=()), "constraints") == []
 
 
 def test_cross_validation_and_a_plot_are_reported(elf, tmp_path):
