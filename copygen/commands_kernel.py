@@ -13,7 +13,7 @@ from dataclasses import asdict
 import click
 
 from copygen.errors import CopygenError
-from copygen.kernel import faultpatch
+from copygen.kernel import faultpatch, speedsuite
 from copygen.kernel import kunit as kunit_lib
 from copygen.kernel.tree import get_tree
 from copygen.output import (EXIT_HELP, EXIT_INPUT, EXIT_OK, EXIT_TOOL, command, envelope, exit_help,
@@ -58,6 +58,13 @@ def tree(series, dest, as_json) -> int:
 @click.option("--no-vector", is_flag=True, help="Boot only without the V extension.")
 @click.option("--no-fault-suite", is_flag=True,
               help="Boot the revisions as they are, with the kernel's own suites only.")
+@click.option("--force-misaligned", "force", type=click.Choice(["fast", "slow", "both"]), default=None,
+              help="For a --fast-body patch (two scalar copies, docs/speeds.md): boot each "
+                   "revision with the boot probe's verdict on misaligned access forced fast, "
+                   "slow, or each in turn (both), without and with V; a test-only suite on top "
+                   "sets fast_unaligned_access_speed_key before KUnit runs and counts with "
+                   "kprobes which copy ran.  A revision without the probe's key or without "
+                   "two copies is refused (exit 2).")
 @click.option("--add-fault-suite", "patch_dir", default=None, type=click.Path(file_okay=False),
               help="Boot nothing: commit the fault suite on top of the first REV (default HEAD) "
                    "on a new branch and write it as a patch into this directory (checkpatch "
@@ -70,7 +77,7 @@ def tree(series, dest, as_json) -> int:
                    "on a larger one].")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 @command("kunit")
-def kunit(tree_dir, revs, no_vector, no_fault_suite, patch_dir, branch, jobs, as_json) -> int:
+def kunit(tree_dir, revs, no_vector, no_fault_suite, force, patch_dir, branch, jobs, as_json) -> int:
     """Build REVS (default HEAD) of a kernel tree and run its KUnit suites.
 
     For each revision: copygen's fault suite (arch/riscv/lib/tests/
@@ -81,18 +88,28 @@ def kunit(tree_dir, revs, no_vector, no_fault_suite, patch_dir, branch, jobs, as
     directory per tree, kept, so the next revision rebuilds only what
     differs), boots it in qemu-system-riscv64, and boots it again with the
     V extension on (-cpu rv64,v=true: the kernel's vector user copy above
-    its threshold).  The checkout is put back as it was.
+    its threshold).  With --force-misaligned each boot is made once per
+    speed forced, and says which of the two scalar copies ran.  The
+    checkout is put back as it was.
     """
     def tell(m):
         click.echo(m, err=True)
+    if patch_dir is not None and force:
+        raise CopygenError("--force-misaligned boots; --add-fault-suite boots nothing",
+                           hint="give one of them")
     if patch_dir is not None:
         return _add_fault_suite(tree_dir, (revs or ("HEAD",))[0], output_dir(patch_dir, "--add-fault-suite"),
                                 branch, as_json)
+    speeds = kunit_lib.forced_speeds(force)
+    for rev in revs or ("HEAD",):       # every revision checked before the first boot
+        kunit_lib.check_revision(tree_dir, rev, not no_fault_suite, bool(speeds))
     runs = []
     for rev in revs or ("HEAD",):
         runs += kunit_lib.run_commit(tree_dir, rev, rev, not no_vector, jobs, tell,
-                                     fault_suite=not no_fault_suite)
-    failed = [f"{r.label}{' (V)' if r.vector else ''}: {t}" for r in runs for t in r.failed()]
+                                     fault_suite=not no_fault_suite,
+                                     force=speeds)
+    failed = [f"{r.label}{' (V)' if r.vector else ''}{f' (forced {r.forced})' if r.forced else ''}: {t}"
+              for r in runs for t in r.failed()]
     said = ("KUnit tests failed: " + ", ".join(failed[:3])
             + (f" and {len(failed) - 3} more" if len(failed) > 3 else ""))
     if not as_json:
@@ -110,9 +127,12 @@ def kunit(tree_dir, revs, no_vector, no_fault_suite, patch_dir, branch, jobs, as
 
 
 def _print_run(r) -> None:
-    click.echo(f"{r.label} {r.commit[:12]}{' with V' if r.vector else ''}: "
+    forced = f", misaligned access forced {r.forced}" if r.forced else ""
+    click.echo(f"{r.label} {r.commit[:12]}{' with V' if r.vector else ''}{forced}: "
                + ", ".join(f"{s.name} {s.passed}/{s.total}" for s in r.suites)
                + f"  (build {r.build_seconds:.0f} s, boot and tests {r.run_seconds:.0f} s)")
+    if r.forced:
+        click.echo(f"  {speedsuite.SUITE}: {speedsuite.describe(r.speeds)}")
     for name, case in r.fault.items():
         if not case["ok"]:
             click.echo(f"  {name}: {case['failed']} of {case['calls']} calls fail; "

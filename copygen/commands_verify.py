@@ -28,7 +28,7 @@ from copygen.verify.checks.prove import MEMMOVE_BOUND, STAGES, prove_routine
 from copygen.verify.vector.vcompose import compose_reports
 from copygen.verify.vector.vprove import prove_vectors
 from copygen.verify.contract.world import VECTOR_KINDS
-from copygen.verify.contract.verdict import EXIT, verdict, worst
+from copygen.verify.contract.verdict import EXIT, counts, holds_up_to, verdict, worst
 from copygen.verify.contract.rules import RegisterRules, make_rules
 from copygen.gen.front.validate import load_file
 
@@ -69,22 +69,39 @@ def _held_line(reports, console) -> None:
                       f"{held[-1]} accepts that bound)")
 
 
+def _glue_line(reports, bounded: int, console) -> None:
+    """The first line when a composed vector copy is proved below 2^31
+    only and no --bounded N asked for a bound that covers: why that is no
+    proof for every n the kernel can pass."""
+    below = sorted({(r.symbol, holds_up_to(st)) for reps in reports.values() for r in reps
+                    if r.symbol.endswith("+vector") for st in r.status.values()
+                    if holds_up_to(st) is not None and not counts(st, bounded)})
+    for sym, n in below:
+        console.print(f"unknown: {sym} is proved for every n <= {n} only, not for every n: the "
+                      "kernel's C glue (enter_vector_usercopy) takes n as a size_t but returns "
+                      "the routines' counts as an int, and __copy_{to,from}_user and the "
+                      "_nofault copies pass sizes of 2^31 or more unchecked (copy_{to,from}_user "
+                      f"stop them, check_copy_size); --bounded N with N <= {n} accepts that bound")
+
+
 def _short(symbol: str) -> str:
     """copy_to_user for __asm_copy_to_user: the table stays narrow."""
     return symbol.removeprefix("__asm_").lstrip("_")
 
 
-def _cell(clause: str, st: str | None, require, held: int | None = None) -> str:
+def _cell(clause: str, st: str | None, require, held: int | None = None, bounded: int = 0) -> str:
     if st is None:
         return "-"
     if clause in PROPERTIES and clause not in require:
         return "yes" if st == "proved" else ("no" if st == "violated" else st)
     if held is not None:        # runs nobody asked for: shown, not a verdict
         return f"{MARK['unknown']} (n <= {held} ran)"
+    if holds_up_to(st) is not None and not counts(st, bounded):   # a bound nobody asked for
+        return f"[yellow]n <= {holds_up_to(st)} only[/]"
     return MARK.get(st, f"[cyan]{st}[/]")
 
 
-def _table(title: str, reports, verdicts, require, console) -> None:
+def _table(title: str, reports, verdicts, require, console, bounded: int = 0) -> None:
     """One row per clause, one column per routine (fits 80 columns)."""
     from rich.table import Table
     clauses = [c for c in CLAUSES if any(c in r.status for r in reports)]
@@ -94,7 +111,8 @@ def _table(title: str, reports, verdicts, require, console) -> None:
         t.add_column(_short(r.symbol), justify="center")
     for c in clauses:
         name = f"{c} (property)" if c in PROPERTIES and c not in require else c
-        t.add_row(name, *[_cell(c, r.status.get(c), require, r.held_up_to.get(c)) for r in reports])
+        t.add_row(name, *[_cell(c, r.status.get(c), require, r.held_up_to.get(c), bounded)
+                          for r in reports])
     t.add_row("verdict", *verdicts)
     t.add_row("seconds", *[f"{r.seconds:.0f}" for r in reports])
     console.print(t)
@@ -267,7 +285,9 @@ def verify(files, only, bounded, require, all_clauses, reserve, jump_register, j
     violated (with a counterexample replayed in the emulator), unknown (the
     solver or the inferred loop invariants were not strong enough) or, with
     --bounded N, holding for every n <= N (verdict "bounded": only --bounded
-    makes runs of every n <= N part of the verdict).  A sample run that already
+    makes runs of every n <= N part of the verdict; a composed vector copy,
+    proved below 2^31 because the kernel's C glue returns an int, is
+    unknown, exit 4, unless --bounded N asks for a bound below that).  A sample run that already
     breaks a clause ends the proof: the clauses no concrete run breaks are
     then "not checked" (--all-clauses proves them).  B2s (no load outside [src,
     src+n)) is a property, shown but not required, unless --require B2s.
@@ -288,10 +308,11 @@ def verify(files, only, bounded, require, all_clauses, reserve, jump_register, j
     cache = None if no_cache else ProofCache(proof_cache)
     reports = _run(plan, bounded, max(1, jobs or default_jobs()), cache, all_clauses, rules)
     _compose(reports)
-    verdicts = {f: [verdict(r, require) for r in reps] for f, reps in reports.items()}
+    # a clause holding below a bound counts only when --bounded asked for one it covers
+    verdicts = {f: [verdict(r, require, asked=bounded) for r in reps] for f, reps in reports.items()}
     overall = worst([v for vs in verdicts.values() for v in vs])
     if junit:
-        Path(junit).write_text(junit_xml(reports, require))
+        Path(junit).write_text(junit_xml(reports, require, bounded))
     if as_json:
         envelope("verify", overall in ("proved", "bounded"), verdict=overall,
                  bounded=bounded or None, required_properties=list(require),
@@ -302,15 +323,15 @@ def verify(files, only, bounded, require, all_clauses, reserve, jump_register, j
                         for f, elf, _ in plan])
     else:
         console = table_console()
-        if overall == "bounded":
-            bound = f"every n <= {bounded}" if bounded else "the n its row names"
-            console.print(f"bounded: every required clause proved or holding for {bound}, "
-                          "not proved for every n")
+        if overall == "bounded":          # only a --bounded N gives it (verdict's `asked`)
+            console.print(f"bounded: every required clause proved or holding for every n <= "
+                          f"{bounded}, not proved for every n")
         elif overall == "proved" and bounded:
             console.print(f"bounded: every n <= {bounded} checked, and every required clause is "
                           "proved for every n")
         elif overall == "unknown":
             _held_line(reports, console)
+            _glue_line(reports, bounded, console)
         for f, _, _ in plan:
-            _table(f"copygen verify {f}", reports[f], verdicts[f], require, console)
+            _table(f"copygen verify {f}", reports[f], verdicts[f], require, console, bounded)
     return EXIT[overall]

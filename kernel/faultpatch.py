@@ -3,7 +3,8 @@ patch of its own that a kernel developer takes.
 
 on_top() makes the commit that adds the suite to a revision (plumbing: a
 temporary index, commit-tree; the checkout, the index and the branches
-are not touched).  Its author, committer and dates are fixed (copygen's
+are not touched); commit_on_top() does the same for any test-only files
+(kernel.speedsuite's).  Its author, committer and dates are fixed (copygen's
 identity, the parent's commit date), so the same revision always gives
 the same commit and the kept build directory sees the same files.
 
@@ -80,12 +81,20 @@ def on_top(tree: Path, rev: str, p: faultsuite.Params = faultsuite.DEFAULT) -> s
     """The commit that adds the suite to `rev` (rev itself when it has the
     suite as copygen would write it)."""
     parent = rev_parse(tree, rev)
-    files = faultsuite.files(tree, parent, p)
+    return commit_on_top(tree, parent, faultsuite.files(tree, parent, p), message(p))
+
+
+def commit_on_top(tree: Path, rev: str, files: dict[str, str], msg: str) -> str:
+    """A test-only commit of `files` on `rev` (rev itself when there are
+    none).  Its author, committer and dates are fixed (copygen's identity,
+    the parent's commit date): the same files on the same revision give
+    the same commit, and the kept build directory sees the same tree."""
+    parent = rev_parse(tree, rev)
     if not files:
         return parent
     date = _git(tree, "log", "-1", "--format=%cI", parent).stdout.strip()
     env = {**AUTHOR, "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return _commit(tree, parent, files, message(p), env)
+    return _commit(tree, parent, files, msg, env)
 
 
 def _identity(tree: Path) -> str:

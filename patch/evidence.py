@@ -11,8 +11,14 @@ alignment-class grid (measure.bench; every call's result is checked).
 A string change is proved and benched from the objects Kbuild compiled
 with the kernel's own flags (kernel.kbuild), linked with the shim's script.
 
+A vector change (uaccess_vector.S and the threshold) is benched as a
+kernel with V runs copy_to_user (measure_vector): below the threshold the
+tree's scalar copy, from it on the vector loop inside a clean kernel
+vector section, under each vector profile at its VLEN.
+
 Role: ELFs, proofs and benches for the patch.  May import verify, measure,
-emu.timing.profile, gen (build, toolchain, resources) and the standard library.
+emu.timing.profile, gen (build, toolchain, resources), copygen.errors and the
+standard library.
 A board's measurements (measure.measured) give the cells it measured of
 both states, kept apart from the modelled ones.
 """
@@ -21,12 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from copygen.emu.timing.profile import Profile
+from copygen.emu.timing.profile import Profile, available, load_profile
+from copygen.errors import CopygenError
 from copygen.gen import toolchain
-from copygen.gen.build import shim_elf
+from copygen.gen.build import build_vector_section, shim_elf
 from copygen.gen.resources import shim_dir
 from copygen.measure import measured
 from copygen.measure.bench import Bench, Case
+from copygen.measure.dispatch import COPY, VECTOR, section_cycles
 from copygen.verify.solver.cache import ProofCache, prove_cached
 from copygen.verify.contract.inputs import routines
 from copygen.verify.contract.verdict import verdict
@@ -173,3 +181,69 @@ def board_rows(files: tuple[str, ...], source: str, kinds: tuple[str, ...],
                         rows.append(Row("measured", name, n, cls, old, new))
     where = "; ".join(dict.fromkeys(c.provenance() for c in used if c.tables))
     return rows, where
+
+
+# the sizes of a vector change's table: the scalar side of the default
+# threshold, the vector path from it on; the thresholds themselves are added
+VECTOR_SIZES = (256, 512, 1024, 2048, 4096, 8192)
+
+
+@dataclass(frozen=True)
+class VectorBench:
+    """What a vector change's table rests on, beside its rows."""
+
+    thresholds: tuple[int, int]        # RISCV_ISA_V_UCOPY_THRESHOLD before, after
+    section: dict[str, int]            # profile -> cycles of a clean kernel vector section
+    vlen: dict[str, int]               # profile -> the VLEN it times
+
+
+def vector_profiles(names: tuple[str, ...]) -> list[Profile]:
+    """The profiles of a vector change's table: those named, each of which
+    must time vector code, else every profile that does (x60, x280)."""
+    if not names:
+        return [p for p in (load_profile(n) for n in available()) if p.vector is not None]
+    out = [load_profile(n) for n in names]
+    bad = [p.name for p in out if p.vector is None]
+    if bad:
+        with_v = [n for n in available() if load_profile(n).vector is not None]
+        raise CopygenError(f"--profile {', '.join(bad)}: no [vector] section, so no timing of "
+                           "the vector loop", hint=f"the vector patch's table takes the vector "
+                                                  f"profiles: {', '.join(with_v)}")
+    return out
+
+
+def _dispatched(scalar: Bench, vector: Bench, threshold: int, section: int, n: int,
+                offsets) -> float:
+    """Mean cycles of copy_to_user of n bytes over `offsets` as a kernel
+    with V runs it: the scalar copy below `threshold`, from it on the
+    vector loop and the section around it."""
+    if n < threshold:
+        runs = [scalar.run(Case(COPY, n, s, d)).cycles for s, d in offsets]
+    else:
+        runs = [vector.run(Case(VECTOR, n, s, d)).cycles + section for s, d in offsets]
+    return sum(runs) / len(runs)
+
+
+def measure_vector(scalar: State, before: State, after: State, thresholds: tuple[int, int],
+                   profiles: list[Profile], workdir: Path, sizes=VECTOR_SIZES,
+                   tell=lambda msg: None) -> tuple[list[Row], VectorBench]:
+    """copy_to_user before and after a vector change, per vector profile:
+    `scalar` is the tree's uaccess.S (the same in both), `before` and
+    `after` its uaccess_vector.S, each with its threshold."""
+    sizes = sorted(set(sizes) | set(thresholds))
+    section_elf = build_vector_section(Path(workdir) / "vector_section")
+    rows, sections, vlens = [], {}, {}
+    for prof in profiles:
+        tell(f"benching copy_to_user with V under {prof.name} (VLEN {prof.vector.vlen}), "
+             "before and after")
+        sections[prof.name] = section_cycles(section_elf, prof)["clean"]
+        vlens[prof.name] = prof.vector.vlen
+        top = max(sizes)
+        sb = Bench(scalar.elf, prof, top)
+        old, new = Bench(before.elf, prof, top), Bench(after.elf, prof, top)
+        for n in sizes:
+            for cls, offsets in COPY_PAIRS.items():
+                rows.append(Row(prof.name, "copy_to_user", n, cls,
+                                _dispatched(sb, old, thresholds[0], sections[prof.name], n, offsets),
+                                _dispatched(sb, new, thresholds[1], sections[prof.name], n, offsets)))
+    return rows, VectorBench(thresholds, sections, vlens)

@@ -5,12 +5,16 @@ changed and why (clauses the old code breaks, with the counterexample the
 verifier replayed; the modelled speed change); the table of modelled cycles
 and bytes/cycle before and after, per cost profile, routine, size and
 alignment class, marked as a model with what the profile was fitted to;
-the proof summary of both versions; how to reproduce (copygen version, the
-command, the strategy source); Signed-off-by from the tree's git config.
-Every line fits checkpatch's 75 columns.
+the proof summary of both versions; with --test kunit, one line per KUnit
+suite before and after and, when copygen's fault suite fails on the
+unpatched tree, its first failing call quoted as evidence beside the
+verifier's; how to reproduce (copygen version, the command, the strategy
+source); Signed-off-by from the tree's git config.  Every line fits
+checkpatch's 75 columns.
 
 Role: text only.  May import patch.evidence, verify.contract.clauses, verify.counterexamples.early
-(NOT_CHECKED), gen (parse, unparse) and the standard library.
+(NOT_CHECKED), kernel.faultsuite (the suite's name), gen (parse, unparse) and the standard
+library.
 """
 from __future__ import annotations
 
@@ -19,6 +23,7 @@ from dataclasses import dataclass
 
 from copygen.gen.front.parse import parse_text
 from copygen.gen.front.unparse import item_text
+from copygen.kernel.faultsuite import SUITE as FAULT_SUITE
 from copygen.patch.evidence import Proof, Row
 from copygen.verify.contract.clauses import CLAUSES, PROPERTIES
 from copygen.verify.counterexamples.early import NOT_CHECKED
@@ -46,7 +51,8 @@ class Change:
     calibration: dict[str, str]              # profile -> where its figures come from
     skipped: tuple[str, ...] = ()            # entry points reaching the code, not proved
     draft: bool = False
-    kunit: tuple[str, ...] = ()              # KUnit results, one line per suite (kunit_lines)
+    kunit: tuple[str, ...] = ()              # KUnit results (kunit_lines): a line per suite,
+                                             # then the fault suite's evidence after a blank line
     memmove_in_memcpy: bool = False              # memmove in memcpy.S, after memcpy
     board: tuple[Row, ...] = ()              # cells a board measured, before and after
     board_on: str = ""                       # "measured on BOARD (CPU, kernel, date)"
@@ -219,6 +225,9 @@ def _why(ch: Change) -> list[str]:
             out += [""] + _wrap(f"{c} at {p.symbol}, replayed in the emulator: "
                                 f"{detail}".rstrip(": .") + ".")
         out.append("")
+    evidence = kunit_parts(ch.kunit)[1]
+    if evidence:
+        out += [*evidence, ""]
     after = _broken(ch.after, ch.kinds)
     if not after:
         where = ("at the entry points named below (--routine left others out)" if ch.skipped
@@ -244,6 +253,9 @@ def speed(rows: list[Row], calibration: dict[str, str]) -> list[str]:
     best, worst = min(rows, key=change), max(rows, key=change)
     profiles = list(dict.fromkeys(r.profile for r in rows))
     where = "; ".join(f"{p}, {calibration.get(p) or 'of unknown error'}" for p in profiles)
+    if not fewer and not slower:        # no best or worst case to name
+        return _wrap(f"Modelled by copygen's cost profile {where} (not measured): the same "
+                     f"cycles in all {len(rows)} cases below.  Cycles before and after:")
     return _wrap(f"Modelled by copygen's cost profile {where} (not measured): "
                  f"fewer cycles in {fewer} of the {len(rows)} "
                  f"cases below, more in {slower or 'none'}; mean {100 * mean_change(rows):+.1f}%, "
@@ -323,7 +335,9 @@ def proofs(before: dict[str, list[Proof]], after: dict[str, list[Proof]], kinds,
 
 def kunit_lines(base: list, patched: list) -> tuple[str, ...]:
     """One line per KUnit suite: tests passed before and after, without and
-    with the V extension (kernel.kunit.Run lists, in the same order)."""
+    with the V extension (kernel.kunit.Run lists, in the same order); then,
+    after a blank line, fault_evidence's paragraph when there is one
+    (kunit_parts takes them apart)."""
     out = []
     names = [s.name for s in base[0].suites] if base else []
     for name in names:
@@ -339,15 +353,69 @@ def kunit_lines(base: list, patched: list) -> tuple[str, ...]:
     limit = next((r.vector_threshold for r in patched if r.vector and r.vector_threshold), None)
     if limit:
         out.append(f"  (with V, user copies of {limit} bytes or more take the vector path)")
-    return tuple(out)
+    evidence = fault_evidence(base, patched)
+    return tuple(out + (["", *evidence] if evidence else []))
+
+
+def kunit_parts(lines: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """(the per-suite lines, the fault suite's evidence paragraph) of
+    Change.kunit."""
+    lines = list(lines)
+    if "" in lines:
+        at = lines.index("")
+        return lines[:at], lines[at + 1:]
+    return lines, []
+
+
+def _suite(run, name: str):
+    return next((s for s in run.suites if s.name == name), None)
+
+
+def _per_boot(runs: list, text) -> str:
+    """`text(run)` of each boot, said once when every boot gives the same."""
+    said = [text(r) for r in runs]
+    if len(set(said)) == 1:
+        return said[0] + (" without and with V" if len(runs) > 1 else "")
+    return ", ".join(f"{t} {'with' if r.vector else 'without'} V" for r, t in zip(runs, said))
+
+
+def fault_evidence(base: list, patched: list) -> list[str]:
+    """The fault suite's failure on the unpatched tree, quoted as evidence
+    (kernel.kunit.Run lists): how many of its cases fail before, the
+    first failing call as the suite names it, and what the same boots
+    give after the patch.  Nothing when the suite passed before."""
+    before = [r for r in base if _suite(r, FAULT_SUITE)]
+    after = [r for r in patched if _suite(r, FAULT_SUITE)]
+    failing = {t for r in before for t in _suite(r, FAULT_SUITE).failed}
+    if not failing:
+        return []
+    first = next((case["first"] for r in before for name, case in r.fault.items()
+                  if not case["ok"] and case.get("first")), "")
+    fails = _per_boot(before, lambda r: f"{len(_suite(r, FAULT_SUITE).failed)} of its "
+                                        f"{_suite(r, FAULT_SUITE).total} cases")
+    quoted = f"; the first failing call: {first.rstrip('.')}" if first else ""
+    still = failing & {t for r in after for t in _suite(r, FAULT_SUITE).failed}
+    if after and still == failing:
+        text = (f"Before and after this patch copygen's fault suite ({FAULT_SUITE}, KUnit in "
+                f"QEMU) fails {fails}, the same cases{quoted}.  This patch does not fix them.")
+    else:
+        got = (_per_boot(after, lambda r: f"{_suite(r, FAULT_SUITE).passed}/"
+                                          f"{_suite(r, FAULT_SUITE).total}")
+               if after else "not booted")
+        text = (f"Before this patch copygen's fault suite ({FAULT_SUITE}, KUnit in QEMU) fails "
+                f"{fails}{quoted}.  With the patch: {got}"
+                + (f" ({len(still)} of the {len(failing)} still fail)." if still else "."))
+    return _wrap(text)
 
 
 def _source(text: str, path: str, kinds: tuple[str, ...]) -> list[str]:
     """The strategy's target and the blocks this patch uses, one block a
     paragraph, settings run together (the file itself says more)."""
     out = []
+    # the parser names the string block `string_block`; a patch's kinds say `string`
+    wanted = set(kinds) | ({"string_block"} if "string" in kinds else set())
     for it in parse_text(text, path):
-        if it.kind != "target" and it.kind not in kinds:
+        if it.kind != "target" and it.kind not in wanted:
             continue
         head = item_text(it).splitlines()[0].rstrip(" {")
         body = "; ".join(ln.strip() for ln in item_text(it).splitlines()[1:-1])
@@ -387,7 +455,7 @@ def commit_message(ch: Change, version: str, command: str, source: str, name: st
     body += ["", *proofs(ch.before, ch.after, ch.kinds, ch.skipped)]
     if ch.kunit:
         body += ["", "KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:",
-                 *ch.kunit]
+                 *kunit_parts(ch.kunit)[0]]
     body += ["", *reproduce(version, command, source, name, ch.kinds), "",
              f"Signed-off-by: {signoff}"]
     return "\n".join(line.rstrip() for line in body) + "\n"

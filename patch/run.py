@@ -224,8 +224,11 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
         raise CopygenError(f"{vector.KCONFIG} is not committed in {tree.root}",
                            hint="the vector threshold is its default; commit the whole tree")
     pl = vector.plan(st, old, kconfig, tree.rel)
+    profiles = evidence.vector_profiles(req.profiles)   # a profile without [vector] stops here
+    scalar = git.show(tree, "HEAD", kernelfile.UACCESS)
     clock = Stages()
     cache = ProofCache(req.proof_cache) if req.proof_cache else None
+    rows, bench = [], None
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         after = evidence.build("after", pl.text, Path(tmp), "after (patched: vector_usercopy)")
         with clock("proofs after"):
@@ -235,11 +238,16 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
         before = evidence.build("before", old, Path(tmp), BEFORE)
         with clock("proofs before"):
             before.proofs[vector.KIND] = _vector_proofs(before, cache, tell)
+        if scalar is not None:      # copy_to_user below the threshold is the tree's scalar copy
+            with clock("bench"):
+                rows, bench = evidence.measure_vector(
+                    evidence.build("scalar", scalar, Path(tmp), "the tree's scalar copy"), before,
+                    after, (pl.old_threshold, pl.threshold), profiles, Path(tmp), tell=tell)
     draft = any(p.verdict != "proved" for p in after.proofs[vector.KIND])
     change = message.Change((vector.KIND,), pl.layout, dict(before.proofs), dict(after.proofs),
-                            [], {}, draft=draft)
+                            rows, {p.name: p.provenance for p in profiles}, draft=draft)
     text = vector.commit_message(pl, st, change, __version__,
-                                 _command(req, Path(req.source).name), tree.signoff)
+                                 _command(req, Path(req.source).name), tree.signoff, bench)
     files = {tree.rel: pl.text, vector.KCONFIG: pl.kconfig}
     tip = git.commit_files(tree, tree.head, files, text)
     runs: dict = {}
@@ -247,7 +255,7 @@ def make_vector_patch(req: Request, tell=lambda msg: None) -> Result:
         runs = _kunit_runs(req, tree, tip, tell, clock)
         change = replace(change, kunit=message.kunit_lines(runs["base"], runs["patched"]))
         text = vector.commit_message(pl, st, change, __version__,
-                                     _command(req, Path(req.source).name), tree.signoff)
+                                     _command(req, Path(req.source).name), tree.signoff, bench)
         tip = git.commit_files(tree, tree.head, files, text)
     git.create_branch(tree, branch, tip)
     tell(f"branch {branch} -> {tip[:12]}")

@@ -16,9 +16,15 @@ t6) must not be ones the body writes, or the patch is refused.
 The Kconfig symbol RISCV_ISA_V_UCOPY_THRESHOLD's `default` becomes the
 strategy's `above N`; nothing else in Kconfig changes.
 
+The message carries the proofs before and after at every VLEN and the
+table of modelled cycles of copy_to_user before and after under each
+vector profile (patch.evidence.measure_vector: the tree's scalar copy
+below the threshold, the loop and a clean kernel vector section from it
+on), as a scalar patch's table.
+
 Role: find the places, make the new texts and the message; change nothing
 in the tree.  May import gen (lowering, emission, strategy), patch.kernelfile,
-patch.message, copygen.errors and the standard library.
+patch.message, patch.evidence (its records), copygen.errors and the standard library.
 """
 from __future__ import annotations
 
@@ -32,6 +38,7 @@ from copygen.gen.emission.emit import render_body, vector_setting
 from copygen.gen.lower.lower_vector import vector_function
 from copygen.gen.front.strategy import Strategy
 from copygen.patch import kernelfile, message
+from copygen.patch.evidence import VectorBench
 
 VECTOR = "arch/riscv/lib/uaccess_vector.S"
 KCONFIG = "arch/riscv/Kconfig"
@@ -140,9 +147,24 @@ def subject(p: Plan) -> str:
     return f"riscv: lib: uaccess_vector: generated copy loop, threshold {p.threshold}"
 
 
+def bench_lines(change: message.Change, bench: VectorBench) -> list[str]:
+    """What the table times, the speed paragraph and the table."""
+    old, new = bench.thresholds
+    at = (f"{THRESHOLD} {old} before and {new} after" if old != new else f"{THRESHOLD} {new}")
+    each = lambda d, unit="": ", ".join(f"{v}{unit} on {k}" for k, v in d.items())  # noqa: E731
+    what = textwrap.wrap(
+        f"The table times copy_to_user as a kernel with V runs it ({at}): below the threshold "
+        f"the tree's scalar copy, which this patch does not change; from it on "
+        f"{WRAPPER} inside a clean kernel vector section ({each(bench.section, ' cycles')}, "
+        f"copygen's shim/vector_section.S), at each profile's VLEN ({each(bench.vlen)}).", WIDTH)
+    return [*what, "", *message.speed(change.rows, change.calibration), "",
+            *message.table(change.rows)]
+
+
 def commit_message(p: Plan, st: Strategy, change: message.Change, version: str, command: str,
-                   signoff: str) -> str:
-    """The commit message: what changed, why, the proofs before and after."""
+                   signoff: str, bench: VectorBench | None = None) -> str:
+    """The commit message: what changed, why, the modelled cycles before
+    and after (with `bench`), the proofs before and after."""
     v = st.copy_user.vector
     old = {q.symbol: q for q in change.before[KIND]}
     new = {q.symbol: q for q in change.after[KIND]}
@@ -161,12 +183,18 @@ def commit_message(p: Plan, st: Strategy, change: message.Change, version: str, 
                 f"{sym}: the old fault exits leave vstart at the faulting element (clause V0 "
                 f"violated): {q.detail.get('V0', '').split('; VLEN ')[0]}.  The new ones set it back to 0.", WIDTH)]
             break
+    suites, evidence = message.kunit_parts(change.kunit)
+    if evidence:
+        body += ["", *evidence]
+    if change.rows and bench is not None:
+        body += ["", *bench_lines(change, bench)]
     body += ["", *message.proofs(change.before, change.after, (KIND,)),
              "    (each entry point at VLEN 128, 256, 512 and 1024)", ""]
     if change.kunit:
         body += ["KUnit (Kbuild, qemu-system-riscv64), tests passed before -> after:",
-                 *change.kunit, ""]
-    body += [*textwrap.wrap("Not benched here: bench/tune/vector_threshold.py times the loop and "
-                            "the threshold per core (docs/vector.md).", WIDTH), "",
-             "Reproduce:", command, "", f"Signed-off-by: {signoff}"]
+                 *suites, ""]
+    if not change.rows:
+        body += [*textwrap.wrap("Not benched here: the tree has no arch/riscv/lib/uaccess.S, "
+                                "whose scalar copy runs below the threshold.", WIDTH), ""]
+    body += ["Reproduce:", command, "", f"Signed-off-by: {signoff}"]
     return "\n".join(line.rstrip() for line in body) + "\n"

@@ -241,14 +241,13 @@ from copygen.tune import run
 from copygen.verify.solver.parallel import fork_map
 
 def sleep(*args):
+    print("held", file=sys.stderr, flush=True)
     time.sleep(60)
 
 def proofs(*args):
-    print("held", file=sys.stderr, flush=True)
     fork_map(sleep, 4, 2)
 
 def evaluate(job):
-    print("held", file=sys.stderr, flush=True)
     sleep()
 
 commands_verify._run = proofs
@@ -258,18 +257,20 @@ main(sys.argv[1:], prog_name="copygen")
 """
 
 
-def _stopped(argv, tmp_path):
-    """Run `argv` under HELD, SIGTERM it once its work is in the pool;
-    (status, stdout, stderr), every worker gone with it (else the pipes
-    stay open for their minute)."""
+def _stopped(argv, tmp_path, workers):
+    """Run `argv` under HELD, SIGTERM it once its work is in the pool
+    (`workers` of them up and sleeping, then a moment for the rest to
+    start); (status, stdout, stderr), every worker gone with it (else the
+    pipes stay open for their minute)."""
     p = subprocess.Popen([sys.executable, "-c", HELD, *map(str, argv)], cwd=tmp_path,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    err = []
+    err, up = [], 0
     for line in p.stderr:
         err.append(line)
-        if "held" in line:
+        up += "held" in line
+        if up == workers:
             break
-    time.sleep(1.0)                          # the workers are up and sleeping
+    time.sleep(2.0)
     p.send_signal(signal.SIGTERM)
     out, rest = p.communicate(timeout=20)
     return p.returncode, out, "".join(err) + rest
@@ -281,11 +282,12 @@ def test_a_command_stopped_by_sigterm_ends_in_one_line(command, tmp_path):
                        "--workdir", tmp_path / "w", "--proof-cache", tmp_path / "proofs"],
             "tune": ["tune", _sweep(tmp_path / "k.copy"), "-j", "2", "--top", "0",
                      "--db", tmp_path / "t.db", "--build-cache", tmp_path / "cache"]}[command]
-    status, out, err = _stopped(argv, tmp_path)
+    workers = 1              # the first worker up; the sleep gives the rest time
+    status, out, err = _stopped(argv, tmp_path, workers)
     assert status == 143, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err
     assert err.splitlines()[-1] == "copygen: stopped by SIGTERM", err
-    status, out, err = _stopped(argv + ["--json"], tmp_path)
+    status, out, err = _stopped(argv + ["--json"], tmp_path, workers)
     assert status == 143 and "Traceback" not in err, err
     assert json.loads(out)["error"]["message"] == "stopped by SIGTERM"
 

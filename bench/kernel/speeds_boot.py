@@ -1,27 +1,23 @@
-"""Boot a `copygen patch --fast-body` kernel in QEMU and show which scalar
-copy runs with the probe's key off and on (docs/speeds.md, "Booted").
+"""Boot a `copygen patch --fast-body` kernel in QEMU with the misaligned
+access probe's verdict forced slow and fast, without and with V, and show
+which scalar copy ran (docs/speeds.md, "Booted").
 
-Linux 6.12 has no boot parameter for the misaligned-access probe's
-result, so a test-only commit on top of the patch adds a KUnit suite
-(templates/uaccess_speeds_kunit.c.j2, `usercopy_speeds`, under a Kconfig
-symbol of arch/riscv/kernel/tests/Kconfig.debug) that sets the key itself
-with static_branch_disable/enable, copies to and from user memory at every
-size up to 160 bytes and every offset pair mod 8, checks every byte, and
-counts with kprobes which copy was entered.  The tree's own kunit.py builds
-it with the usercopy, memcpy and string suites, jump labels and kprobes
-(the kunitconfig below), and boots it under qemu-system-riscv64 without
-and with the V extension; the boot log (raw KTAP) gives each suite's results,
-the probe's own line (what it found on QEMU) and the suite's counts.
+It runs `copygen kunit --kernel-tree TREE REV --force-misaligned both
+--json` (kernel.speedsuite: a test-only suite on top of the fault suite on
+top of REV, the verdict forced on the kernel command line at each boot, one
+build for the four boots) and records, per boot, every suite's results,
+the probe's own verdict on QEMU, the key the suite found, its copies and
+which copy they entered, and the seconds of the build and the boot.
 
-Usage: python -m bench.kernel.speeds_boot --tree CLONE --rev PATCHED [--build-dir DIR] [--worktree W]
-(CLONE: a clone of the tree, which gets a worktree; PATCHED: the patch's
-commit).  Writes bench/kernel/results/speeds_boot.json.
+Usage: python -m bench.kernel.speeds_boot --tree TREE --rev PATCHED [--from RUN.json]
+(PATCHED: the patch's commit or branch; --from takes a saved `copygen
+kunit ... --json` output instead of booting again).  Writes
+bench/kernel/results/speeds_boot.json.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time
@@ -29,103 +25,51 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 OUT = ROOT / "bench" / "kernel" / "results" / "speeds_boot.json"
-KUNITCONFIG = """CONFIG_KUNIT=y
-CONFIG_USERCOPY_KUNIT_TEST=y
-CONFIG_MEMCPY_KUNIT_TEST=y
-CONFIG_STRING_KUNIT_TEST=y
-CONFIG_JUMP_LABEL=y
-CONFIG_KPROBES=y
-CONFIG_RISCV_UACCESS_SPEEDS_KUNIT=y
-"""
-KCONFIG = """config RISCV_UACCESS_SPEEDS_KUNIT
-       bool "KUnit test of the user copy picked by misaligned access speed" if !KUNIT_ALL_TESTS
-       depends on KUNIT && KPROBES && JUMP_LABEL && RISCV_PROBE_UNALIGNED_ACCESS && MMU
-       default KUNIT_ALL_TESTS
-       help
-         Test only.  Sets fast_unaligned_access_speed_key off and on, copies
-         to and from user memory at every size up to 160 bytes and every
-         offset pair, and counts with kprobes which scalar copy of
-         arch/riscv/lib/uaccess.S ran.  If unsure, say N.
-
-"""
-TESTS = "arch/riscv/kernel/tests"
-COUNTS = re.compile(r"key (on|off): (\d+) copies checked; slow copy entered (\d+) times, fast copy (\d+)")
-PROBE = re.compile(r"cpu(\d+): Ratio of byte access time to unaligned word access is ([\d.]+), "
-                   r"unaligned accesses are (\w+)")
-BOOT = re.compile(r"the boot probe left the key (on|off)")
-SUBTEST = re.compile(r"^\s+# Subtest: (\w+)")
-CASE = re.compile(r"^\s+(not )?ok \d+ \w+")
 
 
-def suites(log: str) -> dict[str, dict[str, int]]:
-    """Tests passed per suite, from the raw KTAP of the boot log."""
-    out: dict[str, dict[str, int]] = {}
-    name = None
-    for line in log.splitlines():
-        m = SUBTEST.match(line)
-        if m:
-            name = m.group(1)
-            out[name] = {"passed": 0, "total": 0}
-        elif name and (c := CASE.match(line)):
-            out[name]["total"] += 1
-            out[name]["passed"] += c.group(1) is None
+def boots(doc: dict) -> list[dict]:
+    """One record per boot of a `copygen kunit --json` output."""
+    out = []
+    for r in doc.get("runs", []):
+        sp = r.get("speeds", {})
+        out.append({"forced": r.get("forced"), "vector": r["vector"],
+                    "suites": {s["name"]: f"{s['passed']}/{s['total']}" for s in r["suites"]},
+                    "probe": sp.get("probe"), "key_left_by_probe": sp.get("probed_key"),
+                    "key": sp.get("key"), "copies": sp.get("copies"),
+                    "slow_copy_entered": sp.get("slow_entered"),
+                    "fast_copy_entered": sp.get("fast_entered"), "ran": sp.get("ran"),
+                    "build_seconds": round(r["build_seconds"], 1),
+                    "boot_and_tests_seconds": round(r["run_seconds"], 1),
+                    "suite_seconds": r.get("suite_seconds", {}), "tested": r.get("tested")})
     return out
-
-
-def add_test(tree: Path, dispatcher: str, fast: str) -> None:
-    """The test-only suite, its Kconfig symbol and its Makefile line."""
-    from copygen.gen.emission.emit import env
-    text = env().get_template("uaccess_speeds_kunit.c.j2").render(dispatcher=dispatcher, fast=fast,
-                                                                   max_n=160)
-    (tree / TESTS / "uaccess_speeds_kunit.c").write_text(text)
-    kconfig = tree / TESTS / "Kconfig.debug"
-    kconfig.write_text(kconfig.read_text().replace("endif # RUNTIME_TESTING_MENU",
-                                                   KCONFIG + "endif # RUNTIME_TESTING_MENU", 1))
-    with (tree / TESTS / "Makefile").open("a") as f:
-        f.write("obj-$(CONFIG_RISCV_UACCESS_SPEEDS_KUNIT)\t+= uaccess_speeds_kunit.o\n")
-
-
-def boot(tree: Path, bdir: Path, vector: bool) -> dict:
-    config = bdir.parent / "speeds.kunitconfig"
-    config.write_text(KUNITCONFIG)
-    args = ["python3", "tools/testing/kunit/kunit.py", "exec" if vector else "run", "--arch=riscv",
-            "--cross_compile=riscv64-linux-gnu-", f"--kunitconfig={config}", f"--build_dir={bdir}",
-            "--timeout=1800", "--raw_output=all"]
-    if vector:
-        args.append("--qemu_args=-cpu rv64,v=true,vlen=128")
-    else:
-        args.append("--jobs=2")
-    t0 = time.time()
-    r = subprocess.run(args, cwd=tree, capture_output=True, text=True)
-    log = r.stdout + r.stderr
-    (bdir.parent / f"speeds{'.v' if vector else ''}.log").write_text(log)
-    return {"vector": vector, "seconds": round(time.time() - t0), "suites": suites(log),
-            "probe": [m.groups() for m in PROBE.finditer(log)],
-            "key_at_boot": [m.group(1) for m in BOOT.finditer(log)],
-            "copies": [dict(zip(("key", "checked", "slow_entered", "fast_entered"), m.groups()))
-                       for m in COUNTS.finditer(log)]}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tree", type=Path, required=True)
+    ap.add_argument("--tree", required=True)
     ap.add_argument("--rev", required=True)
-    ap.add_argument("--build-dir", type=Path, default=Path.home() / ".cache/copygen/speeds/build")
-    ap.add_argument("--dispatcher", default="fallback_scalar_usercopy")
-    ap.add_argument("--worktree", type=Path, default=None,
-                    help="a checkout that has the patch and the test already (no worktree is made)")
+    ap.add_argument("--from", dest="saved", type=Path, default=None,
+                    help="a saved `copygen kunit ... --json` output")
     args = ap.parse_args(argv)
-    work = args.worktree or args.build_dir.parent / "boot-tree"
-    if not work.exists():
-        subprocess.run(["git", "-C", str(args.tree), "worktree", "add", "-q", "--detach", str(work),
-                        args.rev], check=True)
-        add_test(work, args.dispatcher, args.dispatcher + "_fast")
-    runs = [boot(work, args.build_dir, False), boot(work, args.build_dir, True)]
-    record = {"command": "python -m bench.kernel.speeds_boot " + " ".join(argv or sys.argv[1:]),
-              "rev": args.rev, "kunitconfig": KUNITCONFIG.splitlines(), "runs": runs}
+    command = ["copygen", "kunit", "--kernel-tree", args.tree, args.rev, "--force-misaligned", "both",
+               "--json"]
+    t0 = time.monotonic()
+    if args.saved:
+        doc, code = json.loads(args.saved.read_text()), None
+    else:
+        proc = subprocess.run([sys.executable, "-m", "copygen", *command[1:]], cwd=ROOT,
+                              capture_output=True, text=True)
+        sys.stderr.write(proc.stderr[-3000:])
+        doc, code = json.loads(proc.stdout), proc.returncode
+    rev = subprocess.run(["git", "-C", args.tree, "rev-parse", args.rev], capture_output=True,
+                         text=True).stdout.strip()
+    from copygen.kernel import kunit
+    record = {"command": " ".join(command), "rev": rev, "ok": doc.get("ok"), "exit": code,
+              "wall_seconds": None if args.saved else round(time.monotonic() - t0),
+              "kunitconfig": kunit.kunitconfig(True, True).splitlines(), "boots": boots(doc)}
     OUT.write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(runs, indent=1))
-    return 0
+    print(json.dumps(record["boots"], indent=1))
+    return 0 if doc.get("ok") else 3
 
 
 if __name__ == "__main__":

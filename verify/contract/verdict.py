@@ -11,7 +11,10 @@ order of precedence:
 * bounded: every required clause proved, or holding for every n <= N of a
   --bounded run (the output says so).  Only a bound the user asked for
   counts: the runs memmove gets without --bounded leave a clause unknown
-  however far they went (verify.counterexamples.bounded.apply_bounded);
+  however far they went (verify.counterexamples.bounded.apply_bounded),
+  and a clause another part of the verifier proves below a bound of its
+  own (the composed vector copy's n < 2^31, verify.vector.vcompose) is
+  unknown unless --bounded N asked for a bound it covers (`asked`);
 * proved: every required clause proved for every n.
 
 Role: verdicts and their exit statuses.  May import verify.contract.clauses.
@@ -26,8 +29,26 @@ ORDER = ("unanalysable", "violated", "unknown", "bounded", "proved")
 EXIT = {"proved": 0, "bounded": 0, "violated": 3, "unknown": 4, "unanalysable": 2}
 
 
-def verdict(rep, extra: tuple[str, ...] = ()) -> str:
-    """The verdict of one RoutineReport (verify.checks.prove)."""
+HOLDS = "holds for n <= "
+
+
+def holds_up_to(status: str) -> int | None:
+    """N of a `holds for n <= N` status, else None."""
+    return int(status[len(HOLDS):]) if status.startswith(HOLDS) else None
+
+
+def counts(status: str, asked: int | None) -> bool:
+    """Whether a clause's status counts toward `bounded`: `holds for n <=
+    N` does when the user asked for a bound N covers (--bounded `asked`,
+    0 < asked <= N); with asked None (a caller that does not say) it
+    always does."""
+    n = holds_up_to(status)
+    return n is not None and (asked is None or 0 < asked <= n)
+
+
+def verdict(rep, extra: tuple[str, ...] = (), asked: int | None = None) -> str:
+    """The verdict of one RoutineReport (verify.checks.prove); `asked`: the
+    --bounded N of the run (0: none), which a bounded status must cover."""
     # a vector routine's clauses depend on its loads (verify.contract.clauses.vector_clauses)
     need = ([c for c in rep.status if c not in PROPERTIES or c in extra] if rep.kind in ("vector", "vector_clear")
             else required(rep.kind, extra, "R1" in rep.status))
@@ -37,7 +58,7 @@ def verdict(rep, extra: tuple[str, ...] = ()) -> str:
         return "unanalysable"
     if "violated" in states.values():
         return "violated"
-    if any(st != "proved" and not st.startswith("holds for n <=") for st in states.values()):
+    if any(st != "proved" and not counts(st, asked) for st in states.values()):
         return "unknown"
     if any(st != "proved" for st in states.values()):
         return "bounded"
