@@ -4,9 +4,10 @@ It says which body runs on which harts and why (the boot probe, and what
 the probe finds on each cost profile, modelled), how the configurations
 differ, what the static branch costs the slow body, each core's table of
 modelled cycles before and after under its own profile (the body its
-probe picks), the proofs of the old code and of the new one in both key
-states with the composed verdict, and how to reproduce from both
-strategies.  Every line fits 72 columns.
+probe picks; under a fast core, then the fast copy against the slow one
+that core would run without it), the proofs of the old code and of the
+new one in both key states with the composed verdict, and how to
+reproduce from both strategies.  Every line fits 72 columns.
 
 Role: text only.  May import patch.message, patch.evidence, patch.speeds,
 verify.contract.clauses and the standard library.
@@ -100,7 +101,30 @@ def tables(ch: message.Change, sp) -> list[str]:
         body = sp.fast if p.fast else sp.dispatcher
         out += ["", *_wrap(f"On {p.profile}, misaligned access {p.verdict()}: {body}."),
                 *message.speed(rows, ch.calibration), "", *message.table(rows)]
+        out += versus([r for r in sp.versus if r.profile == p.profile], p.profile, sp)
     return out
+
+
+def versus(rows, profile: str, sp) -> list[str]:
+    """What a core that runs the fast copy gains or loses against the slow
+    one it would run without it: the probe's key is one for every fast
+    core, so a case where the fast copy is slower is said, not hidden."""
+    if not rows:
+        return []
+
+    def change(r) -> float:
+        return 100 * (r.after - r.before) / r.before
+    fewer = sum(r.after < r.before for r in rows)
+    more = [r for r in rows if r.after > r.before]
+    text = (f"Against the slow copy, {sp.dispatcher}, which {profile} would run without "
+            f"the fast one: fewer cycles in {fewer} of the {len(rows)} cases, more in "
+            f"{len(more) or 'none'}")
+    if more:
+        worst = max(more, key=change)
+        text += (f" (at worst {change(worst):+.1f}%, {worst.routine}, {worst.size} bytes, "
+                 f"{worst.align})")
+    best = min(rows, key=change)
+    return [""] + _wrap(text + f"; at best {change(best):+.1f}% ({best.size} bytes, {best.align}).")
 
 
 def _verdicts(ps: list[Proof]) -> dict[str, str]:

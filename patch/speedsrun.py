@@ -9,7 +9,10 @@ new code first and refuse it unless every entry point is proved in both
 key states (exit 3 or 4, as `copygen patch`), then prove the old code,
 check the static branch in the machine code, compose, run the modelled
 probe on each profile, bench, and only then commit on a new branch,
-format the patch and run checkpatch.
+format the patch and run checkpatch.  The profiles (table_profiles): the
+slow body's side (--profile, default FILE's target's) and always the fast
+copy's cores (FAST_CORES and --fast-body's target's), each benched with
+the body its probe picks.
 
 The three builds of the new file, each linked with the shim:
 * `plain`: as a kernel without the probe builds it: the slow copy alone
@@ -45,6 +48,12 @@ from copygen.verify.compose import speeds as compose
 from copygen.verify.contract.inputs import routines
 from copygen.verify.solver.cache import ProofCache
 
+# The cores a distribution kernel meets whose boot probe finds misaligned
+# access fast, so that they run the fast copy: the SpacemiT K1 (x60) and the
+# Sophgo SG2042 (c920), whose profiles cite the probe's verdict on each.
+# The message always has their tables, whatever --profile names.
+FAST_CORES = ("x60", "c920")
+
 # uaccess.S as a kernel with the boot probe and jump labels assembles it,
 # and the key it branches on (struct static_key: 16 bytes, off)
 WRAPPER = f"""/* copygen: uaccess.S with the boot probe and jump labels configured */
@@ -74,6 +83,9 @@ class Speeds:
     fast_file: str = ""
     probe_line: int = 0
     on_proofs: list[evidence.Proof] = field(default_factory=list)   # the key-on state's entry points
+    # on each core whose probe picks the fast copy: the slow copy (before)
+    # against the fast one (after), what that core gains or loses by it
+    versus: list[evidence.Row] = field(default_factory=list)
 
 
 @dataclass
@@ -115,10 +127,11 @@ def _prove(states, before, kinds, req: Request, regs, tell, clock: Stages) -> No
         evidence.prove(before, kinds, cache, req.jobs, req.entries, tell, vr)
 
 
-def _bench(states, before, kinds, profiles, tell, clock: Stages) -> tuple[list, list, list]:
-    """(rows, probes, cost): each profile's rows from the body its probe
-    picks; the dispatch's cost on the slow ones (plain vs off)."""
-    rows, probes, cost = [], [], []
+def _bench(states, before, kinds, profiles, tell, clock: Stages) -> tuple[list, list, list, list]:
+    """(rows, probes, cost, versus): each profile's rows from the body its
+    probe picks; the dispatch's cost on the slow ones (plain vs off); on
+    the fast ones, the slow copy against the fast one (off vs on)."""
+    rows, probes, cost, versus = [], [], [], []
     with clock("bench"):
         for prof in profiles:
             pr = probe.run(prof)
@@ -131,7 +144,17 @@ def _bench(states, before, kinds, profiles, tell, clock: Stages) -> tuple[list, 
                 rows += evidence.measure(before, states["off"], ("clear_user",), [prof], tell=tell)
             if not pr.fast:
                 cost += evidence.measure(states["plain"], states["off"], ("copy_user",), [prof], tell=tell)
-    return rows, probes, cost
+            else:
+                versus += evidence.measure(states["off"], states["on"], ("copy_user",), [prof], tell=tell)
+    return rows, probes, cost, versus
+
+
+def table_profiles(slow_target: str, fast_target: str, given: tuple[str, ...] = ()) -> list[str]:
+    """The profiles of the message's tables, each once: the slow body's side
+    (--profile, or the slow strategy's target profile), then the fast
+    slot's cores (the fast strategy's target profile and FAST_CORES).  Each
+    table shows the body its profile's modelled probe picks."""
+    return list(dict.fromkeys([*(given or (slow_target,)), fast_target, *FAST_CORES]))
 
 
 def _load(req: Request, fast_files: tuple[str, ...]):
@@ -157,8 +180,8 @@ def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg
     st, fast = rules.under(st, regs), rules.under(fast, regs)
     text = git.head_text(tree)
     plan = speeds.plan(st, fast, text, tree.rel, kinds)
-    names = dict.fromkeys((st.copy_user.target.profile, fast.copy_user.target.profile))
-    profiles = [load_profile(p) for p in (req.profiles or names)]
+    profiles = [load_profile(p) for p in table_profiles(
+        st.copy_user.target.profile, fast.copy_user.target.profile, tuple(req.profiles))]
     clock = Stages()
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         states = _states(plan.text, Path(tmp))
@@ -168,9 +191,9 @@ def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg
         _prove(states, before, kinds, req, regs, tell, clock)
         off, on = _reports(states["off"], "copy_user"), _reports(states["on"], "copy_user")
         composed = [compose.combine(off[s], on[s]) for s in off if s in on]
-        rows, probes, cost = _bench(states, before, kinds, profiles, tell, clock)
+        rows, probes, cost, versus = _bench(states, before, kinds, profiles, tell, clock)
     sp = Speeds(plan.dispatcher, plan.fast, site, probes, composed, cost, req.source, fast_files[0],
-                probe_line, list(states["on"].proofs["copy_user"]))
+                probe_line, list(states["on"].proofs["copy_user"]), versus)
     after = {k: list(states["off"].proofs[k]) for k in kinds}
     change = message.Change(kinds, plan.layout, dict(before.proofs), after, rows,
                             {p.name: p.provenance for p in profiles},

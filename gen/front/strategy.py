@@ -60,7 +60,9 @@ class Phases:
     inline:      "none" | "words" | "shift" | "both": which first-class loops
                  of a size-class routine lie on the straight path (a call
                  with a whole first block left falls through into them);
-                 the others sit out of line, behind a forward branch.
+                 the others sit out of line, behind a forward branch.  In
+                 a copy with `tail overlap`, `words` and `both` put the
+                 overlapping last word out of line too.
     expect:      "none" | "aligned" (string functions): likely()/unlikely()
                  on the alignment tests, so that GCC lays out the path of
                  word-aligned pointers as the fall-through one.

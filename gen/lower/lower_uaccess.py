@@ -50,8 +50,8 @@ from copygen.gen.front.strategy import SZREG, ClearUser, CopyUser, Phases
 from copygen.gen.phases.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.lower.registers import honour
 from copygen.gen.phases.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
-                                        fault_phase, fill_phase, head_phase, tail_phase,
-                                        word_phase)
+                                        fault_phase, fill_phase, head_phase, last_word_phase,
+                                        tail_phase, word_phase)
 
 
 REG_WORD = re.compile(r"\b(?:[at]\d|s\d{1,2}|ra|sp|gp|tp)\b")
@@ -230,6 +230,15 @@ def _last_pieces(ph: Phases, copy: bool) -> bool:
     return copy and ph.inline in ("words", "both") and ph.ends == "pieces" and ph.tail != "overlap"
 
 
+def _last_word_out(ph: Phases, copy: bool) -> bool:
+    """A copy whose first word loop lies in line and whose last bytes are one
+    overlapping word: that word lies out of line, behind a test taken when
+    bytes are left, so that a copy of whole words runs from entry to return
+    without a taken branch (in line, the test in front of the word is taken
+    when nothing is left: a mispredicted forward branch on an in-order core)."""
+    return copy and ph.inline in ("words", "both") and ph.tail == "overlap"
+
+
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
@@ -262,7 +271,7 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                                  after))
     phases.append(fill_phase(pfx, ph, exits, then=True, tested=False, entered=True) if entered
                   else _words(pfx, ph, exits, fast, copy, then=True))
-    tail = tail_phase(pfx, ph, exits, copy)
+    tail = tail_phase(pfx, ph, exits, copy, _last_word_out(ph, copy))
     if tail:
         phases.append(tail)
     if ph.tail != "overlap":             # an overlapping word ends the copy itself
@@ -284,7 +293,7 @@ def _out_of_line(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
     overlap = ph.ends == "overlap"
     shift, head_into_shift = _into_shift(ph, fast, copy)
     inline_shift = ph.inline in ("shift", "both")
-    phases = []
+    phases = [last_word_phase(pfx, ph, exits)] if _last_word_out(ph, copy) else []
     if shift:
         done = f".L{pfx}_pieces_done" if pieces else f".L{pfx}_bytes_done"
         body = shift_phase(pfx, ph, exits, out_of_line=True, restore=not pieces,

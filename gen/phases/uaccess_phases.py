@@ -268,7 +268,11 @@ def _tail_overlap(pfx: str, exits: FaultExits, copy: bool, done: str, retry: boo
     return body
 
 
-def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | None:
+def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool,
+               last_out: bool = False) -> Phase | None:
+    """What the loops leave.  `last_out` (a copy's `tail overlap`, see
+    last_word_phase): the overlapping word lies out of line, and the tail
+    ends in the test that branches to it when bytes are left."""
     done = f".L{pfx}_done"
     if ph.tail == "bytes":
         return None
@@ -280,7 +284,13 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     why = ["Whole words that did not fill a block, one at a time." if words else
            "The last word loop takes a word at a time: less than one is left."]
     pseudo: tuple = (f"while (end - dst >= 8) {verb} one word;",) if words else ()
-    if ph.tail == "overlap":
+    if ph.tail == "overlap" and last_out:
+        body.append(Insn("bne", ("a0", END, f".L{pfx}_last_word"),
+                         note="bytes left: the last word, out of line"))
+        why.append("Then, when bytes are left, one word that ends at the end of the buffer,")
+        why.append("out of line: a copy of whole words falls through to the return.")
+        pseudo += ("if (dst != end) goto last_word;",)
+    elif ph.tail == "overlap":
         body += _tail_overlap(pfx, exits, copy, done, retry)
         why.append("Then one word that ends at the end of the buffer; it overlaps bytes")
         why.append("already copied, which this core may load and store misaligned." if copy else
@@ -289,8 +299,19 @@ def tail_phase(pfx: str, ph: Phases, exits: FaultExits, copy: bool) -> Phase | N
     if not body:
         return None
     regs = ((("a2", "loop limit: end - 8"),) if words else ()) + \
-        ((("t0", "word in flight"),) if copy else ())
+        ((("t0", "word in flight"),) if copy and (words or not last_out) else ())
     return Phase(f".L{pfx}_tail", "Tail", tuple(why), pseudo, regs, tuple(body))
+
+
+def last_word_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
+    """A copy's overlapping last word out of line (tail_phase's `last_out`),
+    reached only when the loops leave bytes: a1 stays on the first byte not
+    copied, so a fault can resume the byte loop, as in line."""
+    body = _tail_overlap(pfx, exits, True, f".L{pfx}_done", retries(ph))[1:]
+    return Phase(f".L{pfx}_last_word", "Last word",
+                 ("One word that ends at the end of the buffer; it overlaps bytes already",
+                  "copied, which this core may load and store misaligned."),
+                 ("copy the word ending at end;",), (("t0", "word in flight"),), tuple(body))
 
 
 def _words_left(ph: Phases, copy: bool) -> bool:
