@@ -21,6 +21,7 @@ from copygen.patch import message
 from copygen.patch.run import Request, make_patch
 from copygen.patch.speeds import KEY
 from copygen.patch.speedsrun import make_speeds_patch
+from copygen.patch.speedsstringrun import make_speeds_string_patch
 from copygen.verify.contract.verdict import EXIT
 from copygen.verify.solver.parallel import default_jobs
 
@@ -131,11 +132,13 @@ def _speeds(req: Request, fast_bodies: tuple[str, ...], tell, as_json: bool) -> 
 
 def speeds_json(sp) -> dict:
     """What a two-body patch adds to the JSON: the site, each core's probe,
-    the dispatch's cost, the composed verdicts and the key-on proofs."""
+    the dispatch's cost, on each fast core the fast copy against the slow
+    one, the composed verdicts and the key-on proofs."""
     return {"dispatcher": sp.dispatcher, "fast": sp.fast, "key": KEY,
             "site": {"code": sp.site.code, "target": sp.site.target, "holds": sp.site.holds()},
             "probes": [asdict(p) | {"verdict": p.verdict()} for p in sp.probes],
             "dispatch_cost": [asdict(r) for r in sp.cost],
+            "fast_against_slow": [asdict(r) for r in sp.versus],
             "composed": [r.as_dict() for r in sp.composed],
             "key_on": [asdict(p) for p in sp.on_proofs]}
 
@@ -159,7 +162,9 @@ def speeds_json(sp) -> dict:
 @click.option("-o", "--output", "outdir", default="patches", show_default=True,
               type=click.Path(file_okay=False), help="Where git format-patch writes the patches.")
 @click.option("--profile", "profiles", multiple=True,
-              help="Cost profile of the before/after table; repeatable [default: the targets' profiles].")
+              help="Cost profile of the before/after table; repeatable [default: the targets' "
+                   "profiles; with --routine vector_usercopy, every profile that times vector "
+                   "code].")
 @click.option("--series", is_flag=True, help="copy_user and clear_user as two patches and a cover letter.")
 @click.option("--allow-unproven", is_flag=True,
               help="Write a draft even when the patched code is not proved (its subject says so).")
@@ -183,9 +188,11 @@ def speeds_json(sp) -> dict:
               help="A `misaligned fast` strategy whose copy_user goes beside FILE's (which must be "
                    "`misaligned slow`): the scalar copy's first instruction becomes a static branch "
                    "on the boot probe's fast_unaligned_access_speed_key, taking this copy on "
-                   "kernels whose harts the probe finds fast (docs/speeds.md).  Each --profile's "
-                   "table shows the body its modelled probe picks [default profiles: both "
-                   "targets'].")
+                   "kernels whose harts the probe finds fast (docs/speeds.md).  The message has a "
+                   "table under each --profile (default: FILE's target's) and under the fast "
+                   "copy's cores (this file's target's profile, x60 and c920), each showing "
+                   "the body that profile's modelled probe picks.  With --routine string, its "
+                   "memcpy and memmove go into memcpy.S beside FILE's, on the same key.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @command("patch", stopped="the kernel tree's checkout is as it was")
 def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch, proof_cache,
@@ -223,8 +230,11 @@ def patch(file, tree, routines, outdir, profiles, series, allow_unproven, branch
         if measured_files:
             raise CopygenError("--measured is not taken with --fast-body: a board runs one of the "
                                "two copies", hint="leave out --measured")
-        return _speeds(req, fast_bodies, tell, as_json)
-    res = make_patch(req, tell=tell)
+        if "string" not in req.kinds:
+            return _speeds(req, fast_bodies, tell, as_json)
+    # --fast-body --routine string: memcpy.S with two bodies, shown as a string patch
+    res = (make_speeds_string_patch(req, fast_bodies, tell) if fast_bodies
+           else make_patch(req, tell=tell))
     if as_json:
         envelope("patch", True, branch=res.branch, layout=res.layout, file=res.file, files=res.files,
                  register_rules=res.rules,

@@ -53,7 +53,7 @@ PREFIXES = ("fast", "fastcopy", "copygen_fast")
 LAYOUTS = ("6.8", "mainline")
 TRAILER = re.compile(r"^\s*(SYM_FUNC_END|SYM_FUNC_ALIAS\w*|EXPORT_SYMBOL\w*)\(")
 
-DEFINITIONS = f"""
+GUARD_TEXT = f"""
 /*
  * A second scalar copy, for harts whose misaligned accesses are fast, is
  * built when the kernel can tell which harts those are, as
@@ -65,7 +65,13 @@ DEFINITIONS = f"""
 	(defined(CONFIG_RISCV_PROBE_UNALIGNED_ACCESS) && defined(CONFIG_JUMP_LABEL))
 #define {GUARD}
 #endif
+"""
 
+
+def macro(guard: str) -> str:
+    """The assembler macro that writes the static branch, assembled only
+    where `guard` is defined (nothing elsewhere)."""
+    return f"""
 /*
  * Jump to \\fast when misaligned accesses are fast on every online hart,
  * else fall through.  With the probe it is a nop that the jump-label code
@@ -76,7 +82,7 @@ DEFINITIONS = f"""
  * there.  Without either, it is nothing.
  */
 	.macro {MACRO} fast
-#ifdef {GUARD}
+#ifdef {guard}
 	.balign	4
 	.option	push
 	.option	norelax
@@ -95,6 +101,9 @@ DEFINITIONS = f"""
 #endif
 	.endm
 """
+
+
+DEFINITIONS = GUARD_TEXT + macro(GUARD)
 
 
 @dataclass(frozen=True)

@@ -57,19 +57,35 @@ def check_site(elf: str | Path, key: str, dispatcher: int, fast: int) -> jumplab
     """The one site of `key` in the ELF, at `dispatcher` (an address: the
     scalar copy's first instruction), jumping to `fast` when the key is on,
     holding the nop as linked; else a CopygenError saying what differs."""
+    return check_sites(elf, key, {dispatcher: fast})[0]
+
+
+def check_sites(elf: str | Path, key: str, pairs: dict[int, int],
+                entry: str = "the scalar copy") -> list[jumplabel.Site]:
+    """The sites of `key` in the ELF, one per entry of `pairs` (the address
+    of a dispatching function's first instruction (`entry` names it in an
+    error): the address of the body its site jumps to when the key is on)
+    and no other, each holding the
+    nop as linked; in the order of `pairs`.  Else a CopygenError saying
+    what differs."""
     mine = [s for s in jumplabel.sites(elf) if s.key_name == key]
-    if len(mine) != 1:
-        raise CopygenError(f"{elf}: {len(mine)} static branches on {key}, not one")
-    (s,) = mine
-    jumplabel.check(s)
-    wrong = [what for what, ok in (
-        (f"it is at {s.code:#x}, not at the scalar copy's first instruction {dispatcher:#x}",
-         s.code == dispatcher),
-        (f"it jumps to {s.target:#x}, not to the fast body at {fast:#x}", s.target == fast),
-        ("it jumps while the key is off", not s.jumps(False) and s.jumps(True))) if not ok]
-    if wrong:
-        raise CopygenError(f"{elf}: the static branch on {key} is not the dispatch: " + "; ".join(wrong))
-    return s
+    if len(mine) != len(pairs):
+        raise CopygenError(f"{elf}: {len(mine)} static branches on {key}, not {len(pairs)}")
+    out = []
+    for dispatcher, fast in pairs.items():
+        at = [s for s in mine if s.code == dispatcher]
+        s = at[0] if at else mine[len(out)]
+        jumplabel.check(s)
+        wrong = [what for what, ok in (
+            (f"it is at {s.code:#x}, not at {entry}'s first instruction {dispatcher:#x}",
+             s.code == dispatcher),
+            (f"it jumps to {s.target:#x}, not to the fast body at {fast:#x}", s.target == fast),
+            ("it jumps while the key is off", not s.jumps(False) and s.jumps(True))) if not ok]
+        if wrong:
+            raise CopygenError(f"{elf}: the static branch on {key} is not the dispatch: "
+                               + "; ".join(wrong))
+        out.append(s)
+    return out
 
 
 def _bv(name: str):
