@@ -57,28 +57,40 @@ def built_examples(tmp_path_factory):
 
 # files whose tests prove the same machine code run on one xdist worker,
 # one after the other, so the later ones find those proofs in SHARED_PROOFS:
-# test_patch's "before" proofs are test_kernel_layouts' layout fixtures
+# test_patch's "before" proofs are test_kernel_layouts' layout fixtures and
+# test_patch_speeds' mainline "before" proofs
 SAME_WORKER = {"test_kernel_layouts.py": "kernel_layouts_then_patch",
-               "test_patch.py": "kernel_layouts_then_patch"}
-# rough seconds of the longest groups (the sum of their tests' --durations
-# in one whole run, two workers on a loaded machine): the longest go first,
-# so that the two workers end together; a group not named here counts a
-# second per test
-GROUP_SECONDS = {"kernel_layouts_then_patch": 1000, "test_verify.py": 730,
-                 "test_verdict.py": 390, "test_tune.py": 380, "test_vector_kernel.py": 350,
-                 "test_size_classes.py": 240, "test_emu_vs_qemu.py": 200,
-                 "test_ends_pieces.py": 200, "test_vector_proof.py": 180,
-                 "test_patch_vector.py": 130, "test_verify_memmove.py": 130,
-                 "test_verify_summary.py": 150,
-                 "test_inline_layout.py": 130, "test_mutate.py": 100,
-                 "test_align_overlap.py": 80, "test_expect_hints.py": 70,
-                 "test_word_paired.py": 70, "test_install.py": 65, "test_properties.py": 50,
-                 "test_verify_nowrap.py": 40, "test_json_envelope.py": 40,
-                 "test_progress.py": 35, "test_computed_jump.py": 30, "test_memset_asm.py": 200,
-                 "test_ends_overlap.py": 110, "test_vector_wide_proof.py": 130,
-                 "test_fault_restart.py": 60, "test_vector_ff_vl.py": 20, "test_head_word.py": 50,
-                 "test_short_bytes.py": 50, "test_memmove_entry.py": 45,
-                 "test_fallthrough.py": 40}
+               "test_patch.py": "kernel_layouts_then_patch",
+               "test_patch_speeds.py": "kernel_layouts_then_patch"}
+# rough seconds of the longest files, (tests not marked slow, tests marked
+# slow): the fast loop's per-file seconds and the rest of the whole suite's
+# (bench/suite/results/suite_time_fast.json and suite_time.json, two
+# workers).  The groups start longest first, counting only the part the run
+# selected, so that the two workers end together; a file not named here
+# counts a second per test
+FILE_SECONDS = {"test_vector_wide_proof.py": (0, 90), "test_verify_memmove.py": (11, 66),
+                "test_verify.py": (8, 68), "test_tune.py": (25, 46),
+                "test_emu_vs_qemu.py": (0, 61), "test_patch_vector.py": (15, 45),
+                "test_patch.py": (1, 57), "test_mutate.py": (5, 49),
+                "test_patch_speeds_string.py": (0, 51), "test_fault_agreement.py": (7, 41),
+                "test_ends_pieces.py": (2, 43), "test_patch_speeds.py": (2, 40),
+                "test_verdict.py": (5, 36), "test_patch_rules.py": (0, 36),
+                "test_head_word.py": (1, 29), "test_clear_ladder.py": (2, 24),
+                "test_vector_proof.py": (6, 18), "test_memset_asm.py": (3, 21),
+                "test_align_overlap.py": (1, 22), "test_vector_clear_proof.py": (11, 11),
+                "test_verify_summary.py": (1, 21), "test_last_word.py": (1, 21),
+                "test_vector_kernel.py": (5, 15), "test_word_paired.py": (0, 18),
+                "test_size_classes.py": (1, 17), "test_expect_hints.py": (0, 17),
+                "test_inline_layout.py": (1, 15), "test_verify_nowrap.py": (6, 11),
+                "test_reserved_registers.py": (7, 9), "test_vector_ff_vl.py": (1, 15),
+                "test_short_bytes.py": (1, 14), "test_emu_vector_vs_qemu.py": (2, 12),
+                "test_fault_restart.py": (1, 13), "test_kernel_layouts.py": (0, 14),
+                "test_cli_edges.py": (14, 0), "test_properties.py": (0, 13),
+                "test_memmove_entry.py": (2, 10), "test_ends_overlap.py": (1, 10),
+                "test_oracle_examples.py": (11, 0), "test_bench_rank.py": (11, 0),
+                "test_calibrate.py": (10, 0), "test_install.py": (3, 6),
+                "test_fallthrough.py": (2, 7), "test_computed_jump.py": (0, 8),
+                "test_vector_run.py": (7, 0)}
 
 
 def group_of(nodeid: str) -> str:
@@ -114,22 +126,40 @@ def pytest_sessionfinish(session):
         shutil.rmtree(SHARED_PROOFS, ignore_errors=True)
 
 
+def group_seconds(nodes: list[tuple[str, bool]]) -> dict[str, float]:
+    """Each group's rough seconds in a run of `nodes` (node id, marked
+    slow): per file, FILE_SECONDS' part for the tests not marked slow if
+    the run has any of them, and its slow part if it has any of those; a
+    file not in FILE_SECONDS a second per test."""
+    kinds: dict[str, set[bool]] = collections.defaultdict(set)
+    count: collections.Counter = collections.Counter()
+    for nodeid, slow in nodes:
+        name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+        kinds[name].add(slow)
+        count[name] += 1
+    out: collections.Counter = collections.Counter()
+    for name, marked in kinds.items():
+        fast, slow = FILE_SECONDS.get(name, (None, None))
+        out[SAME_WORKER.get(name, name)] += count[name] if fast is None else \
+            fast * (False in marked) + slow * (True in marked)
+    return dict(out)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The groups longest first (GROUP_SECONDS), each file's tests in their
-    own order.  Tests marked `kernel` build and boot a real Linux tree for
-    tens of minutes: they run only when the -m expression names them
-    (`python3 -m pytest -m kernel`), never in the default run."""
+    """Tests marked `kernel` build and boot a real Linux tree for tens of
+    minutes: they run only when the -m expression names them (`python3 -m
+    pytest -m kernel`), never in the default run.  The groups run longest
+    first (group_seconds), each file's tests in their own order."""
+    if "kernel" not in (config.option.markexpr or ""):
+        keep = [it for it in items if it.get_closest_marker("kernel") is None]
+        if len(keep) != len(items):
+            config.hook.pytest_deselected(items=[it for it in items if it not in keep])
+            items[:] = keep
     group = {it: group_of(it.nodeid) for it in items}
-    tests = collections.Counter(group.values())
+    seconds = group_seconds([(it.nodeid, it.get_closest_marker("slow") is not None) for it in items])
     first = {g: i for i, g in reversed(list(enumerate(group[it] for it in items)))}
-    items.sort(key=lambda it: (-GROUP_SECONDS.get(group[it], tests[group[it]]), first[group[it]]))
-    if "kernel" in (config.option.markexpr or ""):
-        return
-    keep = [it for it in items if it.get_closest_marker("kernel") is None]
-    if len(keep) != len(items):
-        config.hook.pytest_deselected(items=[it for it in items if it not in keep])
-        items[:] = keep
+    items.sort(key=lambda it: (-seconds[group[it]], first[group[it]]))
 
 
 # a test not marked slow that takes longer than this is named in the run's

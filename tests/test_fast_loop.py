@@ -128,3 +128,23 @@ def test_a_run_leaves_no_proof_store_behind(sample_run):
     d, r = sample_run
     assert "PASSED test_sample.py::test_fills_the_run_store" in r.stdout
     assert not list((d / "tmp").glob("copygen-test-proofs-*"))
+
+
+def test_groups_weigh_what_the_run_selected(monkeypatch):
+    """A file's fast-loop seconds count when the run has its tests not
+    marked slow, its slow seconds when it has its slow ones (`-m "not
+    slow"`, `-m slow`, the whole suite); SAME_WORKER's files add up in their
+    group, and a file without figures counts a second a test."""
+    from tests import conftest
+    monkeypatch.setattr(conftest, "FILE_SECONDS", {"test_a.py": (10, 300), "test_b.py": (50, 0),
+                                                   "test_patch.py": (5, 60)})
+    monkeypatch.setattr(conftest, "SAME_WORKER", {"test_patch.py": "patch", "test_c.py": "patch"})
+    nodes = [("tests/x/test_a.py::f", False), ("tests/x/test_a.py::s", True),
+             ("tests/x/test_b.py::f", False), ("tests/y/test_c.py::f", False),
+             ("tests/y/test_c.py::g", False), ("tests/y/test_patch.py::s", True),
+             ("tests/y/test_d.py::f", False)]
+    assert conftest.group_seconds(nodes) == {"test_a.py": 310, "test_b.py": 50, "patch": 62,
+                                             "test_d.py": 1}
+    assert conftest.group_seconds([n for n in nodes if not n[1]]) == \
+        {"test_a.py": 10, "test_b.py": 50, "patch": 2, "test_d.py": 1}
+    assert conftest.group_seconds([n for n in nodes if n[1]]) == {"test_a.py": 300, "patch": 60}

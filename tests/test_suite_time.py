@@ -49,3 +49,11 @@ def test_yardsticks_timed_around_a_logged_run_are_kept(tmp_path):
     stick = json.loads(out.read_text())["yardstick"]
     assert stick["cpu_seconds"] == [17.2, 24.0] and "copygen verify" in stick["command"]
     assert json.loads(out.read_text())["cost_in_yardsticks"] == round(17.76 / 20.6, 1)
+
+
+def test_the_fast_loop_is_written_beside_the_whole_suite():
+    results = ROOT / "bench" / "suite" / "results"
+    assert suite_time.default_out([]) == results / "suite_time.json"
+    assert suite_time.default_out(["-m", "slow"]) == results / "suite_time.json"
+    assert suite_time.default_out(["-m", "not slow"]) == results / "suite_time_fast.json"
+    assert suite_time.default_out(["-x", "-mnot  slow"]) == results / "suite_time_fast.json"

@@ -1,7 +1,7 @@
 """Where the test suite's time goes: per file and per test, from pytest's
 own durations.
 
-    python -m bench.suite.suite_time [--out bench/suite/results/suite_time.json] [--note TEXT] [-- PYTEST ARGS]
+    python -m bench.suite.suite_time [--out FILE] [--note TEXT] [-- PYTEST ARGS]
     python -m bench.suite.suite_time --from-log LOG [--note TEXT] [--yardstick S]...
     python -m bench.suite.suite_time --yardstick-only
 
@@ -12,7 +12,11 @@ clean-clone run, say); --note records what else ran on the machine.
 Writes the wall time, the tests passed, the
 worker-seconds (the sum of every setup, call and teardown: on two xdist
 workers about twice the wall time), the seconds per test file, and the 40
-slowest steps.
+slowest steps; a run this script makes also records the CPU seconds of
+every process of the run (pytest, its workers and what they ran), which
+other load on the machine moves far less than the worker-seconds.  The
+fast loop (`-- -m "not slow"`) is written to suite_time_fast.json unless
+--out says otherwise.
 
 The machines this runs on differ, and one machine's speed drifts within
 an hour (CHANGELOG.md, "The test suite", has the figures; docs/testing.md
@@ -23,7 +27,8 @@ makes; for --from-log, time it with --yardstick-only before and after
 the clean-clone run and give both with --yardstick.  The run's
 worker-seconds divided by the yardstick's mean is its cost in yardsticks:
 the figure that compares across machines (a code change moves it, the
-machine's speed does not).  The yardstick is a proof by the prover the
+machine's speed does not); the run's CPU seconds divided by it are its
+CPU cost in yardsticks.  The yardstick is a proof by the prover the
 suite tests, so a change to the scalar prover moves the yardstick too:
 measure such a change side by side (bench/verify/prover_ab.py), not by this cost.
 """
@@ -42,6 +47,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+RESULTS = ROOT / "bench" / "suite" / "results"
 STEP = re.compile(r"^([\d.]+)s (setup|call|teardown)\s+(\S+)")
 SUMMARY = re.compile(r"(\d+) passed.* in ([\d.]+)s")
 
@@ -81,10 +87,26 @@ def parse(text: str) -> dict:
             "slowest": [{"seconds": s, "step": k, "test": n} for s, k, n in steps[:40]]}
 
 
+def default_out(pytest_args: list[str]) -> Path:
+    """suite_time_fast.json for the fast loop (`-m "not slow"`), else
+    suite_time.json."""
+    marks = [b for a, b in zip(pytest_args, pytest_args[1:]) if a == "-m"]
+    marks += [a[2:] for a in pytest_args if a.startswith("-m") and len(a) > 2]
+    fast = any(" ".join(m.split()) == "not slow" for m in marks)
+    return RESULTS / ("suite_time_fast.json" if fast else "suite_time.json")
+
+
+def _cpu_of_children() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--from-log", type=Path, help="read a finished run's output instead")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "suite" / "results" / "suite_time.json")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="default: bench/suite/results/suite_time.json, or suite_time_fast.json "
+                         "for the fast loop")
     ap.add_argument("--note", default="", help="what else ran on the machine, for the record")
     ap.add_argument("--yardstick-only", action="store_true",
                     help="only time the yardstick proof (CPU seconds) and print it")
@@ -96,29 +118,37 @@ def main(argv: list[str] | None = None) -> int:
         print(f"yardstick: {yardstick()} CPU s (python3 {' '.join(YARDSTICK)})")
         return 0
     sticks = list(args.yardstick)
+    cpu = None
     if args.from_log:
         text = args.from_log.read_text()
         command = f"python3 -m pytest --durations=0 (log {args.from_log.name})"
     else:
         cmd = [sys.executable, "-m", "pytest", "--durations=0", "-q", *args.pytest_args]
         sticks.append(yardstick())
-        t0 = time.time()
+        t0, c0 = time.time(), _cpu_of_children()
         text = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True).stdout
+        cpu = round(_cpu_of_children() - c0, 1)
         print(f"{time.time() - t0:.0f} s")
         command = " ".join(["python3", "-m", "pytest", "--durations=0", "-q", *args.pytest_args])
     out = {"command": command, "date": time.strftime("%Y-%m-%d"), "note": args.note, **parse(text)}
     if out["passed"] is None:
         print("no pytest summary line found", file=sys.stderr)
         return 2
+    if cpu is not None:
+        out["cpu_seconds"] = cpu
     if not args.from_log:
         sticks.append(yardstick())
     out["yardstick"] = {"command": "python3 " + " ".join(YARDSTICK), "cpu_seconds": sticks}
     if sticks:
         out["cost_in_yardsticks"] = round(out["worker_seconds"] * len(sticks) / sum(sticks), 1)
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
+        if cpu is not None:
+            out["cpu_cost_in_yardsticks"] = round(cpu * len(sticks) / sum(sticks), 1)
+    target = args.out or default_out(args.pytest_args)
+    target.write_text(json.dumps(out, indent=1) + "\n")
     print(f"{out['passed']} passed in {out['wall_seconds']:.0f} s wall, "
-          f"{out['worker_seconds']:.0f} worker-seconds; yardstick {sticks} CPU s"
-          + (f" (cost {out['cost_in_yardsticks']} yardsticks)" if sticks else "") + f"; wrote {args.out}")
+          f"{out['worker_seconds']:.0f} worker-seconds"
+          + (f", {cpu:.0f} CPU s" if cpu is not None else "") + f"; yardstick {sticks} CPU s"
+          + (f" (cost {out['cost_in_yardsticks']} yardsticks)" if sticks else "") + f"; wrote {target}")
     for f, s in list(out["per_file"].items())[:10]:
         print(f"  {s:7.1f} s  {f}")
     return 0

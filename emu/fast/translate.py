@@ -48,7 +48,7 @@ from copygen.emu.insn.decode import Insn
 from copygen.emu.errors import EmuError, StepLimit
 from copygen.emu.hart.machine import Hart
 from copygen.emu.timing.ooo import CODE_BITS, MISPREDICT, TAKEN
-from copygen.emu.hart.memory import MemFault
+from copygen.emu.hart.memory import PAGE_MASK, PAGE_SHIFT, PAGE_SIZE, MemFault
 from copygen.emu.fast.runs import access_runs, emit_insn, emit_run
 from copygen.emu.fast.srcops import HELPERS, BlockState
 
@@ -242,18 +242,37 @@ class Translator:
         return sched
 
     def _misaligned_load(self, addr: int, size: int) -> int:
+        """A misaligned load: within one permitted page, read from the mode's
+        read table at once (what check and get would do); otherwise through
+        the checks, which refuse it or take it across two pages."""
         hart = self.hart
-        hart.mem.check(addr, size, "load", hart.sum_set)
+        off = addr & PAGE_MASK
+        views = hart.mem.read_table[hart.sum_set].get(addr >> PAGE_SHIFT) \
+            if off + size <= PAGE_SIZE else None
+        if views is None:
+            hart.mem.check(addr, size, "load", hart.sum_set)
+            if hart.cost is not None:
+                hart.cost.access(addr, size, 0)
+            return hart.mem.get(addr, size)
         if hart.cost is not None:
             hart.cost.access(addr, size, 0)
-        return hart.mem.get(addr, size)
+        return int.from_bytes(views[0][off:off + size], "little")
 
     def _misaligned_store(self, addr: int, size: int, value: int) -> None:
+        """A misaligned store, as _misaligned_load reads."""
         hart = self.hart
-        hart.mem.check(addr, size, "store", hart.sum_set)
+        off = addr & PAGE_MASK
+        views = hart.mem.write_table[hart.sum_set].get(addr >> PAGE_SHIFT) \
+            if off + size <= PAGE_SIZE else None
+        if views is None:
+            hart.mem.check(addr, size, "store", hart.sum_set)
+            if hart.cost is not None:
+                hart.cost.access(addr, size, 1)
+            hart.mem.put(addr, size, value)
+            return
         if hart.cost is not None:
             hart.cost.access(addr, size, 1)
-        hart.mem.put(addr, size, value)
+        views[0][off:off + size] = (value & ((1 << (8 * size)) - 1)).to_bytes(size, "little")
 
 
 class _Source:

@@ -123,12 +123,20 @@ def _dispatch(state: tuple, cls: str, e: Engine) -> int:
 
 
 def _pick_pipe(ports: tuple, pipes: tuple, ready: int, occ: int) -> tuple[int, int]:
-    """(issue cycle, pipe): the earliest cycle >= ready some pipe is free for occ cycles."""
+    """(issue cycle, pipe): the earliest cycle >= ready some pipe is free for occ cycles.
+
+    A pipe's busy cycles are sorted, so one pass finds its earliest free
+    window: a busy cycle inside [x, x + occ) moves x past it, the first one
+    at or after x + occ ends the search (a misaligned access on a core that
+    traps it holds a pipe for hundreds of cycles)."""
     best = None
     for p in pipes:
-        busy, x = ports[p], ready
-        while any(x + k in busy for k in range(occ)):
-            x += 1
+        x = ready
+        for b in ports[p]:
+            if b >= x + occ:
+                break
+            if b >= x:
+                x = b + 1
         if best is None or x < best[0]:
             best = (x, p)
     return best

@@ -97,7 +97,7 @@ def test_a_misaligned_copy_costs_less_on_c910(word, byte):
 @pytest.mark.slow
 def test_the_head_word_is_proved_for_every_n(word):
     from copygen.verify.checks.prove import prove_routine
-    rep = prove_routine(str(word.elf), "__asm_copy_to_user", "to", jobs=2)
+    rep = prove_routine(str(word.elf), "__asm_copy_to_user", "to")
     rep.status.pop("B2s")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
@@ -123,7 +123,7 @@ def test_no_tail_word_loop_follows_a_one_word_loop(one_word):
 @pytest.mark.slow
 def test_the_head_word_before_one_word_loops_is_proved_for_every_n(one_word):
     from copygen.verify.checks.prove import prove_routine
-    rep = prove_routine(str(one_word.elf), "__asm_copy_to_user", "to", jobs=2)
+    rep = prove_routine(str(one_word.elf), "__asm_copy_to_user", "to")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
 
 
@@ -152,6 +152,6 @@ def test_a_loop_no_run_reaches_is_proved_never_entered(one_word, tmp_path):
     src = tmp_path / "dead.S"
     src.write_text(text)
     elf = linked_elf(str(src), tmp_path / "dead")
-    rep = prove_routine(str(elf), "__asm_copy_to_user", "to", jobs=2)
+    rep = prove_routine(str(elf), "__asm_copy_to_user", "to")
     assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
     assert sorted(rep.invariants.values()).count(1) == 1     # the dead loop's head: `never`

@@ -105,12 +105,21 @@ def _in_head(text: str, site: int) -> bool:
     return bool(above) and above[-1].rstrip(":").endswith("_head")
 
 
-@pytest.mark.slow           # minutes: a sample of mutants judged under qemu
-def test_oracle_tells_a_sample_apart(tmp_path):
+@pytest.fixture(scope="module")
+def kernel2021_verdicts(tmp_path_factory):
+    """Every mutant of kernel2021 judged under qemu once (about a minute),
+    for the two tests below."""
+    text = SOURCES["kernel2021"]
+    bench = mutjudge.make_bench(tmp_path_factory.mktemp("oracle"))
+    return mutjudge.judge(text, mutate.all_mutants(text), bench)
+
+
+@pytest.mark.slow
+def test_oracle_tells_a_sample_apart(kernel2021_verdicts):
     text = SOURCES["kernel2021"]
     sample = _sample(text)
-    bench = mutjudge.make_bench(tmp_path, count=200)
-    verdicts = mutjudge.judge(text, sample, bench)
+    verdicts = [v for v in kernel2021_verdicts if v.mutant in sample]
+    assert len(verdicts) == len(sample)
     for v in verdicts:
         m = v.mutant
         routine = mutate.routine_at(m.text, m.site - 1)
@@ -137,16 +146,14 @@ def test_oracle_tells_a_sample_apart(tmp_path):
 # `copygen mutate out/u74pipelined/uaccess.S --json` in
 # bench/verify/results/oracle_mutants_u74pipelined.json
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["kernel2021"])
-def test_oracle_kills_every_mutant_but_the_known_survivors(name, tmp_path):
-    """All mutants (a few minutes): what survives is equivalent by
+def test_oracle_kills_every_mutant_but_the_known_survivors(kernel2021_verdicts):
+    """All mutants: what survives is equivalent by
     construction, blind, or one of the few sites that only change speed.
     Since a word fault resumes the byte loop at the first byte not stored,
     a mutant that leaves dst misaligned (one more head byte, the head test
     inverted), skips loop iterations the byte loop then covers, or stores a
     word early that a later store overwrites, still keeps the contract."""
-    text = SOURCES[name]
-    verdicts = mutjudge.judge(text, mutate.all_mutants(text), mutjudge.make_bench(tmp_path))
+    verdicts = kernel2021_verdicts
     survivors = [v for v in verdicts if v.status != "killed"]
     unexplained = [v.mutant.description for v in survivors
                    if v.mutant.expected_clauses and v.status != "blind"

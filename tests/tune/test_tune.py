@@ -22,7 +22,7 @@ copy_user k for u74 { small below 71; align dst; words unroll 8 schedule loads_f
                       shift unroll 1 schedule interleave; tail bytes; fault exact }
 """
 EIGHT = HEAD + "sweep s for k { small below [71, 96]; words unroll [2, 4, 8, 16] }\n"
-TWELVE = HEAD + "sweep s for k { small below [71, 96]; words unroll [1, 2, 3, 4, 6, 8] }\n"
+SIX = HEAD + "sweep s for k { small below [71, 96]; words unroll [1, 2, 4] }\n"
 FOUR = HEAD + "sweep s for k { words unroll [2, 4] schedule [loads_first, pipelined] }\n"
 BROKEN = HEAD + "sweep s for k { words unroll [4]; fault [exact, block] }\n"
 
@@ -63,7 +63,9 @@ def test_dry_run_counts_points_and_distinct_routines(tmp_path):
 
 
 def test_a_killed_run_resumes_without_losing_or_redoing(tmp_path):
-    src, db = _file(tmp_path, TWELVE), tmp_path / "k.db"
+    """Killed after two of six routines: the run again evaluates the other
+    four only, and its store ranks as a run never killed does."""
+    src, db = _file(tmp_path, SIX), tmp_path / "k.db"
     argv = [sys.executable, "-m", "copygen", "tune", str(src), "--db", str(db), "--top", "0",
             "--build-cache", str(tmp_path / "cache"), "--workload", "small"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -76,17 +78,17 @@ def test_a_killed_run_resumes_without_losing_or_redoing(tmp_path):
                 evaluated = sqlite3.connect(db).execute("SELECT count(*) FROM evals").fetchone()[0]
             except sqlite3.OperationalError:
                 evaluated = 0
-    assert 2 <= evaluated < 12, evaluated
+    assert 2 <= evaluated < 6, evaluated
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     before = {r[0]: r[1] for r in sqlite3.connect(db).execute("SELECT code, seconds FROM evals")}
     again = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert f"evaluated {12 - len(before)} routines ({len(before)} from the store" in again.stderr
+    assert f"evaluated {6 - len(before)} routines ({len(before)} from the store" in again.stderr
     con = sqlite3.connect(db)
-    assert con.execute("SELECT count(*) FROM points").fetchone()[0] == 12
+    assert con.execute("SELECT count(*) FROM points").fetchone()[0] == 6
     after = {r[0]: r[1] for r in con.execute("SELECT code, seconds FROM evals")}
-    assert len(after) == 12 and all(after[k] == v for k, v in before.items())
+    assert len(after) == 6 and all(after[k] == v for k, v in before.items())
     resumed = _tune(tmp_path, src, "--db", db, "--top", "0", "--workload", "small", "--json")
     fresh = _tune(tmp_path, src, "--db", tmp_path / "fresh.db", "--top", "0", "--workload", "small",
                   "--json")

@@ -7,8 +7,9 @@ contract is proved except V0, which is violated (a fault at element k > 0
 returns with vstart = k), with a counterexample replayed in the emulator.
 
 One routine at one VLEN takes about 6 s: one of them runs in the fast
-loop, the rest and the four VLENs through the command line (about 30 s a
-routine) are marked slow.
+loop, the rest are marked slow, and so is the 6.8 layout's loop at the four
+VLENs through the command line (about 30 s).  Mainline's _sum_enabled loop
+is that loop with SUM held by its caller: it is proved at VLEN 128 only.
 """
 from __future__ import annotations
 
@@ -47,9 +48,10 @@ def _check(rep, vlens) -> None:
 QUICK = ("vector_mainline.S", "__asm_vector_usercopy_sum_enabled")
 
 
+# the 6.8 layout's loop at VLEN 128 is test_verify_at_four_vlens' first VLEN
 @pytest.mark.parametrize("name,symbol", [
     (f, s) if (f, s) == QUICK else pytest.param(f, s, marks=pytest.mark.slow)
-    for f, ss in FIXTURES.items() for s in ss])
+    for f, ss in FIXTURES.items() for s in ss if f != "vector_6_12.S"])
 def test_every_clause_but_v0_proved_at_vlen_128(tmp_path, name, symbol):
     elf = shim_elf(HERE / name, tmp_path)
     _check(prove_vectors(str(elf), (128,), symbol=symbol), (128,))
@@ -74,7 +76,7 @@ def test_replay_shows_vstart_left_at_the_faulting_element(tmp_path, name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(FIXTURES))
+@pytest.mark.parametrize("name", ["vector_6_12.S"])
 def test_verify_at_four_vlens(tmp_path, name):
     r = CliRunner().invoke(main, ["verify", str(HERE / name), "--json", "--no-cache",
                                   "--workdir", str(tmp_path)])

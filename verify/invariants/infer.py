@@ -102,15 +102,33 @@ def bases(snaps: list, roles: dict[int, str] | None = None) -> dict[int, str]:
     if not snaps:
         return out
     terms = [term_values(sc.D, sc.S, sc.N, sc.C) for _, _, _, sc, _ in snaps]
+    xs = [x for x, *_ in snaps]
     for r in range(1, 32):
         best = None
         for t in ROLE_TERMS.get((roles or {}).get(r), ("D", "S", "E", "SE")):
-            far = max(abs(_s(x[r] - tv[t])) for (x, *_), tv in zip(snaps, terms))
-            if far < 1 << 24 and (best is None or far < best[0]):
+            far = _farthest((x[r] - tv[t] for x, tv in zip(xs, terms)), NEAR)
+            if far < NEAR and (best is None or far < best[0]):
                 best = (far, t)
         if best:
             out[r] = best[1]
     return out
+
+
+NEAR = 1 << 24      # how far a register may stray from its buffer term
+
+
+def _farthest(diffs, limit: int) -> int:
+    """The largest |difference| (as signed 64-bit values), or the first that
+    reaches `limit`: most registers are nowhere near a term, and one
+    snapshot shows it."""
+    far = 0
+    for d in diffs:
+        d = abs(_s(d))
+        if d >= limit:
+            return d
+        if d > far:
+            far = d
+    return far
 
 
 def _sums(varying, xs, terms) -> list[Cand]:
