@@ -19,9 +19,9 @@ from copygen.output import (EXIT_INPUT, EXIT_OK, EXIT_TOOL, JOBS_HELP, ROUTINE_K
 from copygen.measure import measured
 from copygen.patch import message
 from copygen.patch.run import Request, make_patch
-from copygen.patch.speeds import KEY
-from copygen.patch.speedsrun import make_speeds_patch
-from copygen.patch.speedsstringrun import make_speeds_string_patch
+from copygen.patch.speeds.dispatch import KEY
+from copygen.patch.speeds.run import make_speeds_patch
+from copygen.patch.speeds.stringrun import make_speeds_string_patch
 from copygen.verify.contract.verdict import EXIT
 from copygen.verify.solver.parallel import default_jobs
 
@@ -103,7 +103,7 @@ def _show(res) -> None:
 
 
 def _speeds(req: Request, fast_bodies: tuple[str, ...], tell, as_json: bool) -> int:
-    """--fast-body: the two-body patch (patch.speedsrun), shown or as JSON."""
+    """--fast-body: the two-body patch (patch.speeds.run), shown or as JSON."""
     res = make_speeds_patch(req, fast_bodies, tell)
     (step,) = res.steps
     if as_json:

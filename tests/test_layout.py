@@ -206,3 +206,34 @@ def test_every_layer_raises_the_one_error_from_the_namespace_root():
     users = {layering.layer_of(m) for m, p in mods.items()
              if any(i.module == "copygen.errors" for i in layering.imports(m, p, set(mods)))}
     assert {"gen", "verify", "mutate", "kernel", "tune", "patch", "cli"} <= users
+
+
+
+MAX_MODULES = 15
+
+
+def crowded(dirs, root=ROOT, limit=MAX_MODULES) -> list[str]:
+    """Folders of the package (each sub-package on its own) that hold more
+    than `limit` modules besides their __init__."""
+    out = []
+    for folder in sorted({p for d in dirs.values() for p in [d, *d.rglob("*")] if p.is_dir()}):
+        mods = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        if (folder / "__init__.py").exists() and len(mods) > limit:
+            out.append(f"{folder.relative_to(root)}: {len(mods)} modules")
+    return out
+
+
+def test_no_folder_of_the_package_holds_more_than_fifteen_modules():
+    assert crowded(layering.package_dirs(ROOT)) == []
+
+
+def test_a_crowded_folder_is_named_and_a_sub_package_counts_apart(tmp_path):
+    room = tmp_path / "room"
+    (room / "sub").mkdir(parents=True)
+    for folder, n in ((room, MAX_MODULES), (room / "sub", MAX_MODULES)):
+        (folder / "__init__.py").write_text("")
+        for i in range(n):
+            (folder / f"m{i}.py").write_text("")
+    assert crowded({"x": room}, tmp_path) == []
+    (room / "sub" / "one_more.py").write_text("")
+    assert crowded({"x": room}, tmp_path) == ["room/sub: 16 modules"]

@@ -34,13 +34,14 @@ from bench.kernel.speeds_dispatch import TREE, texts  # noqa: E402
 def scalar_reports(plan, workdir: Path, cache) -> tuple[dict, dict, object]:
     """(key-off reports, key-on reports, the site) of the copy entry points."""
     from copygen.emu.elf import read_elf
-    from copygen.patch import speeds, speedsrun
+    from copygen.patch.speeds import dispatch
+    from copygen.patch.speeds import run as speeds_run
     from copygen.verify.compose import speeds as compose
     from copygen.verify.contract.inputs import routines
     from copygen.verify.solver.cache import prove_cached
-    states = speedsrun._states(plan.text, workdir)
+    states = speeds_run._states(plan.text, workdir)
     syms = read_elf(states["off"].elf).symbols
-    site = compose.check_site(states["off"].elf, speeds.KEY, syms[plan.dispatcher], syms[plan.fast])
+    site = compose.check_site(states["off"].elf, dispatch.KEY, syms[plan.dispatcher], syms[plan.fast])
     out = []
     for key in ("off", "on"):
         elf = states[key].elf

@@ -39,11 +39,11 @@ def texts(tree: Path, rev: str) -> tuple[str, object]:
     """(6.12's uaccess.S, the speeds plan of u74tuned + c910fast on it)."""
     from copygen.emu.timing.profile import available
     from copygen.gen.front.validate import load_file
-    from copygen.patch import speeds
+    from copygen.patch.speeds import dispatch
     text = subprocess.run(["git", "-C", str(tree), "show", f"{rev}:arch/riscv/lib/uaccess.S"],
                           capture_output=True, text=True, check=True).stdout
     slow, fast = load_file(SLOW, available()), load_file(FAST, available())
-    return text, speeds.plan(slow, fast, text, "arch/riscv/lib/uaccess.S", ("copy_user",))
+    return text, dispatch.plan(slow, fast, text, "arch/riscv/lib/uaccess.S", ("copy_user",))
 
 
 def today(text: str) -> str:
@@ -75,11 +75,12 @@ def main(argv=None) -> int:
     ap.add_argument("--tree", type=Path, default=TREE)
     ap.add_argument("--rev", default="ac483696f")
     args = ap.parse_args(argv)
-    from copygen.patch import evidence, speedsrun
+    from copygen.patch import evidence
+    from copygen.patch.speeds import run as speeds_run
     t0 = time.time()
     text, plan = texts(args.tree, args.rev)
     with tempfile.TemporaryDirectory() as tmp:
-        states = speedsrun._states(plan.text, Path(tmp))
+        states = speeds_run._states(plan.text, Path(tmp))
         base = evidence.build("today", today(text), Path(tmp))
         result = {}
         for prof, state in PROFILES.items():

@@ -24,7 +24,9 @@ from copygen.errors import CopygenError
 from copygen.gen import toolchain
 from copygen.gen.front.validate import load_text
 from copygen.gen.resources import shim_dir
-from copygen.patch import kernelfile, probe, speeds, speedsrun
+from copygen.patch import kernelfile
+from copygen.patch.speeds import dispatch, probe
+from copygen.patch.speeds import run as speeds_run
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
@@ -68,8 +70,8 @@ def speeds_tree(path: Path, layout: str = "mainline", probe_c: str | None = PROB
     """A fixture tree with the probe's file (or without, probe_c None)."""
     tree = make_tree(path, text=LAYOUTS[layout]())
     if probe_c is not None:
-        (tree / speeds.PROBE).parent.mkdir(parents=True)
-        (tree / speeds.PROBE).write_text(probe_c)
+        (tree / dispatch.PROBE).parent.mkdir(parents=True)
+        (tree / dispatch.PROBE).write_text(probe_c)
         git(tree, "add", "-A")
         toolchain.run_git(["commit", "-q", "-m", "the probe"], tree,
                           env={"GIT_AUTHOR_NAME": "k", "GIT_AUTHOR_EMAIL": "k@k",
@@ -84,8 +86,8 @@ def files(tmp_path):
     return tmp_path / "small.copy", tmp_path / "small_fast.copy"
 
 
-def _plan(layout: str, kinds=("copy_user",)) -> speeds.Plan:
-    return speeds.plan(strategy(SMALL, "small.copy"), strategy(SMALL_FAST, "small_fast.copy"),
+def _plan(layout: str, kinds=("copy_user",)) -> dispatch.Plan:
+    return dispatch.plan(strategy(SMALL, "small.copy"), strategy(SMALL_FAST, "small_fast.copy"),
                        LAYOUTS[layout](), UACCESS, kinds)
 
 
@@ -101,8 +103,8 @@ def test_the_branch_heads_the_scalar_copy_and_the_rest_is_kept(layout, dispatche
     fns = kernelfile.functions(p.text.splitlines(keepends=True), UACCESS)
     code = [ln for ln in lines[fns[dispatcher].body_start:fns[dispatcher].body_end]
             if ln.strip() and not ln.strip().startswith(("/*", "*"))]
-    assert code[0] == f"\t{speeds.MACRO} {p.fast}"
-    assert f"SYM_FUNC_START_LOCAL({p.fast})" in lines and p.text.count(f".macro {speeds.MACRO}") == 1
+    assert code[0] == f"\t{dispatch.MACRO} {p.fast}"
+    assert f"SYM_FUNC_START_LOCAL({p.fast})" in lines and p.text.count(f".macro {dispatch.MACRO}") == 1
     # every line outside the replaced bodies is there, in order
     olines = old.splitlines(keepends=True)
     _, places = kernelfile.places(olines, UACCESS, ("copy_user", "clear_user"))
@@ -120,10 +122,10 @@ def test_the_branch_heads_the_scalar_copy_and_the_rest_is_kept(layout, dispatche
 @pytest.mark.parametrize("layout", ["6.8", "mainline"])
 def test_three_builds_and_the_site_read_from_the_machine_code(layout, tmp_path):
     p = _plan(layout)
-    states = speedsrun._states(p.text, tmp_path)
+    states = speeds_run._states(p.text, tmp_path)
     plain, off, on = (read_elf(states[k].elf) for k in ("plain", "off", "on"))
     assert p.fast not in plain.symbols and not jumplabel.sites(states["plain"].elf)
-    site = compose.check_site(states["off"].elf, speeds.KEY, off.symbols[p.dispatcher], off.symbols[p.fast])
+    site = compose.check_site(states["off"].elf, dispatch.KEY, off.symbols[p.dispatcher], off.symbols[p.fast])
     assert site.holds() == "nop" and not site.branch
     (on_site,) = jumplabel.sites(states["on"].elf)
     assert on_site.holds() == "jump" and on_site.target == on.symbols[p.fast]
@@ -144,11 +146,11 @@ def _text(elf: Path) -> bytes:
 def test_a_site_elsewhere_is_not_the_dispatch(tmp_path):
     """The branch after the copy's first instruction: check_site says where it is."""
     p = _plan("mainline")
-    moved = p.text.replace(f"\t{speeds.MACRO} {p.fast}\n", "\tnop\n" + f"\t{speeds.MACRO} {p.fast}\n", 1)
-    states = speedsrun._states(moved, tmp_path)
+    moved = p.text.replace(f"\t{dispatch.MACRO} {p.fast}\n", "\tnop\n" + f"\t{dispatch.MACRO} {p.fast}\n", 1)
+    states = speeds_run._states(moved, tmp_path)
     syms = read_elf(states["off"].elf).symbols
     with pytest.raises(CopygenError, match="not at the scalar copy's first instruction"):
-        compose.check_site(states["off"].elf, speeds.KEY, syms[p.dispatcher], syms[p.fast])
+        compose.check_site(states["off"].elf, dispatch.KEY, syms[p.dispatcher], syms[p.fast])
 
 
 # --- the composition ------------------------------------------------------------
@@ -264,7 +266,8 @@ def test_the_two_body_patch_proves_applies_and_says_which_body_runs(layout, file
 # --- the message ----------------------------------------------------------------
 
 def test_the_message_says_which_body_runs_where_and_fits_checkpatch():
-    from copygen.patch import message, speedsmsg
+    from copygen.patch import message
+    from copygen.patch.speeds import commit_text
     from copygen.patch.evidence import Proof, Row
     proved = {c: "proved" for c in ("C1", "C2", "C3", "C4", "C5", "C6", "S1", "A1")}
     before = [Proof("__asm_copy_to_user", "copy_user", "violated", proved | {"C5": "violated"}, {}, 1.0)]
@@ -273,15 +276,15 @@ def test_the_message_says_which_body_runs_where_and_fits_checkpatch():
             for a in ("aligned", "misaligned")]
     ch = message.Change(("copy_user",), "6.8", {"copy_user": before}, {"copy_user": after}, rows,
                         {"u74": "fitted", "x60": "unknown"})
-    site = jumplabel.Site(0x80200000, 0x80200400, 0x80201000, speeds.KEY, False, jumplabel.NOP)
-    sp = speedsrun.Speeds("fallback_scalar_usercopy", "fallback_scalar_usercopy_fast", site,
+    site = jumplabel.Site(0x80200000, 0x80200400, 0x80201000, dispatch.KEY, False, jumplabel.NOP)
+    sp = speeds_run.Speeds("fallback_scalar_usercopy", "fallback_scalar_usercopy_fast", site,
                           [probe.Probe("u74", 700000, 24000, False), probe.Probe("x60", 3288, 10092, True)],
                           [compose.combine(_report("__asm_copy_to_user"), _report("__asm_copy_to_user"))],
                           [Row("u74", "copy_to_user", 8, "aligned", 60.0, 61.0)], on_proofs=after)
-    text = speedsmsg.commit_message(ch, after, sp, "0.1.0", "copygen patch s.copy --fast-body f.copy",
+    text = commit_text.commit_message(ch, after, sp, "0.1.0", "copygen patch s.copy --fast-body f.copy",
                                     [(SMALL, "small.copy"), (SMALL_FAST, "small_fast.copy")], "A <a@b>")
     lines = text.splitlines()
-    assert lines[0] == speedsmsg.SUBJECT and len(lines[0]) <= 74 and lines[-1] == "Signed-off-by: A <a@b>"
+    assert lines[0] == commit_text.SUBJECT and len(lines[0]) <= 74 and lines[-1] == "Signed-off-by: A <a@b>"
     assert all(len(ln) <= 75 for ln in lines), [ln for ln in lines if len(ln) > 75]
     assert "    u74           700000   24000  slow   the slow copy" in lines
     assert "    x60             3288   10092  fast   the fast copy" in lines

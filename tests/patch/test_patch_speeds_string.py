@@ -25,7 +25,8 @@ from copygen.gen import toolchain
 from copygen.gen.build import shim_elf
 from copygen.gen.emission.emit import render_memcpy, render_memset
 from copygen.gen.front.validate import load_text
-from copygen.patch import speeds, speedsstring, speedsstringrun, stringfile
+from copygen.patch import stringfile
+from copygen.patch.speeds import dispatch, stringplan, stringrun
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
 from tests.conftest import SHARED_PROOFS
@@ -66,7 +67,7 @@ def tree_files(probe_c: str | None = PROBE_C) -> dict[str, str]:
              f"{LIB}/memmove.S": "/* memmove is in memcpy.S here */\n",
              f"{LIB}/memset.S": render_memset(st, "tree.copy", False, ("__pi_",))}
     if probe_c is not None:
-        files[speeds.PROBE] = probe_c
+        files[dispatch.PROBE] = probe_c
     return files
 
 
@@ -82,9 +83,9 @@ def string_tree(path: Path, probe_c: str | None = PROBE_C) -> Path:
     return tree
 
 
-def _plan() -> speedsstring.Plan:
+def _plan() -> stringplan.Plan:
     files = tree_files()
-    return speedsstring.plan(strategy(SLOW_LIB, "slow.copy"), strategy(FAST_LIB, "fast.copy"),
+    return stringplan.plan(strategy(SLOW_LIB, "slow.copy"), strategy(FAST_LIB, "fast.copy"),
                              "slow.copy", "fast.copy", files.get)
 
 
@@ -95,21 +96,21 @@ def test_both_functions_are_headed_by_the_branch_and_the_fast_bodies_are_local()
     for name in ("__memcpy", "__memmove"):
         head = text[text.index(f"SYM_FUNC_START({name})\n"):]
         first = next(ln for ln in head.splitlines()[1:] if ln.strip() and not ln.strip().startswith(("/*", "*")))
-        assert first.strip() == f"{speeds.MACRO} {name}_fast"
+        assert first.strip() == f"{dispatch.MACRO} {name}_fast"
         assert f"SYM_FUNC_START_LOCAL({name}_fast)" in text
     # the fast memmove hands disjoint buffers to the fast memcpy: one read of the key a call
     fast_mm = text[text.index("SYM_FUNC_START_LOCAL(__memmove_fast)"):]
     assert "__memcpy_fast" in fast_mm and "\t__memcpy\n" not in fast_mm
-    assert f"#ifdef {speedsstring.GUARD}" in text and f"defined({speedsstring.FLAG})" in text
+    assert f"#ifdef {stringplan.GUARD}" in text and f"defined({stringplan.FLAG})" in text
     mk = plan.string.files[stringfile.MAKEFILE]
-    assert f"AFLAGS_memcpy.o\t\t\t+= -D{speedsstring.FLAG}" in mk
+    assert f"AFLAGS_memcpy.o\t\t\t+= -D{stringplan.FLAG}" in mk
     assert "lib-y\t\t\t+= memcpy.o" in mk and "memmove.o" not in mk
 
 
 def _build(text: str, tmp: Path, flag: bool) -> Path:
     (tmp / "memcpy.S").write_text(text)
-    wrapper = speedsstringrun.WRAPPER if flag else \
-        speedsstringrun.WRAPPER.replace(f"#define {speedsstring.FLAG} 1\n", "")
+    wrapper = stringrun.WRAPPER if flag else \
+        stringrun.WRAPPER.replace(f"#define {stringplan.FLAG} 1\n", "")
     (tmp / "speeds.S").write_text(wrapper)
     return shim_elf(tmp / "speeds.S", tmp)
 
@@ -123,17 +124,17 @@ def test_two_sites_read_from_the_machine_code_and_none_in_purgatory(tmp_path):
     (tmp_path / "purgatory").mkdir()
     elf = _build(text, tmp_path / "lib", True)
     syms = read_elf(elf).symbols
-    sites = compose.check_sites(elf, speeds.KEY, {syms["__memcpy"]: syms["__memcpy_fast"],
+    sites = compose.check_sites(elf, dispatch.KEY, {syms["__memcpy"]: syms["__memcpy_fast"],
                                                   syms["__memmove"]: syms["__memmove_fast"]})
     assert [s.holds() for s in sites] == ["nop", "nop"]
-    on, _ = jumplabel.with_key(elf, speeds.KEY, tmp_path / "on.elf")
+    on, _ = jumplabel.with_key(elf, dispatch.KEY, tmp_path / "on.elf")
     assert [s.holds() for s in jumplabel.sites(on)] == ["jump", "jump"]
     bare = _build(text, tmp_path / "purgatory", False)
     assert jumplabel.sites(bare) == []
     assert "__memcpy_fast" not in read_elf(bare).symbols
     # a pair the machine code does not have is refused
     with pytest.raises(CopygenError, match="not at the string function's first instruction"):
-        compose.check_sites(elf, speeds.KEY, {syms["__memcpy"] + 4: syms["__memcpy_fast"],
+        compose.check_sites(elf, dispatch.KEY, {syms["__memcpy"] + 4: syms["__memcpy_fast"],
                                               syms["__memmove"]: syms["__memmove_fast"]},
                             "the string function")
 
@@ -181,7 +182,7 @@ def test_the_two_body_string_patch_proves_composes_and_applies(tmp_path):
     (commit,) = out["commits"]
     assert [p["verdict"] for p in commit["after"]["string"]] == ["proved", "proved"]
     msg = commit["message"]
-    assert msg.startswith(speedsstring.SUBJECT)
+    assert msg.startswith(stringplan.SUBJECT)
     assert "string slow_lib for u74" in msg and "string fast_lib for c920" in msg
     assert "memcpy               proved    proved   proved   proved" in msg
     assert "memmove              proved    proved   proved   proved" in msg

@@ -11,7 +11,9 @@ import re
 import pytest
 
 from copygen.emu.timing.profile import load_profile
-from copygen.patch import evidence, message, probe, speeds, speedsmsg, speedsrun
+from copygen.patch import evidence, message
+from copygen.patch.speeds import commit_text, dispatch, probe
+from copygen.patch.speeds import run as speeds_run
 from copygen.patch.evidence import Proof, Row
 from copygen.patch.run import Stages
 from copygen.verify.compose import jumplabel
@@ -29,8 +31,8 @@ VERDICT = {"u74": False, "u74_spec": False, "p550": False, "x60": True, "c920": 
     ("u74", "c920", ("p550", "u74"), ["p550", "u74", "c920", "x60"]),
 ])
 def test_the_tables_are_the_slow_side_then_the_fast_cores(slow, fast, given, want):
-    assert speedsrun.table_profiles(slow, fast, given) == want
-    assert set(speedsrun.FAST_CORES) <= set(speedsrun.table_profiles(slow, fast, given))
+    assert speeds_run.table_profiles(slow, fast, given) == want
+    assert set(speeds_run.FAST_CORES) <= set(speeds_run.table_profiles(slow, fast, given))
 
 
 def _probe(profile) -> probe.Probe:
@@ -50,11 +52,11 @@ def test_each_profile_benches_the_body_its_probe_picks(monkeypatch):
         benched.append((profiles[0].name, before, after, kinds))
         return [Row(profiles[0].name, kinds[0], 8, "aligned", 1.0, 1.0)]
 
-    monkeypatch.setattr(speedsrun.probe, "run", _probe)
-    monkeypatch.setattr(speedsrun.evidence, "measure", measure)
+    monkeypatch.setattr(speeds_run.probe, "run", _probe)
+    monkeypatch.setattr(speeds_run.evidence, "measure", measure)
     states = {"plain": "plain", "off": "off", "on": "on"}
-    profiles = [load_profile(p) for p in speedsrun.table_profiles("u74", "x60")]
-    rows, probes, cost, versus = speedsrun._bench(states, "before", ("copy_user", "clear_user"),
+    profiles = [load_profile(p) for p in speeds_run.table_profiles("u74", "x60")]
+    rows, probes, cost, versus = speeds_run._bench(states, "before", ("copy_user", "clear_user"),
                                                   profiles, lambda msg: None, Stages())
     assert [(p.profile, p.fast) for p in probes] == [("u74", False), ("x60", True), ("c920", True)]
     assert benched == [
@@ -83,17 +85,17 @@ def _message(profiles: list[str]) -> str:
             for k, p in enumerate(profiles) for n in (8, 64, 512) for a in ("aligned", "misaligned")]
     ch = message.Change(("copy_user",), "6.8", {"copy_user": after}, {"copy_user": after}, rows,
                         {p: f"{p}'s fit" for p in profiles})
-    site = jumplabel.Site(0x80200000, 0x80200400, 0x80201000, speeds.KEY, False, jumplabel.NOP)
+    site = jumplabel.Site(0x80200000, 0x80200400, 0x80201000, dispatch.KEY, False, jumplabel.NOP)
     # the fast copy against the slow one: faster on x60 everywhere; on c920
     # slower from 512 bytes misaligned (by 10 %), faster below
     versus = [Row(p, "copy_to_user", n, a, 100.0, 50.0 if p == "x60" or n < 512 or a == "aligned"
                   else 110.0)
               for p in profiles if VERDICT[p] for n in (8, 64, 512) for a in ("aligned", "misaligned")]
-    sp = speedsrun.Speeds(SLOW, FAST, site, [_probe(p) for p in profiles],
+    sp = speeds_run.Speeds(SLOW, FAST, site, [_probe(p) for p in profiles],
                           [compose.combine(_report("__asm_copy_to_user"),
                                            _report("__asm_copy_to_user"))], on_proofs=after,
                           versus=versus)
-    return speedsmsg.commit_message(ch, after, sp, "0.1.0", "copygen patch s.copy --fast-body f.copy",
+    return commit_text.commit_message(ch, after, sp, "0.1.0", "copygen patch s.copy --fast-body f.copy",
                                     [("target u74 { xlen 64 }\n", "u74tuned.copy"),
                                      ("target x60 { xlen 64 }\n", "x60fast.copy")], "A <a@b>")
 

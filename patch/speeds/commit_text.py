@@ -9,8 +9,8 @@ that core would run without it), the proofs of the old code and of the
 new one in both key states with the composed verdict, and how to
 reproduce from both strategies.  Every line fits 72 columns.
 
-Role: text only.  May import patch.message, patch.evidence, patch.speeds,
-verify.contract.clauses and the standard library.
+Role: text only.  May import patch.message, patch.evidence,
+patch.speeds.dispatch, verify.contract.clauses and the standard library.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import textwrap
 
 from copygen.patch import message
 from copygen.patch.evidence import Proof
-from copygen.patch.speeds import KEY, PROBE
+from copygen.patch.speeds.dispatch import KEY, PROBE
 from copygen.verify.contract.clauses import CLAUSES, PROPERTIES
 
 WIDTH = 72

@@ -2,9 +2,9 @@
 finish (docs/speeds.md, "The string functions").
 
 make_speeds_string_patch(): load both strategies and check their slots
-(patch.speedsstring.slots), check the tree and its probe before anything
+(patch.stringplan.slots), check the tree and its probe before anything
 else, put both under the tree's register rules, make the files of the
-change (patch.speedsstring.plan), build the new memcpy.S two ways and
+change (patch.stringplan.plan), build the new memcpy.S two ways and
 the tree's memcpy.S and memmove.S once, check the static branches in the
 machine code, prove the new code first in both key states and refuse it
 unless every entry point is proved (exit 3 or 4, as `copygen patch`),
@@ -41,9 +41,10 @@ from copygen.gen.front.parse import read_source
 from copygen.gen.front.validate import load_file
 from copygen.kernel import kunit
 from copygen.measure.bench import Bench, Case
-from copygen.patch import evidence, git, message, probe, rules, speeds, speedsstring, stringfile
+from copygen.patch import evidence, git, message, rules, stringfile
+from copygen.patch.speeds import dispatch, probe, stringplan
 from copygen.patch.run import BEFORE, Request, Result, Stages, Step, _kunit_runs, _refuse_unproven
-from copygen.patch.speedsrun import table_profiles
+from copygen.patch.speeds.run import table_profiles
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
@@ -57,13 +58,13 @@ ROUTINES = ("memcpy", "memmove")
 WRAPPER = f"""/* copygen: memcpy.S with the boot probe and jump labels configured */
 #define CONFIG_RISCV_PROBE_UNALIGNED_ACCESS 1
 #define CONFIG_JUMP_LABEL 1
-#define {speedsstring.FLAG} 1
+#define {stringplan.FLAG} 1
 #include "memcpy.S"
 
 	.data
 	.balign	8
-	.globl	{speeds.KEY}
-{speeds.KEY}:
+	.globl	{dispatch.KEY}
+{dispatch.KEY}:
 	.zero	16
 """
 
@@ -96,7 +97,7 @@ def _load(req: Request, fast_files: tuple[str, ...]):
                            hint="leave out --series and the other --routine; patch the user copy "
                                 "in another run")
     fast = load_file(fast_files[0], available())
-    speedsstring.slots(st, fast)
+    stringplan.slots(st, fast)
     return st, fast
 
 
@@ -107,7 +108,7 @@ def _states(text: str, tree_files: dict[str, str], workdir: Path) -> dict[str, e
     (d / "speeds.S").write_text(WRAPPER)
     off = evidence.State("off", d / "memcpy.S", shim_elf(d / "speeds.S", d),
                          "after, key off (slow memcpy and memmove)")
-    elf, _ = jumplabel.with_key(off.elf, speeds.KEY, workdir / "on" / "speeds.elf")
+    elf, _ = jumplabel.with_key(off.elf, dispatch.KEY, workdir / "on" / "speeds.elf")
     on = evidence.State("on", off.path, elf, "after, key on (fast memcpy and memmove)")
     b = workdir / "before"
     b.mkdir(parents=True, exist_ok=True)
@@ -147,13 +148,13 @@ def make_speeds_string_patch(req: Request, fast_files: tuple[str, ...],
     branch = req.branch or f"copygen/{st.stem}-string-speeds"
     tree = git.check_tree(req.tree, branch)
     show = lambda rel: git.show(tree, "HEAD", rel)  # noqa: E731
-    probe_line = speeds.probe(show)
+    probe_line = dispatch.probe(show)
     if req.kunit:
         kunit.check_tree(tree.root, tree.head)
     regs = rules.with_strategy(rules.with_strategy(rules.from_tree(show, rules.STRING_FILES), st),
                                fast)
     st, fast = rules.under(st, regs), rules.under(fast, regs)
-    plan = speedsstring.plan(st, fast, Path(req.source).name, Path(fast_files[0]).name, show,
+    plan = stringplan.plan(st, fast, Path(req.source).name, Path(fast_files[0]).name, show,
                              lambda rel: git.users(tree, "HEAD", rel))
     tree_files = {f"{n}.S": show(f"{stringfile.LIB}/{n}.S") for n in ROUTINES}
     profiles = [load_profile(p) for p in table_profiles(
@@ -164,7 +165,7 @@ def make_speeds_string_patch(req: Request, fast_files: tuple[str, ...],
     with tempfile.TemporaryDirectory(prefix="copygen-patch-") as tmp:
         states = _states(plan.string.files[stringfile.MEMCPY_S], tree_files, Path(tmp))
         syms = read_elf(states["off"].elf).symbols
-        sites = compose.check_sites(states["off"].elf, speeds.KEY,
+        sites = compose.check_sites(states["off"].elf, dispatch.KEY,
                                     {syms[a]: syms[b] for a, b in plan.sites}, "the string function")
         with clock("proofs after"):
             for name in ("off", "on"):
@@ -204,7 +205,7 @@ def _command(req: Request, sp: StringSpeeds) -> str:
 
 def _message(req, tree, change, sp: StringSpeeds) -> str:
     sources = [(read_source(f), Path(f).name) for f in (req.source, sp.fast_file)]
-    return speedsstring.commit_message(change, sp, __version__, _command(req, sp), sources,
+    return stringplan.commit_message(change, sp, __version__, _command(req, sp), sources,
                                        tree.signoff)
 
 

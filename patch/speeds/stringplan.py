@@ -6,7 +6,7 @@ string patch of SLOW (patch.stringfile), with memcpy.S holding, beside
 SLOW's __memcpy and __memmove, FAST's as the local functions
 __memcpy_fast and __memmove_fast.  The first instruction of __memcpy and
 of __memmove is a static branch on the probe's key, written by the same
-assembler macro as the user copy's (patch.speeds.macro): a nop the
+assembler macro as the user copy's (patch.dispatch.macro): a nop the
 jump-label code turns into a jump to the fast body.  FAST's memmove hands
 disjoint buffers to __memcpy_fast, so a call reads the key once, at its
 entry.
@@ -24,8 +24,8 @@ modelled probe per profile), the configurations, each profile's table
 for the body its probe picks against the tree's, the proofs in both key
 states and of their composition, how to reproduce from both strategies.
 
-May import gen (emit, strategy), gen.emission.asmtext, patch.speeds,
-patch.speedsmsg, patch.stringfile, patch.message, patch.evidence,
+May import gen (emit, strategy), gen.emission.asmtext, patch.speeds
+(dispatch, commit_text), patch.stringfile, patch.message, patch.evidence,
 verify.contract.clauses, copygen.errors and the standard library.
 """
 from __future__ import annotations
@@ -38,7 +38,8 @@ from copygen.errors import CopygenError, Loc
 from copygen.gen.emission import asmtext
 from copygen.gen.emission.emit import render_memcpy
 from copygen.gen.front.strategy import Strategy
-from copygen.patch import message, speeds, speedsmsg, stringfile
+from copygen.patch import message, stringfile
+from copygen.patch.speeds import commit_text, dispatch
 from copygen.verify.contract.clauses import CLAUSES, PROPERTIES
 
 FLAG = "RISCV_MEMCPY_BY_SPEED"
@@ -59,7 +60,7 @@ GUARD_TEXT = f"""
  * fast, are built into the kernel's memcpy.o (not kexec's purgatory) when
  * the kernel can tell which harts those are, as
  * has_fast_unaligned_accesses() does: from the boot probe's static key
- * {speeds.KEY} (a jump label switches to them), or
+ * {dispatch.KEY} (a jump label switches to them), or
  * because the kernel is built for fast misaligned access.
  */
 #if defined({FLAG}) && (defined(CONFIG_HAVE_EFFICIENT_UNALIGNED_ACCESS) || \\
@@ -126,20 +127,20 @@ def fast_functions(fast: Strategy, source: str) -> str:
             body = re.sub(rf"(?<![\w.]){other}(?!\w)", other + SUFFIX, body)
         body = body.replace("SYM_FUNC_START(", "SYM_FUNC_START_LOCAL(")
         out.append(f"/*\n * {name}'s copy for harts with fast misaligned access ({source}),\n"
-                   f" * entered only from {speeds.MACRO} at the top of {name}.\n */\n{body}")
+                   f" * entered only from {dispatch.MACRO} at the top of {name}.\n */\n{body}")
     return f"\n#ifdef {GUARD}\n" + "\n".join(out) + "#endif\n"
 
 
 def _dispatch(fast: str) -> str:
     return (f"\t/*\n\t * Harts with fast misaligned access copy in\n\t * {fast} instead.\n"
-            f"\t */\n\t{speeds.MACRO} {fast}\n\n")
+            f"\t */\n\t{dispatch.MACRO} {fast}\n\n")
 
 
 def memcpy_text(slow_text: str, fast: Strategy, fast_source: str) -> str:
     """SLOW's memcpy.S with the macro after its includes, the static branch
     at the top of __memcpy and __memmove, and FAST's bodies at the end."""
-    if speeds.MACRO in slow_text:
-        raise CopygenError(f"the generated memcpy.S has a {speeds.MACRO} already")
+    if dispatch.MACRO in slow_text:
+        raise CopygenError(f"the generated memcpy.S has a {dispatch.MACRO} already")
     fast_text = fast_functions(fast, fast_source)
     code = lambda t: asmtext.named_labels(asmtext.code_lines(t.splitlines()))  # noqa: E731
     clash = code(slow_text) & code(fast_text)
@@ -148,7 +149,7 @@ def memcpy_text(slow_text: str, fast: Strategy, fast_source: str) -> str:
                            "memcpy.S")
     head = "#include <asm/asm.h>\n"
     at = slow_text.index(head) + len(head)
-    text = slow_text[:at] + GUARD_TEXT + speeds.macro(GUARD) + slow_text[at:]
+    text = slow_text[:at] + GUARD_TEXT + dispatch.macro(GUARD) + slow_text[at:]
     for name in FUNCTIONS:
         start = f"SYM_FUNC_START({name})\n"
         text = text.replace(start, start + _dispatch(name + SUFFIX), 1)
@@ -180,7 +181,7 @@ SUBJECT = "riscv: lib: pick memcpy and memmove by misaligned access speed"
 
 
 def _wrap(text: str, indent: str = "") -> list[str]:
-    return textwrap.wrap(text, speedsmsg.WIDTH, initial_indent=indent, subsequent_indent=indent)
+    return textwrap.wrap(text, commit_text.WIDTH, initial_indent=indent, subsequent_indent=indent)
 
 
 def _changed(names: tuple[str, str]) -> list[str]:
@@ -191,8 +192,8 @@ def _changed(names: tuple[str, str]) -> list[str]:
         f"functions __memcpy{SUFFIX} and __memmove{SUFFIX} hold copies for harts where they "
         f"are fast ({names[1]}, whose word loop takes a misaligned source as it is; its "
         f"memmove hands disjoint buffers to __memcpy{SUFFIX}).  The first instruction of "
-        f"__memcpy and of __memmove is a static branch on {speeds.KEY}, which "
-        f"{speeds.PROBE.rsplit('/', 1)[-1]} enables once its probe has found every online "
+        f"__memcpy and of __memmove is a static branch on {dispatch.KEY}, which "
+        f"{dispatch.PROBE.rsplit('/', 1)[-1]} enables once its probe has found every online "
         f"hart fast, and disables when a slow hart comes online: a nop falling into the slow "
         f"copy, written into a jump to the fast one.  memcpy, the __pi_ aliases and the "
         f"callers of memmove all enter there.  Only the kernel's own memcpy.o is built so "
@@ -235,7 +236,7 @@ def _proofs(ch: message.Change, sp) -> list[str]:
                    f"{on.get(p.symbol, '-'):<8} {both}")
     out += [""] + _wrap(
         f"The static branches, read from the linked code: the two __jump_table entries for "
-        f"{speeds.KEY} are the first instructions of __memcpy and __memmove, nops as linked, "
+        f"{dispatch.KEY} are the first instructions of __memcpy and __memmove, nops as linked, "
         f"written as jumps to __memcpy{SUFFIX} and __memmove{SUFFIX} with the key on.  Each "
         f"key state is proved whole, and the key's choice by a lemma: a call meets one branch "
         f"once, at entry, so its return and its stores are those of one state (Z3).", "  ")
@@ -250,7 +251,7 @@ def commit_message(ch: message.Change, sp, version: str, command: str,
                    sources: list[tuple[str, str]], signoff: str) -> str:
     names = (sources[0][1], sources[1][1])
     subject = SUBJECT.replace("lib: ", "lib: unproven draft: ") if ch.draft else SUBJECT
-    body = [subject, "", *_changed(names), "", *_configs(), "", *speedsmsg.cores(sp),
+    body = [subject, "", *_changed(names), "", *_configs(), "", *commit_text.cores(sp),
             *_tables(ch, sp.probes)]
     body += ["", *ch.rules] if ch.rules else []
     body += ["", *_proofs(ch, sp)]

@@ -2,9 +2,9 @@
 (docs/speeds.md).
 
 make_speeds_patch(): load both strategies and check their slots
-(patch.speeds.slots), check the tree and its probe before anything else,
+(patch.dispatch.slots), check the tree and its probe before anything else,
 put both under the tree's register rules, make the new uaccess.S
-(patch.speeds.plan), build it three ways (evidence below), prove the
+(patch.dispatch.plan), build it three ways (evidence below), prove the
 new code first and refuse it unless every entry point is proved in both
 key states (exit 3 or 4, as `copygen patch`), then prove the old code,
 check the static branch in the machine code, compose, run the modelled
@@ -40,7 +40,8 @@ from copygen.gen.build import shim_elf
 from copygen.gen.front.parse import read_source
 from copygen.gen.front.validate import load_file
 from copygen.kernel import kunit
-from copygen.patch import evidence, git, message, probe, rules, speeds, speedsmsg
+from copygen.patch import evidence, git, message, rules
+from copygen.patch.speeds import commit_text, dispatch, probe
 from copygen.patch.run import BEFORE, Request, Result, Stages, Step, _kinds, _refuse_unproven
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel
@@ -63,8 +64,8 @@ WRAPPER = f"""/* copygen: uaccess.S with the boot probe and jump labels configur
 
 	.data
 	.balign	8
-	.globl	{speeds.KEY}
-{speeds.KEY}:
+	.globl	{dispatch.KEY}
+{dispatch.KEY}:
 	.zero	16
 """
 
@@ -102,7 +103,7 @@ def _states(text: str, workdir: Path) -> dict[str, evidence.State]:
     (d / "speeds.S").write_text(WRAPPER)
     off = evidence.State("off", d / "uaccess.S", shim_elf(d / "speeds.S", d),
                          "after, key off (slow copy)")
-    elf, _ = jumplabel.with_key(off.elf, speeds.KEY, workdir / "on" / "speeds.elf")
+    elf, _ = jumplabel.with_key(off.elf, dispatch.KEY, workdir / "on" / "speeds.elf")
     on = evidence.State("on", off.path, elf, "after, key on (fast copy)")
     return {"plain": plain, "off": off, "on": on}
 
@@ -160,7 +161,7 @@ def table_profiles(slow_target: str, fast_target: str, given: tuple[str, ...] = 
 def _load(req: Request, fast_files: tuple[str, ...]):
     """Both strategies, their slots and the blocks to patch; nothing of the tree yet."""
     st = load_file(req.source, available())
-    fast = speeds.slots(st, [load_file(f, available()) for f in fast_files])
+    fast = dispatch.slots(st, [load_file(f, available()) for f in fast_files])
     kinds = _kinds(st, req.kinds, False)
     if req.series or "string" in kinds or "copy_user" not in kinds:
         raise CopygenError("--fast-body makes one patch of the user copy (and clear_user, if asked)",
@@ -173,13 +174,13 @@ def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg
     branch = req.branch or f"copygen/{st.stem}-speeds"
     tree = git.check_tree(req.tree, branch)
     show = lambda rel: git.show(tree, "HEAD", rel)  # noqa: E731
-    probe_line = speeds.probe(show)
+    probe_line = dispatch.probe(show)
     if req.kunit:
         kunit.check_tree(tree.root, tree.head)
     regs = rules.with_strategy(rules.with_strategy(rules.from_tree(show, (tree.rel,)), st), fast)
     st, fast = rules.under(st, regs), rules.under(fast, regs)
     text = git.head_text(tree)
-    plan = speeds.plan(st, fast, text, tree.rel, kinds)
+    plan = dispatch.plan(st, fast, text, tree.rel, kinds)
     profiles = [load_profile(p) for p in table_profiles(
         st.copy_user.target.profile, fast.copy_user.target.profile, tuple(req.profiles))]
     clock = Stages()
@@ -187,7 +188,7 @@ def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg
         states = _states(plan.text, Path(tmp))
         before = evidence.build("before", text, Path(tmp), BEFORE)
         syms = read_elf(states["off"].elf).symbols
-        site = compose.check_site(states["off"].elf, speeds.KEY, syms[plan.dispatcher], syms[plan.fast])
+        site = compose.check_site(states["off"].elf, dispatch.KEY, syms[plan.dispatcher], syms[plan.fast])
         _prove(states, before, kinds, req, regs, tell, clock)
         off, on = _reports(states["off"], "copy_user"), _reports(states["on"], "copy_user")
         composed = [compose.combine(off[s], on[s]) for s in off if s in on]
@@ -207,7 +208,7 @@ def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg
 
 def _message(req, tree, change, sp: Speeds) -> str:
     sources = [(read_source(f), Path(f).name) for f in (req.source, sp.fast_file)]
-    return speedsmsg.commit_message(change, sp.on_proofs, sp, __version__, _command(req, sp), sources,
+    return commit_text.commit_message(change, sp.on_proofs, sp, __version__, _command(req, sp), sources,
                                     tree.signoff)
 
 
