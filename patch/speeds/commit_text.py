@@ -152,11 +152,14 @@ def proofs(ch: message.Change, on: list[Proof], sp) -> list[str]:
         f"key's choice by a lemma: a call meets the branch once, at entry, so its return and "
         f"its stores are those of one state, and C1-C6 and B1 of both give them of the whole "
         f"(Z3).", "  ")
+    return out + not_whole(sp)
+
+
+def not_whole(sp) -> list[str]:
+    """The clauses the composition leaves unproved, if any (its last paragraph)."""
     bad = sorted({c for r in sp.composed for c, st in r.status.items()
                   if st != "proved" and c not in PROPERTIES}, key=list(CLAUSES).index)
-    if bad:
-        out += [""] + _wrap("Not proved of the whole: " + ", ".join(bad) + ".", "  ")
-    return out
+    return [""] + _wrap("Not proved of the whole: " + ", ".join(bad) + ".", "  ") if bad else []
 
 
 def why(ch: message.Change) -> list[str]:

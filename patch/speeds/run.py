@@ -55,19 +55,28 @@ from copygen.verify.solver.cache import ProofCache
 # The message always has their tables, whatever --profile names.
 FAST_CORES = ("x60", "c920")
 
-# uaccess.S as a kernel with the boot probe and jump labels assembles it,
-# and the key it branches on (struct static_key: 16 bytes, off)
-WRAPPER = f"""/* copygen: uaccess.S with the boot probe and jump labels configured */
-#define CONFIG_RISCV_PROBE_UNALIGNED_ACCESS 1
-#define CONFIG_JUMP_LABEL 1
-#include "uaccess.S"
+def wrapper(file: str, *defines: str) -> str:
+    """FILE as a kernel with the boot probe and jump labels assembles it
+    (and DEFINES set), with the key it branches on (struct static_key: 16
+    bytes, off)."""
+    lines = [f"/* copygen: {file} with the boot probe and jump labels configured */",
+             "#define CONFIG_RISCV_PROBE_UNALIGNED_ACCESS 1", "#define CONFIG_JUMP_LABEL 1",
+             *(f"#define {d} 1" for d in defines), f'#include "{file}"', "",
+             "\t.data", "\t.balign\t8", f"\t.globl\t{dispatch.KEY}", f"{dispatch.KEY}:", "\t.zero\t16", ""]
+    return "\n".join(lines)
 
-	.data
-	.balign	8
-	.globl	{dispatch.KEY}
-{dispatch.KEY}:
-	.zero	16
-"""
+
+def key_states(text: str, file: str, workdir: Path, defines: tuple[str, ...],
+               bodies: tuple[str, str]) -> tuple[evidence.State, evidence.State]:
+    """The new FILE built with the key off and with it on (the same ELF, the
+    key's bytes set); BODIES names what runs in each state."""
+    d = workdir / "off"
+    d.mkdir(parents=True, exist_ok=True)
+    (d / file).write_text(text)
+    (d / "speeds.S").write_text(wrapper(file, *defines))
+    off = evidence.State("off", d / file, shim_elf(d / "speeds.S", d), f"after, key off ({bodies[0]})")
+    elf, _ = jumplabel.with_key(off.elf, dispatch.KEY, workdir / "on" / "speeds.elf")
+    return off, evidence.State("on", off.path, elf, f"after, key on ({bodies[1]})")
 
 
 @dataclass
@@ -97,14 +106,7 @@ class SpeedsResult(Result):
 def _states(text: str, workdir: Path) -> dict[str, evidence.State]:
     """The three builds of the new file (the module's docstring)."""
     plain = evidence.build("plain", text, workdir, "after, without the probe (slow copy alone)")
-    d = workdir / "off"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "uaccess.S").write_text(text)
-    (d / "speeds.S").write_text(WRAPPER)
-    off = evidence.State("off", d / "uaccess.S", shim_elf(d / "speeds.S", d),
-                         "after, key off (slow copy)")
-    elf, _ = jumplabel.with_key(off.elf, dispatch.KEY, workdir / "on" / "speeds.elf")
-    on = evidence.State("on", off.path, elf, "after, key on (fast copy)")
+    off, on = key_states(text, "uaccess.S", workdir, (), ("slow copy", "fast copy"))
     return {"plain": plain, "off": off, "on": on}
 
 
@@ -169,16 +171,24 @@ def _load(req: Request, fast_files: tuple[str, ...]):
     return st, fast, kinds
 
 
-def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg: None) -> SpeedsResult:
-    st, fast, kinds = _load(req, fast_files)
-    branch = req.branch or f"copygen/{st.stem}-speeds"
+def open_tree(req: Request, branch: str, slow, fast, files: tuple[str, ...] | None):
+    """Check the tree, its probe and (with --test kunit) its KUnit before
+    anything else; read its register rules from FILES (default: the file
+    the patch changes) and put both strategies under them.  Returns (tree,
+    show, the probe's line, the rules, slow, fast)."""
     tree = git.check_tree(req.tree, branch)
     show = lambda rel: git.show(tree, "HEAD", rel)  # noqa: E731
     probe_line = dispatch.probe(show)
     if req.kunit:
         kunit.check_tree(tree.root, tree.head)
-    regs = rules.with_strategy(rules.with_strategy(rules.from_tree(show, (tree.rel,)), st), fast)
-    st, fast = rules.under(st, regs), rules.under(fast, regs)
+    regs = rules.with_strategy(rules.with_strategy(rules.from_tree(show, files or (tree.rel,)), slow), fast)
+    return tree, show, probe_line, regs, rules.under(slow, regs), rules.under(fast, regs)
+
+
+def make_speeds_patch(req: Request, fast_files: tuple[str, ...], tell=lambda msg: None) -> SpeedsResult:
+    st, fast, kinds = _load(req, fast_files)
+    branch = req.branch or f"copygen/{st.stem}-speeds"
+    tree, show, probe_line, regs, st, fast = open_tree(req, branch, st, fast, None)
     text = git.head_text(tree)
     plan = dispatch.plan(st, fast, text, tree.rel, kinds)
     profiles = [load_profile(p) for p in table_profiles(

@@ -40,7 +40,7 @@ from copygen.gen.emission.emit import render_memcpy
 from copygen.gen.front.strategy import Strategy
 from copygen.patch import message, stringfile
 from copygen.patch.speeds import commit_text, dispatch
-from copygen.verify.contract.clauses import CLAUSES, PROPERTIES
+from copygen.verify.contract.clauses import PROPERTIES
 
 FLAG = "RISCV_MEMCPY_BY_SPEED"
 GUARD = "HAVE_FAST_MISALIGNED_MEMCPY"
@@ -240,11 +240,7 @@ def _proofs(ch: message.Change, sp) -> list[str]:
         f"written as jumps to __memcpy{SUFFIX} and __memmove{SUFFIX} with the key on.  Each "
         f"key state is proved whole, and the key's choice by a lemma: a call meets one branch "
         f"once, at entry, so its return and its stores are those of one state (Z3).", "  ")
-    bad = sorted({c for r in sp.composed for c, st in r.status.items()
-                  if st != "proved" and c not in PROPERTIES}, key=list(CLAUSES).index)
-    if bad:
-        out += [""] + _wrap("Not proved of the whole: " + ", ".join(bad) + ".", "  ")
-    return out
+    return out + commit_text.not_whole(sp)
 
 
 def commit_message(ch: message.Change, sp, version: str, command: str,

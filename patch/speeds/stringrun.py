@@ -36,15 +36,14 @@ from copygen import __version__
 from copygen.emu.elf import read_elf
 from copygen.emu.timing.profile import available, load_profile
 from copygen.errors import CopygenError
-from copygen.gen.build import build_assembly, shim_elf
+from copygen.gen.build import build_assembly
 from copygen.gen.front.parse import read_source
 from copygen.gen.front.validate import load_file
-from copygen.kernel import kunit
 from copygen.measure.bench import Bench, Case
 from copygen.patch import evidence, git, message, rules, stringfile
 from copygen.patch.speeds import dispatch, probe, stringplan
 from copygen.patch.run import BEFORE, Request, Result, Stages, Step, _kunit_runs, _refuse_unproven
-from copygen.patch.speeds.run import table_profiles
+from copygen.patch.speeds.run import key_states, open_tree, table_profiles
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
@@ -52,22 +51,6 @@ from copygen.verify.contract.inputs import routines
 from copygen.verify.solver.cache import ProofCache
 
 ROUTINES = ("memcpy", "memmove")
-
-# memcpy.S as the kernel's own memcpy.o is assembled with the boot probe and
-# jump labels configured, and the key it branches on (16 bytes, off)
-WRAPPER = f"""/* copygen: memcpy.S with the boot probe and jump labels configured */
-#define CONFIG_RISCV_PROBE_UNALIGNED_ACCESS 1
-#define CONFIG_JUMP_LABEL 1
-#define {stringplan.FLAG} 1
-#include "memcpy.S"
-
-	.data
-	.balign	8
-	.globl	{dispatch.KEY}
-{dispatch.KEY}:
-	.zero	16
-"""
-
 
 @dataclass
 class StringSpeeds:
@@ -102,14 +85,8 @@ def _load(req: Request, fast_files: tuple[str, ...]):
 
 
 def _states(text: str, tree_files: dict[str, str], workdir: Path) -> dict[str, evidence.State]:
-    d = workdir / "off"
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "memcpy.S").write_text(text)
-    (d / "speeds.S").write_text(WRAPPER)
-    off = evidence.State("off", d / "memcpy.S", shim_elf(d / "speeds.S", d),
-                         "after, key off (slow memcpy and memmove)")
-    elf, _ = jumplabel.with_key(off.elf, dispatch.KEY, workdir / "on" / "speeds.elf")
-    on = evidence.State("on", off.path, elf, "after, key on (fast memcpy and memmove)")
+    off, on = key_states(text, "memcpy.S", workdir, (stringplan.FLAG,),
+                         ("slow memcpy and memmove", "fast memcpy and memmove"))
     b = workdir / "before"
     b.mkdir(parents=True, exist_ok=True)
     for name, body in tree_files.items():
@@ -146,14 +123,7 @@ def make_speeds_string_patch(req: Request, fast_files: tuple[str, ...],
                              tell=lambda msg: None) -> StringSpeedsResult:
     st, fast = _load(req, fast_files)
     branch = req.branch or f"copygen/{st.stem}-string-speeds"
-    tree = git.check_tree(req.tree, branch)
-    show = lambda rel: git.show(tree, "HEAD", rel)  # noqa: E731
-    probe_line = dispatch.probe(show)
-    if req.kunit:
-        kunit.check_tree(tree.root, tree.head)
-    regs = rules.with_strategy(rules.with_strategy(rules.from_tree(show, rules.STRING_FILES), st),
-                               fast)
-    st, fast = rules.under(st, regs), rules.under(fast, regs)
+    tree, show, probe_line, regs, st, fast = open_tree(req, branch, st, fast, rules.STRING_FILES)
     plan = stringplan.plan(st, fast, Path(req.source).name, Path(fast_files[0]).name, show,
                              lambda rel: git.users(tree, "HEAD", rel))
     tree_files = {f"{n}.S": show(f"{stringfile.LIB}/{n}.S") for n in ROUTINES}

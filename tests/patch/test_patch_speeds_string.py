@@ -26,7 +26,8 @@ from copygen.gen.build import shim_elf
 from copygen.gen.emission.emit import render_memcpy, render_memset
 from copygen.gen.front.validate import load_text
 from copygen.patch import stringfile
-from copygen.patch.speeds import dispatch, stringplan, stringrun
+from copygen.patch.speeds import dispatch, stringplan
+from copygen.patch.speeds import run as speeds_run
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
 from tests.conftest import SHARED_PROOFS
@@ -109,9 +110,7 @@ def test_both_functions_are_headed_by_the_branch_and_the_fast_bodies_are_local()
 
 def _build(text: str, tmp: Path, flag: bool) -> Path:
     (tmp / "memcpy.S").write_text(text)
-    wrapper = stringrun.WRAPPER if flag else \
-        stringrun.WRAPPER.replace(f"#define {stringplan.FLAG} 1\n", "")
-    (tmp / "speeds.S").write_text(wrapper)
+    (tmp / "speeds.S").write_text(speeds_run.wrapper("memcpy.S", *[stringplan.FLAG] * flag))
     return shim_elf(tmp / "speeds.S", tmp)
 
 
