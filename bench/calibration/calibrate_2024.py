@@ -27,6 +27,7 @@ import argparse
 import functools
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -176,6 +177,24 @@ def base_text(name: str, cfg: dict, old_path: Path) -> str:
     return text
 
 
+def memcpy_elf() -> Path:
+    """Linux 6.12's memcpy.S, as the tree `copygen tree` unpacks it (its first
+    commit, whatever is checked out now: `copygen kunit` checks patched
+    commits out while it runs), linked with the shim."""
+    tree = cache_dir() / "linux-source-6.12"
+    got = subprocess.run(["git", "-C", str(tree), "rev-list", "--max-parents=0", "HEAD"],
+                         capture_output=True, text=True)
+    if got.returncode != 0 or not got.stdout.strip():
+        raise CopygenError(f"{tree}: no kernel tree with its history",
+                           hint="make the kernel tree first: copygen tree")
+    text = subprocess.run(["git", "-C", str(tree), "show", f"{got.stdout.split()[-1]}:{MEMCPY}"],
+                          capture_output=True, text=True, check=True).stdout
+    src = BUILD / "memcpy" / "memcpy.S"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    src.write_text(text)
+    return shim_elf(src, BUILD / "memcpy")
+
+
 def rows_of(core: str) -> measurements.Table:
     table = measurements.read(DATA)
     table.rows = [r for r in table.rows if r.core == core]
@@ -294,10 +313,7 @@ def main(argv: list[str] | None = None) -> int:
                          "(default: each fit's own, FITS)")
     ap.add_argument("--out", type=Path, default=RESULTS)
     args = ap.parse_args(argv)
-    src = cache_dir() / "linux-source-6.12" / MEMCPY
-    if not src.is_file():
-        raise CopygenError(f"{src}: not found", hint="make the kernel tree first: copygen tree")
-    elf = shim_elf(src, BUILD / "memcpy")
+    elf = memcpy_elf()
     result = json.loads(args.out.read_text()) if args.only and args.out.is_file() else {}
     result.update({"command": "python -m bench.calibration.calibrate_2024 "
                               + " ".join(sys.argv[1:] if argv is None else argv),
