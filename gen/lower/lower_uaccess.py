@@ -50,8 +50,8 @@ from copygen.gen.front.strategy import SZREG, ClearUser, CopyUser, Phases
 from copygen.gen.phases.shift_phases import shift_blocks_phase, shift_phase
 from copygen.gen.lower.registers import honour
 from copygen.gen.phases.uaccess_phases import (END, LIMIT, byte_phase, done_phase, entry_phase,
-                                        fault_phase, fill_phase, head_phase, last_word_phase,
-                                        tail_phase, word_phase)
+                                        fault_phase, fill_phase, half_block_phase, head_phase,
+                                        last_word_phase, tail_phase, word_phase)
 
 
 REG_WORD = re.compile(r"\b(?:[at]\d|s\d{1,2}|ra|sp|gp|tp)\b")
@@ -239,6 +239,22 @@ def _last_word_out(ph: Phases, copy: bool) -> bool:
     return copy and ph.inline in ("words", "both") and ph.tail == "overlap"
 
 
+def _half_block(ph: Phases, fast: bool, copy: bool) -> bool:
+    """A user copy on a core with fast misaligned access whose first word
+    loop lies in line, whose ends overlap and whose second class takes fewer
+    than half its words a turn (examples/x60fast.copy: 8 words, then 1):
+    half a block, tested, between the first loop and the second class
+    (half_block_phase).  A mutually misaligned copy of whole blocks leaves
+    the loop 6 words and some bytes; the second class's loop took them a
+    word a turn, each turn waiting on its load, and its exit (a mispredicted
+    branch on an in-order core) after six.  Under `fault restart` only,
+    the policy of the copy it was measured and proved on, so
+    that no other strategy's code changes (memcpy takes no `ends overlap`)."""
+    return (copy and fast and ph.inline in ("words", "both") and ph.tail == "overlap"
+            and ph.ends == "overlap" and ph.align != "none" and ph.fault == "restart"
+            and ph.then_unroll < ph.word_unroll // 2)
+
+
 def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                    sum_held: bool, copy: bool) -> list[Phase]:
     """From entry to the first return: the tests, the word loops in line and the tail."""
@@ -269,6 +285,8 @@ def _straight_path(pfx: str, ph: Phases, fast: bool, exits: FaultExits,
                        note="nothing left (forward: predicted not taken)")])
         phases.append(_with_body(_words(pfx, ph, exits, fast, copy, tested=False, ready=big),
                                  after))
+        if _half_block(ph, fast, copy):
+            phases.append(half_block_phase(pfx, ph, exits))
     phases.append(fill_phase(pfx, ph, exits, then=True, tested=False, entered=True) if entered
                   else _words(pfx, ph, exits, fast, copy, then=True))
     tail = tail_phase(pfx, ph, exits, copy, _last_word_out(ph, copy))

@@ -314,6 +314,27 @@ def last_word_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
                  ("copy the word ending at end;",), (("t0", "word in flight"),), tuple(body))
 
 
+def half_block_phase(pfx: str, ph: Phases, exits: FaultExits) -> Phase:
+    """Half a block of the first word loop, once, when that many words are
+    left (gen.lower.lower_uaccess's `_half_block`): what the first loop
+    leaves then goes to the second class with fewer than half a block of
+    words, so fewer of its turns run.  Straight-line, loads first; tested as
+    a tail step is (a forward branch past it when fewer words are left), so
+    a copy that needs it falls through it."""
+    k = ph.word_unroll // 2
+    block = S.word_copy(k, "loads_first", S.word_pool(ph.keep))
+    body = block_loop(pfx, "half", block, exits, ph.fault, True, retries(ph),
+                      tested=True, once=True)
+    return Phase(f".L{pfx}_half", "Half a block",
+                 (f"The first loop leaves fewer than {ph.word_unroll} words: copy {words(k)} in one",
+                  "block when that many are left, so that the second class's loop, a word",
+                  f"a turn, takes fewer than {k} turns before its exit."),
+                 (f"if (end - dst >= {k * S.SZREG}) copy {words(k)};",),
+                 (("a2", f"end - {k * S.SZREG}"),) + tuple((r, "word in flight")
+                                                            for r in block_regs(block)),
+                 tuple(body))
+
+
 def _words_left(ph: Phases, copy: bool) -> bool:
     """Whether the loops before the tail can leave a whole word: not when
     the last word loop (the second class, tested at its entry) takes one

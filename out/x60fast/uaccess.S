@@ -4,7 +4,7 @@
  * Regenerate with: copygen build examples/x60fast.copy
  *
  * x60fast (target x60: xlen 64, misaligned fast):
- *   small below 16; align dst; words unroll 8 schedule loads_first;
+ *   small below 16; align dst; words unroll 8 schedule paired;
  *     then words unroll 1 schedule paired; shift off; tail overlap;
  *     ends overlap; inline words; fault restart
  */
@@ -90,7 +90,9 @@ SYM_FUNC_START(__asm_copy_to_user)
 
 	/*
 	 * Word copy.
-	 * Copy 8 words per iteration, schedule loads_first.
+	 * Copy 8 words per iteration, schedule paired.
+	 * dst moves on after the first load, src after the last, so that both
+	 * increments issue beside loads; the stores address back from the new dst.
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
 	 *	while (end - dst >= 64) {
@@ -111,25 +113,55 @@ SYM_FUNC_START(__asm_copy_to_user)
 .Lcopy_words:
 1:
 	fixup REG_L, a4, 0(a1), .Lcopy_bytes
+	addi	a0, a0, 8*SZREG
+	fixup REG_L, a5, SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_retry_a0_minus_64
+	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_retry_a0_minus_64
+	addi	a1, a1, 8*SZREG
+	fixup REG_S, a4, -8*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a5, -7*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a6, -6*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, a7, -5*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t0, -4*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t1, -3*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t2, -2*SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	fixup REG_S, t3, -SZREG(a0), .Lcopy_retry_a0_a1_minus_64
+	bleu	a0, a2, 1b
+	beq	a0, a3, .Lcopy_done		/* nothing left (forward: predicted not taken) */
+
+	/*
+	 * Half a block.
+	 * The first loop leaves fewer than 8 words: copy 4 words in one
+	 * block when that many are left, so that the second class's loop, a word
+	 * a turn, takes fewer than 4 turns before its exit.
+	 *
+	 *	if (end - dst >= 32) copy 4 words;
+	 *
+	 * Register roles:
+	 *	a2 - end - 32
+	 *	a4 - word in flight
+	 *	a5 - word in flight
+	 *	a6 - word in flight
+	 *	a7 - word in flight
+	 */
+.Lcopy_half:
+	addi	a2, a3, -4*SZREG		/* last a0 from which 32 bytes remain */
+	bgtu	a0, a2, .Lcopy_half_skip	/* less than one block left */
+	fixup REG_L, a4, 0(a1), .Lcopy_bytes
 	fixup REG_L, a5, SZREG(a1), .Lcopy_bytes
 	fixup REG_L, a6, 2*SZREG(a1), .Lcopy_bytes
 	fixup REG_L, a7, 3*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t0, 4*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t1, 5*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t2, 6*SZREG(a1), .Lcopy_bytes
-	fixup REG_L, t3, 7*SZREG(a1), .Lcopy_bytes
 	fixup REG_S, a4, 0(a0), .Lcopy_bytes
 	fixup REG_S, a5, SZREG(a0), .Lcopy_bytes
 	fixup REG_S, a6, 2*SZREG(a0), .Lcopy_bytes
 	fixup REG_S, a7, 3*SZREG(a0), .Lcopy_bytes
-	fixup REG_S, t0, 4*SZREG(a0), .Lcopy_bytes
-	fixup REG_S, t1, 5*SZREG(a0), .Lcopy_bytes
-	fixup REG_S, t2, 6*SZREG(a0), .Lcopy_bytes
-	fixup REG_S, t3, 7*SZREG(a0), .Lcopy_bytes
-	addi	a0, a0, 8*SZREG
-	addi	a1, a1, 8*SZREG
-	bleu	a0, a2, 1b
-	beq	a0, a3, .Lcopy_done		/* nothing left (forward: predicted not taken) */
+	addi	a0, a0, 4*SZREG
+	addi	a1, a1, 4*SZREG
+.Lcopy_half_skip:
 
 	/*
 	 * Word copy, second class.
@@ -272,6 +304,12 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Register roles:
 	 *	a0 - bytes not copied
 	 */
+.Lcopy_retry_a0_minus_64:
+	addi	a0, a0, -64			/* the first byte not stored is 64 before a0 */
+	j	.Lcopy_bytes
+.Lcopy_retry_a0_a1_minus_64:
+	addi	a0, a0, -56			/* -56; with the exits below, a0 - 64 */
+	addi	a1, a1, -56			/* -56; with the exits below, a1 - 64 */
 .Lcopy_retry_a0_a1_minus_8:
 	addi	a0, a0, -8			/* the first byte not stored is 8 before a0 */
 	addi	a1, a1, -8			/* and its source byte */
