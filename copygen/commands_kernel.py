@@ -59,12 +59,13 @@ def tree(series, dest, as_json) -> int:
 @click.option("--no-fault-suite", is_flag=True,
               help="Boot the revisions as they are, with the kernel's own suites only.")
 @click.option("--force-misaligned", "force", type=click.Choice(["fast", "slow", "both"]), default=None,
-              help="For a --fast-body patch (two scalar copies, docs/speeds.md): boot each "
-                   "revision with the boot probe's verdict on misaligned access forced fast, "
-                   "slow, or each in turn (both), without and with V; a test-only suite on top "
-                   "sets fast_unaligned_access_speed_key before KUnit runs and counts with "
-                   "kprobes which copy ran.  A revision without the probe's key or without "
-                   "two copies is refused (exit 2).")
+              help="For a --fast-body patch (two scalar copies in uaccess.S, or with "
+                   "--routine string two memcpys and memmoves in memcpy.S; docs/speeds.md): "
+                   "boot each revision with the boot probe's verdict on misaligned access "
+                   "forced fast, slow, or each in turn (both), without and with V; a test-only "
+                   "suite on top sets fast_unaligned_access_speed_key before KUnit runs and "
+                   "counts with kprobes which body of each routine ran.  A revision without "
+                   "the probe's key or without two bodies of either is refused (exit 2).")
 @click.option("--add-fault-suite", "patch_dir", default=None, type=click.Path(file_okay=False),
               help="Boot nothing: commit the fault suite on top of the first REV (default HEAD) "
                    "on a new branch and write it as a patch into this directory (checkpatch "
@@ -89,8 +90,8 @@ def kunit(tree_dir, revs, no_vector, no_fault_suite, force, patch_dir, branch, j
     differs), boots it in qemu-system-riscv64, and boots it again with the
     V extension on (-cpu rv64,v=true: the kernel's vector user copy above
     its threshold).  With --force-misaligned each boot is made once per
-    speed forced, and says which of the two scalar copies ran.  The
-    checkout is put back as it was.
+    speed forced, and says which of the two bodies ran: of the user copy,
+    of memcpy, of memmove.  The checkout is put back as it was.
     """
     def tell(m):
         click.echo(m, err=True)

@@ -15,7 +15,8 @@ vector path above riscv_v_usercopy_threshold and the scalar fallback below
 it.  With `force` (a two-body patch, docs/speeds.md) the forced-speed suite
 (kernel.speedsuite) goes on top too, and the one kernel is booted once per
 speed, the probe's verdict forced on its command line; each Run says what
-was forced and which copy ran.  One build directory per tree is kept
+was forced and which body ran, of each routine with two (the user copy's
+scalar copies, memcpy's and memmove's).  One build directory per tree is kept
 between runs, so a second commit rebuilds only what differs.
 
 A build that fails is a ToolError carrying the compiler's error lines
@@ -252,6 +253,7 @@ class _Boot:
     jobs: int
     only: str | None
     fault_suite: bool
+    counted: tuple[str, ...] = ()   # forced boots: the routines whose bodies the suite counts
 
 
 def forced_speeds(force: str | None) -> tuple[str, ...]:
@@ -275,8 +277,9 @@ def run_commit(tree: Path, commit: str, label: str, vector_too: bool = True, job
     commit (a tree that cannot build it is refused, exit 2, untouched).
     `force`: the speeds (fast, slow) to force the misaligned-access probe's
     verdict to, one boot each (without and with V), with the forced-speed
-    suite on top; a commit that cannot honour it (no probe key, one scalar
-    copy) is refused, exit 2, untouched."""
+    suite on top, counting the bodies of each routine that has two; a
+    commit that cannot honour it (no probe key, one scalar copy and one
+    memcpy) is refused, exit 2, untouched."""
     tree = Path(tree)
     commit = check_revision(tree, commit, fault_suite, bool(force))
     check_ready(tree)
@@ -285,7 +288,8 @@ def run_commit(tree: Path, commit: str, label: str, vector_too: bool = True, job
     tested = faultpatch.on_top(tree, commit) if fault_suite else commit
     if force:
         tested = speedsuite.on_top(tree, tested)
-    boot = _Boot(tree, bdir, commit, tested, label, jobs, only, fault_suite)
+    boot = _Boot(tree, bdir, commit, tested, label, jobs, only, fault_suite,
+                 speedsuite.find(tree, commit).routines if force else ())
     back = head_ref(tree)
     plan = [(speed, v) for speed in (force or ("",)) for v in ((False, True) if vector_too else (False,))]
     run_git(["checkout", "-q", "--detach", tested], tree)
@@ -327,7 +331,8 @@ def _one(b: _Boot, vector: bool, tell, force: str = "", build: bool = True) -> R
     log = raw.read_text(errors="replace") if raw.is_file() else ""
     run = Run(b.label, b.commit, vector, suites, build_s, seconds - build_s, r.stdout,
               vector_threshold(b.bdir) if vector else None, b.tested, suite_seconds(r.stdout),
-              faultsuite.parse_log(log), force, speedsuite.parse_log(log) if force else {})
+              faultsuite.parse_log(log), force,
+              speedsuite.parse_log(log, b.counted) if force else {})
     tell(f"kunit: {what}: " + ", ".join(f"{s.name} {s.passed}/{s.total}" for s in suites))
     if force:
         tell(f"kunit: {what}: {speedsuite.describe(run.speeds)}")
