@@ -146,7 +146,9 @@ def _say_plan(file: str, p, listed: bool) -> None:
               help="The results store [default: build/tune/<FILE's stem>.tune.db, under the "
                    "current directory, as the build cache].")
 @click.option("--top", type=click.IntRange(min=0), default=5, show_default=True,
-              help="Prove this many of the best; 0 ranks without proving, and names no winner.")
+              help="Prove this many of the best (the benched entry point of each; every entry "
+                   "point, both copy directions, of the best until one has them all: only such a "
+                   "point is proved and can win); 0 ranks without proving, and names no winner.")
 @click.option("--show", "shown", type=click.IntRange(min=1), default=10, show_default=True,
               help="Rows of the ranked table.")
 @click.option("--baseline", "baselines", multiple=True, type=click.Path(dir_okay=False),
@@ -191,7 +193,9 @@ def run_cmd(file, sweep, profile, workload, align_mix, jobs, dask, db, top, show
     point once (points that emit the same routine are one evaluation),
     benches each in the emulator under the workload and a size x alignment
     grid, measures each routine's .text bytes, ranks them by expected
-    cycles per call, proves the top K with the full contract, and keeps
+    cycles per call, proves the top K with the full contract (a point is
+    proved when every entry point of it is: both directions of a user
+    copy, every function of a string block), and keeps
     everything in an SQLite store (--db) committed point by point: a killed
     run started again redoes nothing.
     """
@@ -278,6 +282,7 @@ def _print(r: Ranking, as_json: bool, as_csv: bool, board: dict | None = None) -
                  winner=None if win is None else {"point": win["point"], "label": win["label"],
                                                   "expected_cycles": win["expected"],
                                                   "text_bytes": win["text_bytes"],
+                                                  "entry_points": win.get("entry_points"),
                                                   "text": win["text"]},
                  measured=board)
         return
@@ -293,10 +298,16 @@ def _print(r: Ranking, as_json: bool, as_csv: bool, board: dict | None = None) -
                       f"{sum(p['expected'] is not None for p in r.rows)} evaluated points "
                       f"(e.g. {pruned[0]['label']}: {pruned[0]['pruned']})")
     if win:
-        console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved)")
+        entries = ", ".join(report.short_name(e) for e in win.get("entry_points") or [])
+        console.print(f"winner: {win['label']} ({win['expected']:.1f} expected cycles; proved"
+                      + (f": {entries})" if entries else ")"))
     elif any(p.get("verdict") == "proved" for p in pruned):
         console.print(f"no winner: every point proved has more than --max-text {r.max_text} B "
                       "of .text (or fails a guard)")
+    elif not any(p.get("verdict") == "proved" for p in r.rows) and any(
+            p.get("verdict") not in (None, "proved") for p in r.rows):
+        console.print("no winner: no point tried has every entry point proved (the proof "
+                      "column says which are)")
     elif r.guards:
         console.print(f"no winner: no proved point is as fast as "
                       f"{', '.join(report.shown_names(r.guards).values())} in every cell "

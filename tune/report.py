@@ -19,6 +19,12 @@ from copygen.emu.timing.profile import provenance_of
 from copygen.tune import figures
 
 SHOWN_CLAUSES = 3
+PROVED_NOTE = ("A point is proved when every entry point of its routine is, each for every n: "
+               "both directions of a user copy (their faults are on different sides), "
+               "memcpy, memmove and memset of a string block, a vector routine.  The benched "
+               "entry point is proved for each of the best points; the others down the "
+               "ranking until a point has them all (\"partly proved\": not needed, a better "
+               "point is proved throughout).")
 
 
 def vector_state(run: dict) -> str:
@@ -60,19 +66,44 @@ def status_text(row: dict) -> str:
     return f"{text}; {', '.join(slower)}" if slower else text
 
 
+def short_name(symbol: str) -> str:
+    """An entry point as reports name it: copy_to_user, clear_user, memcpy
+    (tune.run.short_name)."""
+    return symbol.removeprefix("__asm_").lstrip("_")
+
+
+def entry_verdicts(row: dict) -> dict[str, str]:
+    """Each entry point of the row's code -> its verdict, "not tried" for
+    one not proved yet; {} before its entry points are known (not proved,
+    or a record from before tune proved every entry point)."""
+    entries = row.get("entries") or {}
+    return {s: entries[s]["verdict"] if s in entries else "not tried"
+            for s in (row.get("entry_points") or list(entries))}
+
+
 def _proof_text(row: dict) -> str:
     v = row.get("verdict")
     if v is None:
         if row.get("stale"):
             return "not proved (an earlier prover's unknown)"
         return "not proved (below the top K)" if row.get("expected") is not None else "not evaluated"
+    each = entry_verdicts(row)
+    proved = [short_name(s) for s, e in each.items() if e == "proved"]
     if v == "proved":
-        return "proved"
+        return f"proved ({', '.join(proved)})" if proved else "proved"
+    if v == "partial":
+        if row.get("legacy"):
+            return ("not proved: only its benched entry point proved, by a tune from before "
+                    "every entry point was proved (tune again proves the rest)")
+        rest = [short_name(s) for s, e in each.items() if e != "proved"]
+        return f"partly proved: {', '.join(proved)} proved, {', '.join(rest)} not tried"
     status = row.get("status") or {}
     # the violated ones first: after one, the proof leaves the rest not checked
     bad = sorted((c for c, s in status.items() if s != "proved" and c != "B2s"),
                  key=lambda c: status[c] != "violated")
-    return f"DISQUALIFIED: {', '.join(bad[:SHOWN_CLAUSES])} {v}"
+    where = f"{short_name(row['decided_by'])} " if row.get("decided_by") and len(each) > 1 else ""
+    also = f" ({', '.join(proved)} proved)" if proved else ""
+    return f"DISQUALIFIED: {where}{', '.join(bad[:SHOWN_CLAUSES])} {v}{also}"
 
 
 def speedup(base: dict | None, row: dict) -> float | None:
@@ -89,7 +120,7 @@ def table_rows(rows: list[dict], baselines: dict[str, dict], top: int) -> list[d
                     "bytes_per_cycle": round(r["mean_size"] / r["expected"], 3) if r["expected"] else None,
                     "text_bytes": r["text_bytes"], "extable_bytes": r.get("extable_bytes"),
                     **{f"vs {names[b]}": round(speedup(e, r), 3) for b, e in baselines.items()},
-                    "proof": status_text(r)})
+                    "proof": status_text(r), "entry_points": entry_verdicts(r)})
     return out
 
 
@@ -120,6 +151,9 @@ def _fmt(v) -> str:
 
 def csv_text(rows: list[dict]) -> str:
     buf = io.StringIO()
+    # a dict (entry point -> verdict) as one cell: "copy_to_user proved; ..."
+    rows = [{k: "; ".join(f"{short_name(s)} {v}" for s, v in x.items()) if isinstance(x, dict)
+             else x for k, x in r.items()} for r in rows]
     if rows:
         w = csv.DictWriter(buf, fieldnames=list(rows[0]))
         w.writeheader()
@@ -146,16 +180,21 @@ def write_report(outdir: Path, run: dict, rows: list[dict], baselines: dict[str,
     guarded = (f"; nowhere slower than {', '.join(guards)} on the size x alignment grid"
                if guards else "")
     if win:
+        entries = ", ".join(short_name(s) for s in win.get("entry_points") or [])
         md += [f"**Winner** (best proved{guarded}): {win['label']}, {win['expected']:.1f} "
-               "expected cycles per call; every contract clause proved for every n.  It is "
-               "`winner.copy`.", ""]
+               "expected cycles per call; every contract clause proved for every n"
+               + (f", of each of its entry points ({entries})" if entries else "")
+               + ".  It is `winner.copy`.", ""]
         (outdir / "winner.copy").write_text(win["text"])
         made.append(outdir / "winner.copy")
     else:
-        md += ["**No winner**: no evaluated point is proved" +
+        md += ["**No winner**: no evaluated point has every entry point proved" +
                (f" and nowhere slower than {', '.join(guards)}." if guards else "."), ""]
-    md += ["| " + " | ".join(shown[0]) + " |", "|" + "---|" * len(shown[0])] if shown else []
-    md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in shown]
+    # the proof column names the entry points; the JSON and CSV have them apart
+    cells = [{k: v for k, v in r.items() if k != "entry_points"} for r in shown]
+    md += ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * len(cells[0])] if cells else []
+    md += ["| " + " | ".join(_fmt(v) for v in r.values()) + " |" for r in cells]
+    md += ["", PROVED_NOTE] if cells else []
     md.append("")
     names = shown_names(baselines)
     if win and win.get("grid"):

@@ -8,12 +8,20 @@ when it is not clean: a clean run has the name of the same command without
 not yet in the store, on local worker processes (`jobs`) or a Dask cluster
 (`dask`), each committed as it finishes.  prove_top(): the best keys in rank
 order, proved with the full contract (the proof cache skips code proved
-before); a variant is a winner only when every required clause is proved
-and its routine is within the `.text` limit, if one is given.  A proof
-reads the ELF its evaluation benched, checked against the SHA-256 the
-evaluation recorded, and builds none of its own: what is proved is what
-was timed (a code whose evaluated ELF is not there is evaluated again
-first: evaluated_build).
+before); a variant is a winner only when every required clause of every
+entry point its ELF defines is proved (entry_points: what `copygen verify`
+proves of it, both copy directions of a copy_user, memcpy, memmove and
+memset of a string block, a vector routine) and its routine is within the
+`.text` limit, if one is given.  The swept routine's benched entry point
+(__asm_copy_to_user of a copy_user) is proved for each of the top keys,
+as a filter; the others only for points in rank order until one is proved
+throughout (a point with one not proved is disqualified, and the next
+tried), so a sweep costs about one point's other entry points more than
+proving the benched one alone did.  A proof reads the ELF its evaluation
+benched, checked against the SHA-256 the evaluation recorded, and builds
+none of its own: what is proved is what was timed (a code whose evaluated
+ELF is not there is evaluated again first: evaluated_build), each entry
+point of that one file.
 Role: orchestration.  May import gen, verify, measure (through
 tune.evaluate), tune.store, tune.evaluate, copygen.errors.
 """
@@ -37,7 +45,6 @@ from copygen.tune.evaluate import SYMBOL, Job, evaluate, file_sha256
 from copygen.tune.store import Store, eval_workload
 from copygen.verify.solver.parallel import quiet_worker
 
-KIND_OF_SWEEP = {"copy_user": "to", "clear_user": "clear", "memcpy": "memcpy", "memset": "memset"}
 
 
 @dataclass
@@ -203,30 +210,78 @@ def ranked(rows: list[dict], guards: dict[str, dict] | None = None,
                                        any(r["guard"].values())))
 
 
+def entry_points(elf: str | Path, kind: str) -> list[tuple[str, str]]:
+    """(symbol, kind) of every entry point of the ELF that `copygen verify`
+    proves (verify.contract.inputs.routines: both copy directions, clear,
+    memcpy, memmove, memset, a vector routine), the one a sweep of `kind`
+    benches first.  The composed vector copy `verify` also shows is no
+    entry point (it is those routines' reports put together)."""
+    from copygen.verify.contract.inputs import routines     # z3: only when proving
+    return sorted(routines(Path(elf)), key=lambda e: e[0] != SYMBOL[kind])
+
+
+def short_name(symbol: str) -> str:
+    """An entry point as reports name it: copy_to_user, clear_user, memcpy."""
+    return symbol.removeprefix("__asm_").lstrip("_")
+
+
 def prove_top(store: Store, run: str, kind: str, top: int, proof_cache: str, jobs: int,
               advance: Callable[[str], None] = lambda label: None,
               guards: dict[str, dict] | None = None, max_text: int | None = None,
               job_of: Callable[[str], Job] | None = None, rules=None) -> None:
     """Prove the `top` best evaluated codes of the run (in rank order, after
     the guards), and keep going down the ranking until one is proved or 3 x
-    top are tried.  Points over the size limit are never tried: none of
-    them can win.  `job_of(code)` evaluates again a code whose evaluated
-    ELF is not there to prove (evaluated_build)."""
+    top are tried.  Each code's benched entry point is proved first; the
+    others of the codes tried until one has them all proved (prove_point).
+    Points over the size limit are never tried: none of them can win.
+    `job_of(code)` evaluates again a code whose evaluated ELF is not there
+    to prove (evaluated_build)."""
     from copygen.verify.solver.cache import ProofCache, prover_fingerprint
-    tried, proved = 0, 0
+    prover = prover_fingerprint()
+    tried, complete = 0, 0
     seen: set[str] = set()
-    for row in ranked(store.results(run), guards, max_text):
+    for row in ranked(store.results(run, prover), guards, max_text):
         if row["expected"] is None or row.get("pruned") or row["code"] in seen:
             continue
         seen.add(row["code"])
-        if tried >= top and (proved or tried >= 3 * top):
+        if tried >= top and (complete or tried >= 3 * top):
             break
         tried += 1
-        advance(row["label"])
-        if store.needs_proof(row["code"], prover_fingerprint()):
-            _prove(store, evaluated_build(store, row, job_of), kind, ProofCache(proof_cache), jobs,
-                   rules)
-        proved += store.proof_of(row["code"]) == "proved"
+        prove_point(store, row, kind, ProofCache(proof_cache), jobs, rules, job_of,
+                    every=not complete, advance=advance)
+        complete += store.proof_of(row["code"], prover) == "proved"
+
+
+def prove_point(store: Store, row: dict, kind: str, cache, jobs: int, rules=None,
+                job_of: Callable[[str], Job] | None = None, every: bool = True,
+                advance: Callable[[str], None] = lambda label: None) -> None:
+    """Prove the entry points of `row`'s code that are still to prove, in
+    the ELF its evaluation benched: the benched one first, then (`every`)
+    each other while the ones before are proved.  A code already decided
+    (proved throughout, or an entry point not proved) is left as it is; so
+    is a record from before entry points were kept that disqualified it
+    (its "proved" is proved again, entry by entry)."""
+    from copygen.verify.solver.cache import prover_fingerprint
+    prover = prover_fingerprint()
+    code = row["code"]
+    f = store.proof_fields(code, prover)
+    if f["verdict"] not in (None, "partial") or (f["verdict"] == "partial" and not every
+                                                  and not f.get("legacy")):
+        return
+    build = evaluated_build(store, row, job_of)
+    entries = store.entry_points(code)
+    if entries is None or f.get("legacy") or f["proof_elf_sha256"] != build["elf_sha256"]:
+        entries = entry_points(build["elf"], kind)
+        store.set_entry_points(code, entries, build["elf_sha256"])
+    for i, (sym, sym_kind) in enumerate(entries):
+        if i and not every:
+            break
+        if store.needs_entry_proof(code, sym, prover, build["elf_sha256"]):
+            advance(f"{row['label']}: {short_name(sym)}")
+            _prove(store, build, sym, sym_kind, cache, jobs, rules)
+        done = store.entry_proof(code, sym)
+        if done is None or done["verdict"] != "proved":
+            break
 
 
 def evaluated_build(store: Store, row: dict, job_of: Callable[[str], Job] | None) -> dict:
@@ -248,18 +303,29 @@ def evaluated_build(store: Store, row: dict, job_of: Callable[[str], Job] | None
     return {**row, "elf": again["elf"], "elf_sha256": again["elf_sha256"]}
 
 
-def _prove(store: Store, row: dict, kind: str, cache, jobs: int, rules=None) -> None:
-    """Prove the ELF `row` names (evaluated_build): the one its evaluation
-    benched; with the target's register `rules`, clause R1 too."""
+def _prove(store: Store, row: dict, symbol: str, kind: str, cache, jobs: int,
+           rules=None) -> None:
+    """Prove entry point `symbol` (of verify's `kind`) of the ELF `row`
+    names (evaluated_build): the one its evaluation benched; with the
+    target's register `rules`, clause R1 too (scalar routines: R1 is the
+    scalar prover's).  A vector routine is proved at every VLEN, as
+    `copygen verify` and `copygen patch` prove it."""
     from copygen.verify.solver.cache import prove_cached, prover_fingerprint
     from copygen.verify.contract.verdict import verdict
-    rep = prove_cached(row["elf"], SYMBOL[kind], KIND_OF_SWEEP[kind], cache, jobs=jobs, rules=rules)
-    store.add_proof(row["code"], verdict(rep), rep.status, rep.detail, rep.seconds,
-                    prover_fingerprint(), row["elf_sha256"])
+    from copygen.verify.contract.world import VECTOR_KINDS
+    if kind in VECTOR_KINDS:
+        from copygen.verify.vector.vprove import prove_vectors
+        rep = prove_cached(row["elf"], symbol, kind, cache,
+                           prove=lambda callee: prove_vectors(str(row["elf"]), symbol=symbol))
+    else:
+        rep = prove_cached(row["elf"], symbol, kind, cache, jobs=jobs, rules=rules)
+    store.add_entry_proof(row["code"], symbol, kind, verdict(rep), rep.status, rep.detail,
+                          rep.seconds, prover_fingerprint(), row["elf_sha256"])
 
 
 def winner(rows: list[dict]) -> dict | None:
-    """The best-ranked point whose code is proved, within the size limit
-    and (when the rows carry guards) nowhere slower than a guard."""
+    """The best-ranked point whose code is proved (every entry point of it:
+    tune.store.overall), within the size limit and (when the rows carry
+    guards) nowhere slower than a guard."""
     return next((r for r in rows if r["verdict"] == "proved" and not r.get("pruned")
                  and not any(r.get("guard", {}).values())), None)

@@ -12,10 +12,20 @@ Tables (schema SCHEMA):
            share of `__ex_table` (extable_bytes; measure.size says what is
            counted), the size x alignment grid, the seconds it took, and
            the ELF benched (its path and SHA-256: what a proof reads)
-  proofs   one row per code key: the verdict and each clause's status, the
-           fingerprint of the prover that gave it (an `unknown` from
-           another prover is proved again: verify.solver.cache.prover_fingerprint)
-           and the SHA-256 of the ELF proved
+  proofs   one row per code key: the entry points its ELF defines (column
+           entries: what `copygen verify` proves of it, every one of
+           which must be proved), the verdict over them, the status and
+           detail of the entry that decides it, the fingerprint of the prover
+           and the SHA-256 of the ELF proved.  A row written before entry
+           points were recorded (entries empty) holds the proof of the
+           swept routine's first entry point alone (__asm_copy_to_user of a
+           copy_user): it is read as that and no more (results: `legacy`),
+           never as a proof of the point
+  entry_proofs  one row per (code key, entry point): its kind, verdict and
+           each clause's status, the fingerprint of the prover that gave it
+           (an `unknown` from another prover is proved again:
+           verify.solver.cache.prover_fingerprint) and the SHA-256 of the
+           ELF proved; each committed as it finishes
 
 Each evaluation is committed as it finishes (WAL journal): a run killed at
 any moment and started again with the same command finds every committed
@@ -66,12 +76,34 @@ CREATE TABLE IF NOT EXISTS evals (code TEXT, profile TEXT, workload TEXT, expect
     mean_size REAL, code_bytes INTEGER, grid TEXT, seconds REAL, extable_bytes INTEGER,
     elf TEXT, elf_sha256 TEXT, PRIMARY KEY (code, profile, workload));
 CREATE TABLE IF NOT EXISTS proofs (code TEXT PRIMARY KEY, verdict TEXT, status TEXT,
-    detail TEXT, seconds REAL, prover TEXT, elf_sha256 TEXT);
+    detail TEXT, seconds REAL, prover TEXT, elf_sha256 TEXT, entries TEXT);
+CREATE TABLE IF NOT EXISTS entry_proofs (code TEXT, symbol TEXT, kind TEXT, verdict TEXT,
+    status TEXT, detail TEXT, seconds REAL, prover TEXT, elf_sha256 TEXT,
+    PRIMARY KEY (code, symbol));
 """
 # (table, column, type) added to schema 1 after stores of it were written
 LATER_COLUMNS = (("proofs", "prover", "TEXT"), ("evals", "extable_bytes", "INTEGER"),
                  ("evals", "elf", "TEXT"), ("evals", "elf_sha256", "TEXT"),
-                 ("proofs", "elf_sha256", "TEXT"))
+                 ("proofs", "elf_sha256", "TEXT"), ("proofs", "entries", "TEXT"))
+# verdicts, worst first (verify.contract.verdict.ORDER); "partial": every
+# entry point tried so far proved, some not tried yet
+ORDER = ("unanalysable", "violated", "unknown", "bounded", "partial", "proved")
+
+
+def overall(entries: list[str] | None, verdicts: dict[str, str]) -> str | None:
+    """The verdict of a point from its entry points' (`verdicts`: symbol ->
+    verdict, of those tried): None before any is tried; the worst of them
+    when one is not proved (one entry point not proved disqualifies the
+    point); "proved" only when every one of `entries` (None: not known,
+    a record from before entry points were) is; else "partial"."""
+    if not verdicts:
+        return None
+    bad = [v for v in verdicts.values() if v != "proved"]
+    if bad:
+        return min(bad, key=lambda v: ORDER.index(v) if v in ORDER else 0)
+    if entries is None or set(entries) - set(verdicts):
+        return "partial"
+    return "proved"
 
 
 class Store:
@@ -178,45 +210,166 @@ class Store:
 
     def results(self, run: str, prover: str | None = None) -> list[dict]:
         """Every point of `run` with its evaluation (None until evaluated)
-        and proof, best expected cycles first, then by label.  Given the
-        current `prover`, an `unknown` another prover left is no verdict
-        (the row says "stale"): this prover has not tried that code yet."""
+        and proof (proof_fields), best expected cycles first, then by label.
+        Given the current `prover`, an `unknown` another prover left is no
+        verdict (the row says "stale"): this prover has not tried that code
+        yet."""
         profile, workload, args = self.db.execute(
             "SELECT profile, workload, args FROM runs WHERE run=?", (run,)).fetchone()
         meta = (self._profile_key(profile), run_workload({"workload": workload, "args": args}))
         rows = self.db.execute(
             "SELECT p.point, p.label, p.code, p.text, e.expected, e.mean_size, e.code_bytes, e.grid, "
-            "pr.verdict, pr.status, pr.detail, pr.prover, e.extable_bytes, e.elf, e.elf_sha256, "
-            "pr.elf_sha256 FROM points p "
+            "e.extable_bytes, e.elf, e.elf_sha256 FROM points p "
             "LEFT JOIN evals e ON e.code = p.code AND e.profile = ? AND e.workload = ? "
-            "LEFT JOIN proofs pr ON pr.code = p.code WHERE p.run = ?", (*meta, run)).fetchall()
+            "WHERE p.run = ?", (*meta, run)).fetchall()
+        proofs = self._proofs({r[2] for r in rows}, prover)
         out = [{"point": json.loads(r[0]), "label": r[1], "code": r[2], "text": r[3],
-                "expected": r[4], "mean_size": r[5], "text_bytes": r[6], "extable_bytes": r[12],
-                "grid": json.loads(r[7]) if r[7] else None, "verdict": r[8],
-                "status": json.loads(r[9]) if r[9] else None,
-                "detail": json.loads(r[10]) if r[10] else None, "elf": r[13],
-                "elf_sha256": r[14], "proof_elf_sha256": r[15]} for r in rows]
-        if prover is not None:
-            for r, raw in zip(out, rows):
-                if r["verdict"] == "unknown" and raw[11] != prover:
-                    r.update(verdict=None, status=None, detail=None, stale=True)
+                "expected": r[4], "mean_size": r[5], "text_bytes": r[6], "extable_bytes": r[8],
+                "grid": json.loads(r[7]) if r[7] else None, "elf": r[9], "elf_sha256": r[10],
+                **proofs.get(r[2], NO_PROOF)} for r in rows]
         return sorted(out, key=lambda r: (r["expected"] is None, r["expected"] or 0, r["label"]))
 
     # --- proofs -------------------------------------------------------------------
+    def _proofs(self, codes: set[str], prover: str | None) -> dict[str, dict]:
+        """code -> its proof fields (proof_fields) for each of `codes` with a
+        proofs row."""
+        tried: dict[str, list[tuple]] = {}
+        for r in self.db.execute("SELECT code, symbol, kind, verdict, status, detail, seconds, "
+                                 "prover, elf_sha256 FROM entry_proofs"):
+            if r[0] in codes:
+                tried.setdefault(r[0], []).append(r)
+        out = {}
+        for r in self.db.execute("SELECT code, verdict, status, detail, prover, elf_sha256, "
+                                 "entries FROM proofs"):
+            if r[0] in codes:
+                out[r[0]] = _fields(r, tried.get(r[0], []), prover)
+        return out
+
+    def proof_fields(self, code: str, prover: str | None = None) -> dict:
+        """What a row of results() says of a code's proof: `verdict` over
+        its entry points (tune.store.overall; None: none tried), the
+        `status` and `detail` of the entry point that decides it (the first
+        not proved, else the first), `entries` (symbol -> its kind,
+        verdict, status, detail, seconds, in the order they are proved),
+        `entry_points` (the symbols to prove; None: not known yet, or a
+        record from before entry points were kept, which is `legacy`: its
+        one proof is the first entry point's, and its "proved" is read as
+        "partial"), `stale` (an unknown another prover left, no verdict)
+        and `proof_elf_sha256` (the ELF the entry points were listed in)."""
+        return self._proofs({code}, prover).get(code, dict(NO_PROOF))
+
     def add_proof(self, code: str, verdict: str, status: dict, detail: dict, seconds: float,
                   prover: str, elf_sha256: str | None = None) -> None:
+        """A record in the form stores had before entry points were kept:
+        one proof per code, of the swept routine's first entry point (what
+        results() reads as `legacy`).  The tuner writes set_entry_points
+        and add_entry_proof; this stays for such records (and tests of
+        them)."""
         with self.db:
             self.db.execute("INSERT OR REPLACE INTO proofs (code, verdict, status, detail, "
                             "seconds, prover, elf_sha256) VALUES (?,?,?,?,?,?,?)",
                             (code, verdict, json.dumps(status), json.dumps(detail), seconds,
                              prover, elf_sha256))
 
-    def proof_of(self, code: str) -> str | None:
-        r = self.db.execute("SELECT verdict FROM proofs WHERE code=?", (code,)).fetchone()
-        return r[0] if r else None
+    def set_entry_points(self, code: str, entries: list[tuple[str, str]], elf_sha256: str) -> None:
+        """The entry points (symbol, kind) of the ELF `elf_sha256` a code's
+        evaluation benched, each of which is to be proved.  A record from
+        before entry points were kept is superseded (its verdict goes: the
+        proof is made again entry by entry, through the proof cache)."""
+        with self.db:
+            self.db.execute("INSERT INTO proofs (code, entries, elf_sha256) VALUES (?,?,?) "
+                            "ON CONFLICT(code) DO UPDATE SET entries = excluded.entries, "
+                            "elf_sha256 = excluded.elf_sha256, verdict = NULL, status = NULL, "
+                            "detail = NULL, seconds = NULL, prover = NULL",
+                            (code, json.dumps([list(e) for e in entries]), elf_sha256))
+        self._summarise(code)
 
-    def needs_proof(self, code: str, prover: str) -> bool:
-        """No verdict yet, or an `unknown` that another prover gave up on
-        (its limits or its invariants may not be this prover's)."""
-        r = self.db.execute("SELECT verdict, prover FROM proofs WHERE code=?", (code,)).fetchone()
-        return r is None or (r[0] == "unknown" and r[1] != prover)
+    def entry_points(self, code: str) -> list[tuple[str, str]] | None:
+        """(symbol, kind) of each entry point recorded for `code`, or None."""
+        r = self.db.execute("SELECT entries FROM proofs WHERE code=?", (code,)).fetchone()
+        return [tuple(e) for e in json.loads(r[0])] if r and r[0] else None
+
+    def add_entry_proof(self, code: str, symbol: str, kind: str, verdict: str, status: dict,
+                        detail: dict, seconds: float, prover: str, elf_sha256: str) -> None:
+        """One entry point's proof, committed at once; the code's verdict
+        over its entry points (the proofs row) follows."""
+        with self.db:
+            self.db.execute("INSERT OR REPLACE INTO entry_proofs VALUES (?,?,?,?,?,?,?,?,?)",
+                            (code, symbol, kind, verdict, json.dumps(status), json.dumps(detail),
+                             seconds, prover, elf_sha256))
+        self._summarise(code)
+
+    def _summarise(self, code: str) -> None:
+        """The proofs row's verdict, status, detail, seconds and prover:
+        the verdict over the entry points proved so far (for readers of the
+        table; results() computes it again under the current prover)."""
+        f = self.proof_fields(code)
+        if f.get("legacy"):
+            return
+        seconds = sum(e["seconds"] or 0 for e in f["entries"].values())
+        provers = {r[0] for r in self.db.execute("SELECT prover FROM entry_proofs WHERE code=?",
+                                                 (code,))}
+        with self.db:
+            self.db.execute("UPDATE proofs SET verdict=?, status=?, detail=?, seconds=?, prover=? "
+                            "WHERE code=?",
+                            (f["verdict"], json.dumps(f["status"]) if f["status"] is not None
+                             else None, json.dumps(f["detail"]) if f["detail"] is not None
+                             else None, seconds, provers.pop() if len(provers) == 1 else None,
+                             code))
+
+    def entry_proof(self, code: str, symbol: str) -> dict | None:
+        """One entry point's proof row: verdict, prover, elf_sha256."""
+        r = self.db.execute("SELECT verdict, prover, elf_sha256 FROM entry_proofs "
+                            "WHERE code=? AND symbol=?", (code, symbol)).fetchone()
+        return None if r is None else {"verdict": r[0], "prover": r[1], "elf_sha256": r[2]}
+
+    def needs_entry_proof(self, code: str, symbol: str, prover: str, elf_sha256: str) -> bool:
+        """No verdict yet for this entry point of the ELF `elf_sha256`: none
+        kept, one of another ELF (the evaluation was made again since; the
+        proof cache makes the same code's proof cheap), or an `unknown` that
+        another prover gave up on (its limits or its invariants may not be
+        this prover's)."""
+        e = self.entry_proof(code, symbol)
+        return (e is None or e["elf_sha256"] != elf_sha256
+                or (e["verdict"] == "unknown" and e["prover"] != prover))
+
+    def proof_of(self, code: str, prover: str | None = None) -> str | None:
+        """The code's verdict over its entry points (proof_fields)."""
+        return self.proof_fields(code, prover)["verdict"]
+
+
+NO_PROOF = {"verdict": None, "status": None, "detail": None, "entries": {}, "entry_points": None,
+            "proof_elf_sha256": None}
+
+
+def _fields(row: tuple, tried: list[tuple], prover: str | None) -> dict:
+    """proof_fields of a proofs row (code, verdict, status, detail, prover,
+    elf_sha256, entries) and its entry_proofs rows."""
+    _, verdict, status, detail, by, sha, entries = row
+    out = {**NO_PROOF, "proof_elf_sha256": sha}
+    if entries is None:                       # a record from before entry points were kept
+        out.update(verdict=verdict, status=json.loads(status) if status else None,
+                   detail=json.loads(detail) if detail else None)
+        if verdict == "proved":
+            out.update(verdict="partial", legacy=True)
+        elif verdict == "unknown" and prover is not None and by != prover:
+            out.update(verdict=None, status=None, detail=None, stale=True)
+        return out
+    order = [e[0] for e in json.loads(entries)]
+    done = {}
+    for _, sym, kind, v, st, det, sec, who, _sha in tried:
+        if v == "unknown" and prover is not None and who != prover:
+            out["stale"] = True
+            continue
+        done[sym] = {"kind": kind, "verdict": v, "status": json.loads(st) if st else {},
+                     "detail": json.loads(det) if det else {}, "seconds": sec}
+    rank = {s: i for i, s in enumerate(order)}
+    done = dict(sorted(done.items(), key=lambda kv: rank.get(kv[0], len(rank))))
+    out.update(entries=done, entry_points=order,
+               verdict=overall(order, {s: e["verdict"] for s, e in done.items()}))
+    if done:
+        bad = [s for s, e in done.items() if e["verdict"] != "proved"]
+        decide = min(bad, key=lambda s: ORDER.index(done[s]["verdict"])
+                     if done[s]["verdict"] in ORDER else 0) if bad else next(iter(done))
+        out.update(status=done[decide]["status"], detail=done[decide]["detail"], decided_by=decide)
+    return out

@@ -117,7 +117,9 @@ def test_a_broken_variant_is_disqualified_and_never_the_winner(tmp_path):
     proofs = {row["point"]: row["proof"] for row in out["rows"]}
     block = proofs["words unroll 4 schedule loads_first, fault block"]
     assert block.startswith("DISQUALIFIED") and "C5" in block
-    assert proofs["words unroll 4 schedule loads_first, fault exact"] == "proved"
+    # proved: both directions of the copy, each under its own faults
+    assert proofs["words unroll 4 schedule loads_first, fault exact"] == \
+        "proved (copy_to_user, copy_from_user)"
     assert "fault exact" in out["winner"]["label"]
     win = tmp_path / "rep" / "winner.copy"
     assert "fault exact" in win.read_text() and (tmp_path / "rep" / "report.md").is_file()
@@ -318,7 +320,9 @@ def test_a_rerun_after_a_generator_change_ranks_the_new_code(tmp_path, monkeypat
 def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch):
     """A proof that gave up says nothing about the code, only about the
     prover's limits: a rerun after the prover changed asks again, while a
-    verdict of the same prover, and any proof, stand."""
+    verdict of the same prover stands.  A "proved" recorded before tune
+    proved every entry point (one proof per code, of copy_to_user alone)
+    is no proof of the point: it is proved again, entry by entry."""
     from copygen.tune import run
     from copygen.tune.session import eval_profile
     from copygen.tune.store import Store
@@ -331,17 +335,20 @@ def test_an_unknown_left_by_another_prover_is_proved_again(tmp_path, monkeypatch
     store.add_proof(codes[0], "unknown", {}, {}, 1.0, "an older prover")
     store.add_proof(codes[1], "unknown", {}, {}, 1.0, prover_fingerprint())
     store.add_proof(codes[2], "proved", {}, {}, 1.0, "an older prover")
-    asked = []
-    monkeypatch.setattr(run, "_prove", lambda st, row, *rest: asked.append(row["code"]))
-    run.prove_top(store, run_id, "copy_user", 3, str(tmp_path / "proofs"), 1)
-    assert asked == [codes[0]]
-    # until it is asked again, the older prover's unknown disqualifies nothing
+    # until anything is asked again, the older prover's unknown disqualifies
+    # nothing, and the old "proved" proves only one entry point
     label = {r["code"]: r["label"] for r in store.results(run_id)}
     out = CliRunner().invoke(main, ["tune", "show", str(db), "--json"])
     shown = {r["point"]: r["proof"] for r in json.loads(out.stdout)["rows"]}
     assert shown[label[codes[0]]] == "not proved (an earlier prover's unknown)"
     assert shown[label[codes[1]]].startswith("DISQUALIFIED")
-    assert shown[label[codes[2]]] == "proved"
+    assert shown[label[codes[2]]].startswith("not proved: only its benched entry point proved")
+    assert json.loads(out.stdout)["winner"] is None
+    asked = []
+    monkeypatch.setattr(run, "_prove", lambda st, row, sym, *rest: asked.append((row["code"], sym)))
+    run.prove_top(store, run_id, "copy_user", 3, str(tmp_path / "proofs"), 1)
+    assert [c for c, _ in asked] == [codes[0], codes[2]]
+    assert [s for _, s in asked] == ["__asm_copy_to_user"] * 2
 
 
 def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(tmp_path):
@@ -356,9 +363,11 @@ def test_a_store_from_before_proofs_named_their_prover_opens_and_keeps_its_rows(
                           "INSERT INTO proofs VALUES ('a', 'unknown', '{}', '{}', 1.0);"
                           "INSERT INTO proofs VALUES ('b', 'proved', '{}', '{}', 1.0);")
     store = Store(db, eval_profile)
-    assert store.proof_of("a") == "unknown" and store.proof_of("b") == "proved"
-    assert store.needs_proof("a", "this prover") and not store.needs_proof("b", "this prover")
-    assert store.needs_proof("c", "this prover")
+    # kept as they were, and read for what they are: the unknown of a prover
+    # not named (no verdict for this one), one entry point's proof
+    assert store.proof_of("a") == "unknown" and store.proof_of("a", "this prover") is None
+    assert store.proof_of("b") == "partial" and store.proof_fields("b")["legacy"]
+    assert store.proof_of("c") is None
 
 
 def _rank_of(path, routine, workload, cache):
@@ -413,7 +422,7 @@ def test_a_memcpy_sweep_proves_its_winner_which_builds(tmp_path):
     r = _tune(tmp_path, src, "--db", tmp_path / "m.db", "--top", "1", "--workload", "small",
               "--json", "--report", tmp_path / "rep")
     rows = json.loads(r.stdout)["rows"]
-    assert r.exit_code == 0 and rows[0]["proof"] == "proved"
+    assert r.exit_code == 0 and rows[0]["proof"] == "proved (memcpy, memset, memmove)"
     win = tmp_path / "rep" / "winner.copy"
     assert rows[0]["point"] in win.read_text()
     assert json.loads(r.stdout)["winner"]["expected_cycles"] == pytest.approx(
