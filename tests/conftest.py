@@ -85,7 +85,7 @@ FILE_SECONDS = {"test_vector_wide_proof.py": (0, 90), "test_verify_memmove.py": 
                 "test_reserved_registers.py": (7, 9), "test_vector_ff_vl.py": (1, 15),
                 "test_short_bytes.py": (1, 14), "test_emu_vector_vs_qemu.py": (2, 12),
                 "test_fault_restart.py": (1, 13), "test_kernel_layouts.py": (0, 14),
-                "test_cli_edges.py": (14, 0), "test_properties.py": (0, 13),
+                "test_cli_edges.py": (8, 0), "test_properties.py": (0, 13),
                 "test_memmove_entry.py": (2, 10), "test_ends_overlap.py": (1, 10),
                 "test_oracle_examples.py": (11, 0), "test_bench_rank.py": (11, 0),
                 "test_calibrate.py": (10, 0), "test_install.py": (3, 6),

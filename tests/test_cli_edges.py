@@ -259,18 +259,18 @@ main(sys.argv[1:], prog_name="copygen")
 
 def _stopped(argv, tmp_path, workers):
     """Run `argv` under HELD, SIGTERM it once its work is in the pool
-    (`workers` of them up and sleeping, then a moment for the rest to
-    start); (status, stdout, stderr), every worker gone with it (else the
-    pipes stay open for their minute)."""
+    (`workers` of them up and sleeping, then a moment for the command to
+    wait on them); (status, stdout, stderr), every worker gone with it
+    (else the pipes stay open for their minute)."""
     p = subprocess.Popen([sys.executable, "-c", HELD, *map(str, argv)], cwd=tmp_path,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     err, up = [], 0
     for line in p.stderr:
         err.append(line)
-        up += "held" in line
+        up += line.count("held")            # two workers' lines may run together
         if up == workers:
             break
-    time.sleep(2.0)
+    time.sleep(0.5)
     p.send_signal(signal.SIGTERM)
     out, rest = p.communicate(timeout=20)
     return p.returncode, out, "".join(err) + rest
@@ -282,7 +282,7 @@ def test_a_command_stopped_by_sigterm_ends_in_one_line(command, tmp_path):
                        "--workdir", tmp_path / "w", "--proof-cache", tmp_path / "proofs"],
             "tune": ["tune", _sweep(tmp_path / "k.copy"), "-j", "2", "--top", "0",
                      "--db", tmp_path / "t.db", "--build-cache", tmp_path / "cache"]}[command]
-    workers = 1              # the first worker up; the sleep gives the rest time
+    workers = 2              # -j 2: both workers up (verify's four items, tune's two points)
     status, out, err = _stopped(argv, tmp_path, workers)
     assert status == 143, err
     assert "Traceback" not in err and "BrokenPipe" not in err, err

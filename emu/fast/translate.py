@@ -185,7 +185,8 @@ class Translator:
         if cost is not None:
             env.update(MRU=cost.cache.mru, TOUCH=cost.cache.touch, SETS=cost.cache.sets, TICK=cost.cache.tick)
         if cost is not None and cost.kind == "ooo":
-            env.update(PRED=cost.mispredicted, SCHED=self._ooo_sched_fn(block))
+            # the predictor's own method (cost.mispredicted only forwards to it)
+            env.update(PRED=cost.predictor.mispredicted, SCHED=self._ooo_sched_fn(block))
         exec(code, env)
         return env["block"]
 
