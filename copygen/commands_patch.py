@@ -18,10 +18,11 @@ from copygen.output import (EXIT_INPUT, EXIT_OK, EXIT_TOOL, JOBS_HELP, ROUTINE_K
                             exit_help, kind_of, named_files, output_dir)
 from copygen.measure import measured
 from copygen.patch import message
-from copygen.patch.run import Request, make_patch
+from copygen.patch.run import make_patch
 from copygen.patch.speeds.dispatch import KEY
 from copygen.patch.speeds.run import make_speeds_patch
 from copygen.patch.speeds.stringrun import make_speeds_string_patch
+from copygen.patch.steps import Request
 from copygen.verify.contract.verdict import EXIT
 from copygen.verify.solver.parallel import default_jobs
 

@@ -25,7 +25,7 @@ def _instrument() -> tuple[dict, dict, dict]:
     time, time per (clause, kind) check, Houdini's time per path)."""
     from copygen.verify.checks import dataproof
     from copygen.verify.invariants import houdini
-    from copygen.verify.checks.prove import Check
+    from copygen.verify.checks.query import Check
 
     calls = {"n": 0, "t": 0.0}
     orig_valid = dataproof.ByteProver.valid
@@ -77,7 +77,8 @@ def main(path: str, symbol: str, jobs: int) -> None:
     from copygen.verify.invariants.samples import collect
     from copygen.inputs import linked_elf
     from copygen.verify.symbolic.program import Program
-    from copygen.verify.checks.prove import ClauseChecker, guess_all
+    from copygen.verify.checks.clausecheck import ClauseChecker
+    from copygen.verify.checks.prove import guess_all
     from copygen.verify.contract.world import KINDS, World
 
     calls, per, paths = _instrument()

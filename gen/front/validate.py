@@ -8,7 +8,8 @@ caller names (gen cannot ask emu; the command line passes them).  Every point
 of a sweep's parameter space goes through the same checks as a routine
 (a routine's phases: gen.front.validate_phases).
 May import copygen.errors, gen.front.parse, gen.front.registers, gen.front.strategy,
-gen.front.validate_phases, gen.front.validate_vector.
+gen.front.validate_kinds, gen.front.validate_phases, gen.front.validate_sizes,
+gen.front.validate_vector.
 """
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ from copygen.gen.front.parse import Item, Setting, parse_text, read_source
 from copygen.gen.front.registers import jump_setting, reserve_setting
 from copygen.gen.front.strategy import (ClearUser, CopyUser, MemmoveSpec, Strategy, StringLib, Sweep,
                                   Target)
-from copygen.gen.front.validate_phases import (FILLS, check_unroll, routine_phases,
-                                         settings_by_key)
+from copygen.gen.front.validate_kinds import FILLS
+from copygen.gen.front.validate_phases import routine_phases, settings_by_key
+from copygen.gen.front.validate_sizes import check_unroll
 from copygen.gen.front.validate_vector import vector_phase
 
 def _check_profile(name: str, loc: Loc, profiles: Collection[str] | None) -> None:

@@ -23,157 +23,24 @@ call for is left out):
 Every number the C carries (threshold, unroll, replication shifts) and the
 comment above each function come from the same Python values, so the
 comment cannot drift from the code.  The word and shift blocks are unrolled
-here; a C block has two statement orders (`_C_ORDER`).
+here; a C block has two statement orders (`C_ORDER`).  The statements
+themselves are built by gen.lower.string_stmts.
 Role: decisions only, the text layout is templates/string.c.j2's.
-May import gen.emission.cir, gen.front.strategy and the standard library.
+May import gen.emission.cir, gen.front.strategy, gen.lower.string_stmts and the standard library.
 """
 from __future__ import annotations
 
-from copygen.gen.emission.cir import BLANK, CHelper, Comment, CFunction, CPhase, CTypedef, CUnit, Stmt
+from copygen.gen.emission.cir import BLANK, Comment, CFunction, CPhase, CUnit, Stmt
 from copygen.gen.front.strategy import SZREG, Phases, StringLib, Target
+from copygen.gen.lower.string_stmts import (C_ORDER, UWORD_HELPERS, WORD_T, advance, byte_head,
+                                            byte_loop, close_block, expect, load_u,
+                                            one_word_loop, overlap_head, shift_block, stmts,
+                                            store_as, store_u, word_at, word_loop)
+
 
 BYTE_BITS = 8
 COPY_PARAMS = "void *dest, const void *src, size_t count"
 SET_PARAMS = "void *s, int c, size_t count"
-
-# Statement order of a C block per schedule.  C names no registers, so a
-# software-pipelined loop (loads carried over to the next iteration) is left
-# to the compiler: `pipelined` is written loads first, like the 2021 code;
-# `paired` (where increments and shifts issue beside memory ops) is the
-# compiler's business too: a word block is written loads first, a shift
-# block word by word.
-_C_ORDER = {"loads_first": "loads_first", "interleave": "interleave",
-            "pipelined": "loads_first", "paired": "interleave"}
-_C_WORD_ORDER = {**_C_ORDER, "paired": "loads_first"}
-
-WORD_T = CTypedef("word_t", "A machine word that may alias any object, as the copies below need.",
-                  "unsigned long __attribute__((__may_alias__))")
-# The memory operand tells the compiler which bytes the instruction reads
-# or writes, so it may still keep values in registers across it and
-# schedule around it; GCC 12's default tuning would split an access through
-# an __aligned__(1) type into bytes even without -mstrict-align.
-UWORD_HELPERS = CHelper(
-    "load_uword, store_uword",
-    ("A word at any alignment, which this core loads and stores in hardware.  A",
-     "kernel compiles C with -mstrict-align unless it is built for such cores",
-     "only (CONFIG_RISCV_EFFICIENT_UNALIGNED_ACCESS), and GCC then splits an",
-     "access it cannot prove aligned into bytes: these say ld and sd themselves."),
-    ("struct uword {",
-     "\tu8 b[SZREG];",
-     "} __attribute__((__may_alias__));",
-     "",
-     "static __always_inline unsigned long load_uword(const void *p)",
-     "{",
-     "\tunsigned long w;",
-     "",
-     "\tasm (\"ld %0, %1\" : \"=r\" (w) : \"m\" (*(const struct uword *)p));",
-     "\treturn w;",
-     "}",
-     "",
-     "static __always_inline void store_uword(void *p, unsigned long w)",
-     "{",
-     "\tasm (\"sd %1, %0\" : \"=m\" (*(struct uword *)p) : \"r\" (w));",
-     "}"))
-
-
-def _at(ptr: str, i: int) -> str:
-    """The address of word i from ptr."""
-    return f"{ptr} + {i} * SZREG" if i else ptr
-
-
-def load_u(ptr: str) -> str:
-    """The word at ptr, any alignment (a fast core's source)."""
-    return f"load_uword({ptr})"
-
-
-def store_u(ptr: str, value: str) -> str:
-    """Store value at ptr, any alignment."""
-    return f"store_uword({ptr}, {value});"
-
-
-def _stmts(depth: int, *texts: str) -> list[Stmt]:
-    return [Stmt(depth, t) for t in texts]
-
-
-def _advance(depth: int, step: str, *ptrs: str) -> list[Stmt]:
-    """Move the pointers and the count on by `step` bytes."""
-    return _stmts(depth, *(f"{p} += {step};" for p in ptrs), f"count -= {step};")
-
-
-def word_block(k: int, schedule: str, depth: int, src_any: bool = False,
-               dst_any: bool = False) -> list[Stmt]:
-    """k words from sw[] to dw[] (from s, to d at any alignment: through
-    the accessors), in the statement order of the schedule."""
-    def load(i: int) -> str:
-        return load_u(_at("s", i)) if src_any else f"sw[{i}]"
-
-    def store(i: int, value: str) -> str:
-        return store_u(_at("d", i), value) if dst_any else f"dw[{i}] = {value};"
-    if _C_WORD_ORDER[schedule] == "interleave":
-        return _stmts(depth, *(store(i, load(i)) for i in range(k)))
-    return [*_stmts(depth, *(f"word_t w{i} = {load(i)};" for i in range(k))), BLANK,
-            *_stmts(depth, *(store(i, f"w{i}") for i in range(k)))]
-
-
-def shift_block(k: int, schedule: str, depth: int) -> list[Stmt]:
-    """k destination words, each from the upper bytes of the source word
-    before it (prev) and the lower bytes of the next; prev carries over."""
-    def make(i: int, lo: str, hi: str) -> str:
-        return f"dw[{i}] = ({lo} >> shr) | ({hi} << shl);"
-    if _C_ORDER[schedule] == "interleave":
-        out: list[Stmt] = []
-        for i in range(k):
-            out += _stmts(depth, f"next = sw[{i + 1}];", make(i, "prev", "next"), "prev = next;")
-        return out
-    loads = [f"word_t n{i} = sw[{i + 1}];" for i in range(k)]
-    stores = [make(i, "prev" if i == 0 else f"n{i - 1}", f"n{i}") for i in range(k)]
-    return [*_stmts(depth, *loads), BLANK, *_stmts(depth, *stores, f"prev = n{k - 1};")]
-
-
-def _word_loop(k: int, schedule: str, depth: int, src_any: bool = False,
-               dst_any: bool = False) -> list[Stmt]:
-    """Blocks of k words while at least k words remain; a pointer that may
-    be misaligned (`*_any`) goes through the accessors."""
-    step = f"{k} * SZREG"
-    decls = ([] if dst_any else ["word_t *dw = (word_t *)d;"]) \
-        + ([] if src_any else ["const word_t *sw = (const word_t *)s;"])
-    return (_stmts(depth, f"while (count >= {step}) {{")
-            + _stmts(depth + 1, *decls)
-            + [BLANK] * bool(decls) + word_block(k, schedule, depth + 1, src_any, dst_any)
-            + [BLANK]
-            + _advance(depth + 1, step, "d", "s") + _stmts(depth, "}"))
-
-
-def _one_word_loop(depth: int, store: str, *ptrs: str) -> list[Stmt]:
-    """Whole words one at a time: `store` copies (or fills) the word at d."""
-    return (_stmts(depth, "while (count >= SZREG) {") + _stmts(depth + 1, store)
-            + _advance(depth + 1, "SZREG", *ptrs) + _stmts(depth, "}"))
-
-
-def _head(depth: int, store: str, p: Phases | None = None) -> list[Stmt]:
-    """Single bytes until dst is word-aligned (`expect aligned`: rarely any)."""
-    test = "(uintptr_t)d & WORD_MASK"
-    test = _expect(p, test, likely=False) if p else test
-    return _stmts(depth, f"while ({test}) {{") + _stmts(
-        depth + 1, store, "count--;") + _stmts(depth, "}")
-
-
-def _expect(p: Phases, cond: str, likely: bool) -> str:
-    """`cond`, wrapped in likely() or unlikely() when the strategy says
-    which way the alignment tests go (`expect aligned`)."""
-    if p.expect == "none":
-        return cond
-    return f"{'likely' if likely else 'unlikely'}({cond})"
-
-
-def _byte_loop(depth: int, store: str, ret: str) -> list[Stmt]:
-    return _stmts(depth, "while (count--)") + _stmts(depth + 1, store) + _stmts(depth, ret)
-
-
-def _close(phases: list[CPhase], depth: int) -> list[CPhase]:
-    """End the block the phases run in: its `}` goes with the last of them."""
-    last = phases[-1]
-    return phases[:-1] + [CPhase(last.title, last.body + (Stmt(depth, "}"),))]
 
 
 def _has_shift(p: Phases, target: Target) -> bool:
@@ -207,23 +74,6 @@ def _dst_any(p: Phases) -> bool:
     return p.align not in ("dst", "overlap")
 
 
-def _store_as(any_alignment: bool, ptr: str, value: str) -> str:
-    """Store a word at ptr: through the accessor where ptr may be
-    misaligned, else as a word_t."""
-    return store_u(ptr, value) if any_alignment else f"*(word_t *){ptr} = {value};"
-
-
-def _overlap_head(depth: int, store: str, *ptrs: str) -> CPhase:
-    """One word at dst as it is, then dst rounded up to a word boundary
-    (a whole word on when it was aligned): no loop, no branch."""
-    step = "SZREG - ((uintptr_t)d & WORD_MASK)"
-    return CPhase("head", (BLANK, Comment(depth, (
-        "Head: one word at dst, at any alignment, then dst up to the next word",
-        "boundary; the words below store some of its bytes again, equal.")),
-        *_stmts(depth, store, f"count -= {step};"),
-        *_stmts(depth, *(f"{ptr} += {step};" for ptr in ptrs))))
-
-
 def _memcpy_fast(p: Phases) -> list[CPhase]:
     """Words at any source alignment, then the tail in words or one overlapping word."""
     dst = _dst_any(p)
@@ -231,47 +81,47 @@ def _memcpy_fast(p: Phases) -> list[CPhase]:
            if p.align != "none" else
            "Words: either pointer may be misaligned; this core does that in hardware.")
     out = [CPhase("words", (BLANK, Comment(1, (why,)),
-                            *_word_loop(p.word_unroll, p.word_schedule, 1, True, dst)))]
+                            *word_loop(p.word_unroll, p.word_schedule, 1, True, dst)))]
     if p.tail != "bytes":
-        out.append(CPhase("word tail", tuple(_one_word_loop(
-            1, _store_as(dst, "d", load_u("s")), "d", "s"))))
+        out.append(CPhase("word tail", tuple(one_word_loop(
+            1, store_as(dst, "d", load_u("s")), "d", "s"))))
     if p.tail == "overlap":
         out.append(CPhase("overlap tail", (
             Comment(1, ("One word ending at the end; it rewrites copied bytes with equal ones.",)),
-            *_stmts(1, "if (count) {"),
-            *_stmts(2, store_u("d + count - SZREG", load_u("s + count - SZREG")),
+            *stmts(1, "if (count) {"),
+            *stmts(2, store_u("d + count - SZREG", load_u("s + count - SZREG")),
                     "return dest;"),
-            *_stmts(1, "}"))))
+            *stmts(1, "}"))))
     return out
 
 
 def _shift_copy(p: Phases) -> CPhase:
-    k, order = p.shift_unroll, _C_ORDER[p.shift_schedule]
+    k, order = p.shift_unroll, C_ORDER[p.shift_schedule]
     why = ("Shift copy: aligned loads only.  Each destination word takes the",
            "upper bytes of prev and the lower bytes of the next source word.",
            "Every word loaded holds at least one source byte.")
     tail = p.tail == "words" and k > 1
     if tail:
         why += ("Whole words the block loop leaves go one at a time.",)
-    setup = _stmts(2, "unsigned int off = (uintptr_t)s & WORD_MASK;",
+    setup = stmts(2, "unsigned int off = (uintptr_t)s & WORD_MASK;",
                    f"unsigned int shr = {BYTE_BITS} * off;",
                    f"unsigned int shl = {BYTE_BITS} * SZREG - shr;",
                    "const word_t *sw = (const word_t *)(s - off);", "word_t prev = sw[0];")
     if order == "interleave":
-        setup += _stmts(2, "word_t next;")
-    loop = (_stmts(2, f"while (count >= {k} * SZREG) {{") + _stmts(3, "word_t *dw = (word_t *)d;")
+        setup += stmts(2, "word_t next;")
+    loop = (stmts(2, f"while (count >= {k} * SZREG) {{") + stmts(3, "word_t *dw = (word_t *)d;")
             + [BLANK] + shift_block(k, p.shift_schedule, 3) + [BLANK]
-            + _stmts(3, f"sw += {k};", f"d += {k} * SZREG;", f"count -= {k} * SZREG;")
-            + _stmts(2, "}"))
+            + stmts(3, f"sw += {k};", f"d += {k} * SZREG;", f"count -= {k} * SZREG;")
+            + stmts(2, "}"))
     if tail:
-        loop += (_stmts(2, "while (count >= SZREG) {")
-                 + _stmts(3, "word_t next = sw[1];",
+        loop += (stmts(2, "while (count >= SZREG) {")
+                 + stmts(3, "word_t next = sw[1];",
                           "*(word_t *)d = (prev >> shr) | (next << shl);", "prev = next;",
                           "sw++;", "d += SZREG;", "count -= SZREG;")
-                 + _stmts(2, "}"))
-    loop += _stmts(2, "s = (const u8 *)sw + off;")
-    return CPhase("shift copy", (*_stmts(1, "} else {"), Comment(2, why), *setup, BLANK, *loop,
-                                 *_stmts(1, "}"), BLANK))
+                 + stmts(2, "}"))
+    loop += stmts(2, "s = (const u8 *)sw + off;")
+    return CPhase("shift copy", (*stmts(1, "} else {"), Comment(2, why), *setup, BLANK, *loop,
+                                 *stmts(1, "}"), BLANK))
 
 
 def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
@@ -281,31 +131,31 @@ def _memcpy_slow(p: Phases, shift: bool) -> list[CPhase]:
     leaves one at a time (the shift copy building each from two source
     words); the byte loop takes what is left."""
     assert p.tail != "overlap", "an overlapping tail is a misaligned access"
-    aligned = _expect(p, "!((uintptr_t)s & WORD_MASK)", likely=True)
-    out = [CPhase("words", (BLANK, *_stmts(1, f"if ({aligned}) {{"),
+    aligned = expect(p, "!((uintptr_t)s & WORD_MASK)", likely=True)
+    out = [CPhase("words", (BLANK, *stmts(1, f"if ({aligned}) {{"),
                             Comment(2, ("Co-aligned: whole words.",)),
-                            *_word_loop(p.word_unroll, p.word_schedule, 2)))]
+                            *word_loop(p.word_unroll, p.word_schedule, 2)))]
     if p.tail == "words":
-        out.append(CPhase("word tail", tuple(_one_word_loop(
+        out.append(CPhase("word tail", tuple(one_word_loop(
             2, "*(word_t *)d = *(const word_t *)s;", "d", "s"))))
-    return out + [_shift_copy(p)] if shift else _close(out, 1)
+    return out + [_shift_copy(p)] if shift else close_block(out, 1)
 
 
 def memcpy_function(lib: StringLib) -> CFunction:
     p, target = lib.memcpy, lib.target
     shift = _has_shift(p, target)
-    phases = [CPhase("entry", (*_stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK,
-                               *_stmts(1, f"if (count < {p.threshold})"),
-                               *_stmts(2, "goto copy_bytes;")))]
+    phases = [CPhase("entry", (*stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK,
+                               *stmts(1, f"if (count < {p.threshold})"),
+                               *stmts(2, "goto copy_bytes;")))]
     if p.align == "dst":
         phases.append(CPhase("head", (BLANK, Comment(1, (
             "Head: single bytes until dst is word-aligned (count covers it).",)),
-            *_head(1, "*d++ = *s++;", p))))
+            *byte_head(1, "*d++ = *s++;", p))))
     elif p.align == "overlap":
-        phases.append(_overlap_head(1, store_u("d", load_u("s")), "s", "d"))
+        phases.append(overlap_head(1, store_u("d", load_u("s")), "s", "d"))
     phases += _memcpy_fast(p) if target.fast_misaligned else _memcpy_slow(p, shift)
     phases.append(CPhase("bytes", (Stmt(0, "copy_bytes:"),
-                                   *_byte_loop(1, "*d++ = *s++;", "return dest;"))))
+                                   *byte_loop(1, "*d++ = *s++;", "return dest;"))))
     return CFunction("__memcpy", "memcpy", "void *", COPY_PARAMS, _memcpy_doc(p, shift),
                      tuple(phases))
 
@@ -337,10 +187,10 @@ def _forward_overlap_safe(p: Phases) -> list[Stmt | Comment]:
         why = (f"dst starts below src and overlaps it: memcpy's overlapping {which}",
                "word would re-read source bytes already overwritten.  Whole",
                "words forwards are safe (each is loaded before it is stored).")
-    return [*_stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
-            *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
-            *_one_word_loop(2, store_u("d", load_u("s")), "d", "s"),
-            *_byte_loop(2, "*d++ = *s++;", "return dest;")]
+    return [*stmts(2, "if ((uintptr_t)s - (uintptr_t)d >= count)\t/* disjoint */"),
+            *stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why),
+            *one_word_loop(2, store_u("d", load_u("s")), "d", "s"),
+            *byte_loop(2, "*d++ = *s++;", "return dest;")]
 
 
 def _forward_disjoint_only() -> list[Stmt | Comment]:
@@ -349,25 +199,25 @@ def _forward_disjoint_only() -> list[Stmt | Comment]:
     why = ("dst starts below src and overlaps it: memcpy's contract is",
            "disjoint buffers (memcpy.S is proved for those), so copy",
            "forwards here, each word loaded before it is stored.")
-    test = [*_stmts(2, "if (likely((uintptr_t)s - (uintptr_t)d >= count))\t/* disjoint */"),
-            *_stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why)]
-    return [*test, *_stmts(2, "if (count >= SZREG) {"), *_head(3, "*d++ = *s++;"),
-            *_stmts(3, "if (!((uintptr_t)s & WORD_MASK)) {"),
-            *_one_word_loop(4, "*(word_t *)d = *(const word_t *)s;", "d", "s"),
-            *_stmts(3, "}"), *_stmts(2, "}"),
-            *_byte_loop(2, "*d++ = *s++;", "return dest;")]
+    test = [*stmts(2, "if (likely((uintptr_t)s - (uintptr_t)d >= count))\t/* disjoint */"),
+            *stmts(3, "return __memcpy(dest, src, count);"), Comment(2, why)]
+    return [*test, *stmts(2, "if (count >= SZREG) {"), *byte_head(3, "*d++ = *s++;"),
+            *stmts(3, "if (!((uintptr_t)s & WORD_MASK)) {"),
+            *one_word_loop(4, "*(word_t *)d = *(const word_t *)s;", "d", "s"),
+            *stmts(3, "}"), *stmts(2, "}"),
+            *byte_loop(2, "*d++ = *s++;", "return dest;")]
 
 
 def _memmove_forward(lib: StringLib) -> CPhase:
     """dst does not start inside the source: copying forwards reads each byte first."""
     if lib.memmove.forward == "bytes":
-        body: list[Stmt | Comment] = _byte_loop(2, "*d++ = *s++;", "return dest;")
+        body: list[Stmt | Comment] = byte_loop(2, "*d++ = *s++;", "return dest;")
     elif lib.memcpy_asm:
         body = _forward_disjoint_only()
     elif "overlap" in (lib.memcpy.align, lib.memcpy.tail):
         body = _forward_overlap_safe(lib.memcpy)
     else:
-        body = _stmts(2, "return __memcpy(dest, src, count);")
+        body = stmts(2, "return __memcpy(dest, src, count);")
     test = "(uintptr_t)d - (uintptr_t)s >= count"
     if lib.memcpy_asm:
         # forwards into the tuned memcpy.S is the call's common path: as
@@ -375,29 +225,29 @@ def _memmove_forward(lib: StringLib) -> CPhase:
         # inside is hinted the same way)
         test = f"likely({test})"
     if len(body) == 1:      # one statement: no braces (kernel style)
-        return CPhase("forward", (*_stmts(1, f"if ({test})"), *body, BLANK))
-    return CPhase("forward", (*_stmts(1, f"if ({test}) {{"),
-                              *body, *_stmts(1, "}"), BLANK))
+        return CPhase("forward", (*stmts(1, f"if ({test})"), *body, BLANK))
+    return CPhase("forward", (*stmts(1, f"if ({test}) {{"),
+                              *body, *stmts(1, "}"), BLANK))
 
 
 def _backward_words() -> CPhase:
     """From the end: bytes until the end of dst is aligned, then whole words
     while the source end is aligned too."""
     return CPhase("backward words", (
-        *_stmts(1, "if (count >= SZREG) {"), *_head(2, "*--d = *--s;"),
-        *_stmts(2, "if (!((uintptr_t)s & WORD_MASK)) {"), *_stmts(3, "while (count >= SZREG) {"),
-        *_stmts(4, "d -= SZREG;", "s -= SZREG;", "*(word_t *)d = *(const word_t *)s;",
+        *stmts(1, "if (count >= SZREG) {"), *byte_head(2, "*--d = *--s;"),
+        *stmts(2, "if (!((uintptr_t)s & WORD_MASK)) {"), *stmts(3, "while (count >= SZREG) {"),
+        *stmts(4, "d -= SZREG;", "s -= SZREG;", "*(word_t *)d = *(const word_t *)s;",
                 "count -= SZREG;"),
-        *_stmts(3, "}"), *_stmts(2, "}"), *_stmts(1, "}")))
+        *stmts(3, "}"), *stmts(2, "}"), *stmts(1, "}")))
 
 
 def memmove_function(lib: StringLib) -> CFunction:
-    phases = [CPhase("entry", (*_stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK)),
+    phases = [CPhase("entry", (*stmts(1, "u8 *d = dest;", "const u8 *s = src;"), BLANK)),
               _memmove_forward(lib)]
-    phases.append(CPhase("ends", tuple(_stmts(1, "d += count;", "s += count;"))))
+    phases.append(CPhase("ends", tuple(stmts(1, "d += count;", "s += count;"))))
     if lib.memmove.backward == "words":
         phases.append(_backward_words())
-    phases.append(CPhase("backward bytes", tuple(_byte_loop(1, "*--d = *--s;", "return dest;"))))
+    phases.append(CPhase("backward bytes", tuple(byte_loop(1, "*--d = *--s;", "return dest;"))))
     return CFunction("__memmove", "memmove", "void *", COPY_PARAMS, _memmove_doc(lib),
                      tuple(phases))
 
@@ -428,34 +278,34 @@ def _memset_words(p: Phases, fast: bool) -> list[CPhase]:
     step = f"{k} * SZREG"
     dst = _dst_any(p)
     if dst:
-        stores = _stmts(3, *(store_u(_at("d", i), "w") for i in range(k)))
+        stores = stmts(3, *(store_u(word_at("d", i), "w") for i in range(k)))
     else:
-        stores = [*_stmts(3, "word_t *dw = (word_t *)d;"), BLANK,
-                  *_stmts(3, *(f"dw[{i}] = w;" for i in range(k)))]
-    out = [CPhase("words", (*_stmts(2, f"while (count >= {step}) {{"), *stores,
-                            *_advance(3, step, "d"), *_stmts(2, "}")))]
+        stores = [*stmts(3, "word_t *dw = (word_t *)d;"), BLANK,
+                  *stmts(3, *(f"dw[{i}] = w;" for i in range(k)))]
+    out = [CPhase("words", (*stmts(2, f"while (count >= {step}) {{"), *stores,
+                            *advance(3, step, "d"), *stmts(2, "}")))]
     if p.tail != "bytes":
-        out.append(CPhase("word tail", tuple(_one_word_loop(2, _store_as(dst, "d", "w"), "d"))))
+        out.append(CPhase("word tail", tuple(one_word_loop(2, store_as(dst, "d", "w"), "d"))))
     if p.tail == "overlap":
         assert fast, "an overlapping tail is a misaligned access"
         out.append(CPhase("overlap tail", (
-            *_stmts(2, "if (count) {"),
-            *_stmts(3, store_u("d + count - SZREG", "w"), "return s;"), *_stmts(2, "}"))))
+            *stmts(2, "if (count) {"),
+            *stmts(3, store_u("d + count - SZREG", "w"), "return s;"), *stmts(2, "}"))))
     return out
 
 
 def memset_function(lib: StringLib) -> CFunction:
     p = lib.memset
-    phases = [CPhase("entry", (*_stmts(1, "u8 *d = s;"), BLANK,
-                               *_stmts(1, f"if (count >= {p.threshold}) {{"))),
-              CPhase("replicate", (*_stmts(2, "word_t w = (u8)c;"), BLANK,
-                                   *_stmts(2, *(f"w |= w << {s};" for s in replicate_shifts()))))]
+    phases = [CPhase("entry", (*stmts(1, "u8 *d = s;"), BLANK,
+                               *stmts(1, f"if (count >= {p.threshold}) {{"))),
+              CPhase("replicate", (*stmts(2, "word_t w = (u8)c;"), BLANK,
+                                   *stmts(2, *(f"w |= w << {s};" for s in replicate_shifts()))))]
     if p.align == "dst":
-        phases.append(CPhase("head", tuple(_head(2, "*d++ = c;", p))))
+        phases.append(CPhase("head", tuple(byte_head(2, "*d++ = c;", p))))
     elif p.align == "overlap":
-        phases.append(_overlap_head(2, store_u("d", "w"), "d"))
-    phases = _close(phases + _memset_words(p, lib.target.fast_misaligned), 1)
-    phases.append(CPhase("bytes", tuple(_byte_loop(1, "*d++ = c;", "return s;"))))
+        phases.append(overlap_head(2, store_u("d", "w"), "d"))
+    phases = close_block(phases + _memset_words(p, lib.target.fast_misaligned), 1)
+    phases.append(CPhase("bytes", tuple(byte_loop(1, "*d++ = c;", "return s;"))))
     return CFunction("__memset", "memset", "void *", SET_PARAMS, _memset_doc(p), tuple(phases))
 
 

@@ -42,7 +42,8 @@ from copygen.gen.front.validate import load_file
 from copygen.kernel import kunit
 from copygen.patch import evidence, git, message, rules
 from copygen.patch.speeds import commit_text, dispatch, probe
-from copygen.patch.run import BEFORE, Request, Result, Stages, Step, _kinds, _refuse_unproven
+from copygen.patch.steps import (BEFORE, Request, Result, Stages, Step, patch_kinds as _kinds,
+                                 refuse_unproven as _refuse_unproven)
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose

@@ -42,7 +42,8 @@ from copygen.gen.front.validate import load_file
 from copygen.measure.bench import Bench, Case
 from copygen.patch import evidence, git, message, rules, stringfile
 from copygen.patch.speeds import dispatch, probe, stringplan
-from copygen.patch.run import BEFORE, Request, Result, Stages, Step, _kunit_runs, _refuse_unproven
+from copygen.patch.steps import (BEFORE, Request, Result, Stages, Step, kunit_runs as _kunit_runs,
+                                 refuse_unproven as _refuse_unproven)
 from copygen.patch.speeds.run import key_states, open_tree, table_profiles
 from copygen.verify.checks.prove import RoutineReport
 from copygen.verify.compose import jumplabel

@@ -77,9 +77,10 @@ def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
     from copygen.verify.solver.cache import prover_fingerprint
     proved = []
 
-    def fake_prove(store, row, kind, cache, jobs, rules=None):
+    def fake_prove(store, row, symbol, kind, cache, jobs, rules=None):
         proved.append(row["code"])
-        store.add_proof(row["code"], "proved", {}, {}, 0.0, prover_fingerprint())
+        store.add_entry_proof(row["code"], symbol, kind, "proved", {}, {}, 0.0, prover_fingerprint(),
+                              row["elf_sha256"])
     monkeypatch.setattr(run, "_prove", fake_prove)
     src = tmp_path / "t.copy"
     src.write_text(TWO)
@@ -95,7 +96,7 @@ def test_max_text_prunes_and_the_json_carries_the_bytes(tmp_path, monkeypatch):
     assert big["proof"] == "pruned: text 356 B > max 300 B" and big["rank"] == 2
     assert out["pruned"] == [{"point": big["point"], "reason": "text 356 B > max 300 B"}]
     assert out["winner"]["label"] == small["point"] and out["max_text"] == 300
-    assert len(proved) == 1
+    assert len(proved) == 2 and len(set(proved)) == 1   # the small point's two directions only
     report = (tmp_path / "rep" / "report.md").read_text()
     assert "| 192 |" in report and (tmp_path / "rep" / "pareto.png").stat().st_size > 0
     shown = json.loads(CliRunner().invoke(main, ["tune", "show", str(tmp_path / "t.db"), "--json",

@@ -15,7 +15,7 @@ from copygen.patch import evidence, message
 from copygen.patch.speeds import commit_text, dispatch, probe
 from copygen.patch.speeds import run as speeds_run
 from copygen.patch.evidence import Proof, Row
-from copygen.patch.run import Stages
+from copygen.patch.steps import Stages
 from copygen.verify.compose import jumplabel
 from copygen.verify.compose import speeds as compose
 

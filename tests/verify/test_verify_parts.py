@@ -442,7 +442,8 @@ def test_c4_at_a_fault_exit_follows_from_its_store_intervals(built_examples):
     from dataclasses import replace
     from copygen.verify.invariants.houdini import Proof
     from copygen.verify.invariants.infer import bases
-    from copygen.verify.checks.prove import ClauseChecker, guess_all
+    from copygen.verify.checks.clausecheck import ClauseChecker
+    from copygen.verify.checks.prove import guess_all
     from copygen.verify.invariants.samples import collect
     from copygen.verify.contract.world import KINDS, World
     sym = "__clear_user"
@@ -509,7 +510,7 @@ def test_a_return_of_0_asks_the_cover_of_c1_and_c3_once(built_examples):
     without a fault and C3's with one: one check under the path condition
     alone stands for both (each part run only if it fails)."""
     from copygen.verify.invariants.houdini import Proof
-    from copygen.verify.checks.prove import ClauseChecker
+    from copygen.verify.checks.clausecheck import ClauseChecker
     from copygen.verify.contract.world import World
     prog, routine = _routine(built_examples, "pre2021", "__clear_user")
     w = World("clear")

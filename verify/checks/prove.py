@@ -3,29 +3,24 @@
 Steps: explore the routine's segments (verify.symbolic.explore), guess invariants
 from concrete runs (verify.invariants.samples, verify.invariants.infer) and keep the inductive
 ones (verify.invariants.houdini), then check each clause on every path end and
-access (bit-vector queries; memory contents through verify.checks.memcheck), and
-termination with a ranking measure per loop.  A failing check becomes a
-counterexample that is shrunk and replayed in the emulator (verify.counterexamples.replay).
+access (verify.checks.clausecheck: bit-vector queries, verify.checks.query; memory
+contents through verify.checks.memcheck), and termination with a ranking measure
+per loop.  A failing check becomes a counterexample that is shrunk and replayed in
+the emulator (verify.counterexamples.replay).
 
-Role: produce `RoutineReport`.  May import z3, emu, verify.*.
+Role: produce `RoutineReport`.  May import emu, verify.*.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-import z3
-
-from copygen.verify.contract.clauses import (OVERLAP_KINDS, STRING_KINDS, clauses_of,
-                                              holds_sum, required)
+from copygen.verify.contract.clauses import OVERLAP_KINDS, clauses_of, holds_sum, required
 from copygen.verify.contract.rules import RegisterRules
-from copygen.verify.checks.rulecheck import kept_at_return, not_checked, proved_detail
-from copygen.verify.checks.coverage import cover_goals, inside_goals
+from copygen.verify.checks.rulecheck import not_checked, proved_detail
 from copygen.verify.counterexamples.bounded import apply_bounded
 from copygen.verify.invariants.candidates import NEVER
-from copygen.verify.solver.budget import Query
-from copygen.verify.checks.dataproof import TIMEOUT_MS
 from copygen.verify.counterexamples.early import decides, does_not_terminate, violated_by_runs
 from copygen.verify.solver.gcguard import proving
 from copygen.verify.solver.heap import keep_freed
@@ -36,12 +31,13 @@ from copygen.verify.symbolic.explore import Unbounded
 from copygen.verify.symbolic.unroll import unrolling
 from copygen.verify.symbolic.summary import Summary, candidates, names_sp, overlapping_call, usable
 from copygen.verify.invariants.liveness import prune
-from copygen.verify.symbolic.nowrap import lemmas
 from copygen.emu.errors import EmuError
 from copygen.verify.solver.parallel import default_jobs, fork_map
 from copygen.verify.symbolic.program import Program, ProgramError
-from copygen.verify.contract.world import CALLEE_SAVED, SR_SUM, World
-from copygen.verify.symbolic.z3ops import bv, mentions
+from copygen.verify.contract.world import World
+from copygen.verify.checks.clausecheck import ClauseChecker
+# re-exported: readers and tests name verify.checks.prove.Check
+from copygen.verify.checks.query import Check  # noqa: F401
 
 
 @dataclass
@@ -66,332 +62,11 @@ class RoutineReport:
                 "calls": self.calls, "held_up_to": self.held_up_to}
 
 
-# how long a fault path's C3 coverage goal (alone or standing for C1's
-# too), its C2 bound on the count and its C4 store intervals are tried
-# without the fault point's constraints before they are asked in full;
-# C1's goals, under "no fault", gain nothing from it, so C1 alone does not
-# try it (CHANGELOG.md, "What makes it fast enough")
-RELAXED_MS = 5000
 # what memmove's unbounded proof leaves unknown is run for every n up to
 # this, with every overlap, unless --bounded says otherwise; 64 bytes reach
 # the word loops and a whole unrolled block of every example.  A run finds
 # counterexamples; one that finds none leaves the clause unknown
 MEMMOVE_BOUND = 64
-# a check about the watched byte gets this long in one query, D written
-# S + DS (World.relative), before it is asked for each value of W that
-# matters (Check.points)
-RELATIVE_MS = 3000
-
-
-@dataclass
-class Check:
-    """One query: `goal` holds under `cond` (a bit-vector check) or, for a
-    data check (`state` set), every byte the state wrote is right."""
-    clause: str
-    start: int | None
-    pc: int
-    cond: list
-    goal: object
-    what: str
-    state: object = None
-    # try first without the fault point's constraints (the `inside` goals
-    # where there are some, else the goal)
-    relax: bool = False
-    points: tuple = ()    # W's values that matter: asked one by one if the solver gives up
-    # W-free goals that together imply the goal under `inside_cond`
-    # (verify.checks.coverage.inside_goals): asked first, the goal only if one fails
-    inside: tuple = ()
-    inside_cond: tuple = ()
-    # the checks this one stands for: it asks their common goal under a
-    # condition each of theirs implies, so that it holding proves them
-    # all; when it fails each is run, and the clauses get their own verdicts
-    parts: tuple = ()
-
-    def run(self, data) -> str | None:
-        """None when the check holds, else what went wrong."""
-        if self.state is not None:
-            return None if data.written_bytes_ok(self.start, self.cond, self.state, []) \
-                else self.what
-        if self.inside:
-            inside = z3.And(*self.inside)
-            if self.relax and self._holds_loosely(data, inside, self.inside_cond):
-                return None
-            if data.prover(self.start, self.inside_cond).valid([], inside) == z3.unsat:
-                return None
-        elif self.relax and self._holds_loosely(data, self.goal, self.cond):
-            return None
-        pr = data.prover(self.start, self.cond)
-        if self.points:
-            r = self._relative(pr)
-            if r == z3.unknown:
-                r = self._at_points(pr)
-        else:
-            r = pr.valid([], self.goal)
-        if r == z3.unsat:
-            return None
-        return self.what + (" (solver gave up)" if r == z3.unknown else "")
-
-    def _relative(self, pr) -> z3.CheckSatResult:
-        """The query with D written S + DS (World.relative), within
-        RELATIVE_MS: the load address and the watched byte are then offsets
-        off one base, so the solver needs no carries of D - S.  _at_points
-        is the fallback when this gives up."""
-        w = pr.world
-        return _ask([w.relative(f) for f in pr.base + lemmas(w, [self.goal])],
-                    w.relative(self.goal), RELATIVE_MS)
-
-    def _at_points(self, pr) -> z3.CheckSatResult:
-        """The goal for each value of W that matters, W substituted in the
-        facts too: every fact holds for every W, so for each of these; and
-        the goal holds for the other values anyway.  Without W the solver
-        no longer has to relate the watched byte to the cursor's interval,
-        the part of memmove's overwrite checks whose time depends most on
-        the solver's random seed."""
-        W = pr.world.W
-        for p in self.points:
-            goal = z3.substitute(self.goal, (W, p))
-            facts = [z3.substitute(f, (W, p)) for f in pr.base] + lemmas(pr.world, [goal])
-            r = _ask(facts, goal, TIMEOUT_MS)
-            if r != z3.unsat:
-                return r
-        return z3.unsat
-
-    def _holds_loosely(self, data, goal, cond) -> bool:
-        """`goal` follows from the path condition `cond` without the
-        constraints that place the fault point (fewer hypotheses, so this
-        proves the check; the coverage goals, the count's bound and the
-        store intervals on fault paths rarely need them, and they make each
-        query slower).  A short limit: otherwise ask in full."""
-        fo = data.w.FO
-        if mentions(goal, fo):
-            return False
-        loose = [c for c in cond if not mentions(c, fo)]
-        if len(loose) == len(cond):
-            return False
-        if len(data.w.fault_free(cond, goal)) < len(cond):
-            return False      # the full query leaves them out already (World.fault_free)
-        return data.prover(self.start, loose).valid_within(goal, RELAXED_MS) == z3.unsat
-
-
-def _ask(facts: list, goal, limit_ms: int) -> z3.CheckSatResult:
-    """unsat when the facts imply goal (one one-shot solver)."""
-    return Query([*facts, z3.Not(goal)]).check(limit_ms)
-
-
-SKIPPED = "skipped: the clause already failed in this process"
-
-
-class ClauseChecker:
-    """Collects the checks of every clause, then runs them (over `jobs`
-    processes); the first failing check of a clause, with what went wrong,
-    is its failure."""
-
-    def __init__(self, proof: Proof):
-        self.p, self.w = proof, proof.world
-        self.failures: dict[str, Check] = {}
-        self.checked: set[str] = set()
-        self.checks: list[Check] = []
-
-    def _bv(self, clause, start, cond, goal, pc, what, relax: bool = False) -> None:
-        self.checks.append(Check(clause, start, pc, list(cond), goal, what, relax=relax))
-
-    def _data(self, clause, start, cond, st, pc, what) -> None:
-        self.checks.append(Check(clause, start, pc, list(cond), z3.BoolVal(False), what, st))
-
-    def run(self, jobs: int = 1) -> None:
-        failed: set[str] = set()      # per process: later checks of a failed clause are skipped
-
-        def alone(chk: Check) -> str | None:
-            if chk.clause in failed:
-                return SKIPPED
-            why = chk.run(self.p.data)
-            if why is not None:
-                failed.add(chk.clause)
-            return why
-
-        def one(i: int) -> list:
-            """[(-1, why)] for the check, or [(j, why)] for each of its parts."""
-            chk = self.checks[i]
-            if not chk.parts:
-                return [(-1, alone(chk))]
-            if not any(p.clause in failed for p in chk.parts) and chk.run(self.p.data) is None:
-                return [(-1, None)]
-            return [(j, alone(p)) for j, p in enumerate(chk.parts)]
-        self.p.data.prepare([start for start, _ in self.p.segments], jobs)
-        for chk, outcomes in zip(self.checks, fork_map(one, len(self.checks), jobs)):
-            self.checked.update(c.clause for c in (chk.parts or (chk,)))
-            for j, why in outcomes:
-                c = chk if j < 0 else chk.parts[j]
-                if why is not None and why != SKIPPED and c.clause not in self.failures:
-                    self.failures[c.clause] = replace(c, what=why)
-        self.checks = []
-
-    def obligations(self) -> None:
-        for start, seg in self.p.segments:
-            for ob in seg.obligations:
-                self.checks.append(Check(ob.clause, start, ob.pc, list(ob.cond), ob.formula,
-                                         ob.what, points=ob.points))
-
-    def returns(self) -> None:
-        w = self.w
-        string = w.kind in STRING_KINDS
-        for start, seg in self.p.segments:
-            for end in seg.ends:
-                if end.kind == "cut":
-                    # the byte proofs assume, at every loop head, that the bytes
-                    # written so far are right: this is the inductive step
-                    for clause in ("C1",) if string else ("C1", "C3"):
-                        self._data(clause, start, end.cond, end.state, end.pc,
-                                   "a byte written before a loop head may be wrong")
-                    continue
-                if end.kind != "ret":
-                    continue
-                st, cond, pc = end.state, end.cond, end.pc
-                ret = st.x[10]
-                saved = z3.And(*[st.x[r] == w.R0[r] for r in CALLEE_SAVED])
-                if st.ret_target is not None:
-                    saved = z3.And(saved, st.ret_target == (w.RA0 & bv(~1)))
-                self._bv("A1", start, cond, saved, pc, "callee-saved register or ra changed")
-                kept = kept_at_return(w, st)
-                if kept is not None:
-                    self._bv("R1", start, cond, kept, pc, "a reserved register changed at a return")
-                if string:
-                    self._bv("C1", start, cond, ret == w.D, pc, "does not return dst")
-                    # memmove, dst == src: a byte left unwritten holds its
-                    # source byte (Linux's memmove.S returns at once)
-                    same = [w.D != w.S] if w.kind in OVERLAP_KINDS else []
-                    self.checks.extend(self._cover("C1", start, cond + same, st, w.N, pc,
-                                                   "a byte not written"))
-                    self._data("C1", start, cond, st, pc, "a byte holds the wrong value")
-                    continue
-                self._bv("S1", start, cond, st.sstatus & bv(SR_SUM) == w.sum_at_entry, pc,
-                         "returns with SUM clear, its caller holds it" if w.sum_held
-                         else "returns with SUM set")
-                nf, f = cond + [w.NF], cond + [z3.Not(w.NF)]
-                self._bv("C1", start, nf, ret == 0, pc, "returns non-zero without a fault")
-                c1 = self._cover("C1", start, nf, st, w.N, pc,
-                                 "leaves a byte unwritten without a fault")
-                zero = z3.is_true(z3.simplify(ret == 0))
-                if zero:
-                    # C1 without a fault and C3 with one ask the same cover
-                    # of [0, n): asked once, under the path condition alone
-                    c3 = self._cover("C3", start, f, st, w.N, pc,
-                                     "a byte counted as copied was not stored")
-                    c1 = self._together(c1, c3, cond)
-                self.checks.extend(c1)
-                self._data("C1", start, nf, st, pc, "a byte holds the wrong value")
-                self._bv("C2", start, f, z3.ULE(ret, w.N), pc, "returns more than n", relax=True)
-                done = z3.ULT(w.W, w.N - ret)
-                if not zero:
-                    self.checks.extend(self._cover("C3", start, f + [z3.ULE(ret, w.N)], st,
-                                                   w.N - ret, pc,
-                                                   "a byte counted as copied was not stored"))
-                self._data("C3", start, f + [z3.ULE(ret, w.N), done], st, pc,
-                           "a byte counted as copied holds the wrong value")
-                self._untouched(start, f + [z3.ULE(ret, w.N)], st, ret, pc)
-                self._bv("C5", start, f, z3.Implies(ret == w.N, w.FO == 0), pc,
-                         "returns n although bytes before the fault were accessible")
-
-    def _untouched(self, start, cond, st, ret, pc) -> None:
-        """C4: no byte at or past n - ret written.  Where ret is not a
-        constant (a fault exit's count), through verify.checks.coverage's W-free
-        goals first: every store interval of the path, and the head's
-        cursor interval, lies below n - ret.  Over W, one query holds every
-        store of the path at once; each interval goal is small.  A store
-        outside dst would fail its goal while C4 holds: B1 reports it, and
-        C4 is then asked over W as before."""
-        w = self.w
-        done = z3.ULT(w.W, w.N - ret)
-        chk = Check("C4", start, pc, [*cond, z3.Not(done)], z3.Not(st.written),
-                    "a byte counted as not copied was modified")
-        if not z3.is_bv_value(z3.simplify(ret)):
-            head_written, head_iv = self.p.data.head_cursor(start, reach=True)
-            goals = inside_goals(w.W, st.written, w.N - ret, head_written, head_iv)
-            if goals is not None:
-                chk = replace(chk, inside=tuple(goals), inside_cond=tuple(cond), relax=True)
-        self.checks.append(chk)
-
-    def _cover(self, clause, start, cond, st, upto, pc, what) -> list:
-        """The checks of "every byte of [0, upto) written": verify.checks.coverage's
-        W-free goals when the path's stores allow, else one query over W."""
-        head_written, head_iv = self.p.data.head_cursor(start)
-        goals = cover_goals(self.w.W, st.written, upto, head_written, head_iv)
-        if goals is None:
-            return [Check(clause, start, pc, [*cond, z3.ULT(self.w.W, upto)], st.written, what)]
-        return [Check(clause, start, pc, list(cond), g, what, relax=clause == "C3")
-                for g in goals]
-
-    @staticmethod
-    def _together(first: list, second: list, cond) -> list:
-        """Checks that stand for `first` and `second` pairwise: the same
-        goals under `cond` plus one literal each (fault or none), asked
-        under `cond` alone.  Tried loosely first, as C3's cover is."""
-        assert len(first) == len(second)
-        out = []
-        for a, b in zip(first, second):
-            assert z3.eq(a.goal, b.goal)
-            extra = a.cond[len(cond) + 1:]         # past the fault literal
-            out.append(replace(a, cond=[*cond, *extra], relax=True, parts=(a, b)))
-        return out
-
-    def termination(self, jobs: int = 1) -> tuple[bool, str]:
-        """Each loop head has a measure (a `le` bound x - t <= c) that every
-        path back to it decreases; loops are entered in a fixed order.  One
-        loop head per process."""
-        order: dict[int, set] = {}
-        for start, seg in self.p.segments:
-            if start is None:
-                continue
-            order[start] = {e.pc for e in seg.ends if e.kind == "cut" and e.pc != start}
-        if _cyclic(order):
-            return False, "loops call each other back and forth"
-        heads = sorted(self.p.heads)
-        for h, ok in zip(heads, fork_map(lambda i: self._ranked(heads[i]), len(heads), jobs)):
-            if not ok:
-                return False, f"no decreasing measure found for the loop at {h:#x}"
-        return True, ("every loop decreases a bounded distance to the end or the start "
-                      "(<= n + constant)")
-
-    def _ranked(self, h) -> bool:
-        seg = next(s for st, s in self.p.segments if st == h)
-        back = [e for e in seg.ends if e.kind == "cut" and e.pc == h]
-        if not back:
-            return True
-        head = self.p.heads[h]
-        if NEVER in self.p.inv[h]:
-            return True         # a loop never entered
-        for c in self.p.inv[h]:
-            # le: x - t <= c, the distance c - (x - t) to the end; ge (a
-            # backward copy): x - t >= c, the distance (x - t) - c to the start
-            if c.kind not in ("le", "ge") or len(c.args[0]) != 1 \
-                    or c.args[1] not in ("E", "SE", "N", "D", "S"):
-                continue
-            r, t, k = c.args[0][0], self.p.terms[c.args[1]], bv(c.args[2])
-
-            def measure(x, c=c, t=t, k=k):
-                return k - (x - t) if c.kind == "le" else (x - t) - k
-            m0 = measure(head.x[r])
-            ok = all(self.p.data.prover(h, e.cond).valid(
-                [], measure(e.state.x[r]) < m0) == z3.unsat for e in back)
-            if ok:
-                return True
-        return False
-
-
-def _cyclic(edges: dict[int, set]) -> bool:
-    seen, stack = set(), set()
-
-    def visit(n) -> bool:
-        if n in stack:
-            return True
-        if n in seen:
-            return False
-        seen.add(n)
-        stack.add(n)
-        bad = any(visit(m) for m in edges.get(n, ()))
-        stack.discard(n)
-        return bad
-    return any(visit(n) for n in list(edges))
 
 
 STAGES = ("sample runs", "guessing invariants", "induction (Houdini)", "clause checks",
@@ -536,6 +211,19 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
     stage(STAGES[4])
     rep = RoutineReport(symbol, kind, invariants={pc: len(v) for pc, v in proof.inv.items()},
                         calls=calls)
+    _verdicts(rep, ck, kind, rules, jobs)
+    stage(STAGES[5])
+    if replay:
+        from copygen.verify.counterexamples.replay import confirm
+        confirm(prog, proof, ck, rep)
+    rep.seconds = time.time() - t0
+    return rep
+
+
+def _verdicts(rep: RoutineReport, ck: ClauseChecker, kind: str, rules: RegisterRules,
+              jobs: int) -> None:
+    """Each clause's status and detail in `rep` from the checks `ck` ran,
+    termination proved here."""
     for clause in clauses_of(kind, bool(rules)):
         if clause == "T1":
             ok, why = ck.termination(jobs)
@@ -554,9 +242,3 @@ def _prove(elf: str, symbol: str, kind: str, replay: bool, t0: float, jobs: int,
                                   else "for every n (the routine makes no such access)")
             if clause == "R1":
                 rep.detail[clause] = proved_detail(rules)
-    stage(STAGES[5])
-    if replay:
-        from copygen.verify.counterexamples.replay import confirm
-        confirm(prog, proof, ck, rep)
-    rep.seconds = time.time() - t0
-    return rep
