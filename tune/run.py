@@ -43,7 +43,7 @@ from copygen.gen.front.variants import Space, sweep_space
 from copygen.measure.dispatch import vector_state_name
 from copygen.tune.evaluate import SYMBOL, Job, evaluate, file_sha256
 from copygen.tune.store import Store, eval_workload
-from copygen.verify.solver.parallel import quiet_worker
+from copygen.verify.solver.parallel import quiet_worker, sigterm_held
 
 
 
@@ -133,7 +133,8 @@ def _commit(store: Store, job: Job, row: dict, advance) -> None:
 def _on_pool(store: Store, todo: list[Job], jobs: int, advance) -> None:
     pool = ProcessPoolExecutor(max_workers=jobs, initializer=quiet_worker, initargs=(os.getpid(),))
     try:
-        pending = {pool.submit(evaluate, job): job for job in todo}
+        with sigterm_held():           # the workers are forked at the first submit
+            pending = {pool.submit(evaluate, job): job for job in todo}
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:

@@ -8,9 +8,15 @@ are handed out one at a time, so one slow query does not hold up the rest.
 Workers end quietly (quiet_worker): when the pool ends them (the command
 was stopped: SIGTERM unwinds it, and the pool's exit terminates them) or
 their parent dies without ending them, they go without a traceback, and
-Ctrl-C reaches the parent alone, which ends them.
+Ctrl-C reaches the parent alone, which ends them.  They are forked with
+SIGTERM held (sigterm_held) until quiet_worker has put its default action
+back: a pool ended while a worker is still starting (a loaded machine)
+would otherwise run the command's own handler in that worker, which
+unwinds it while it may hold the pool's queue lock, and the pool's exit
+then waits for it forever.
 
-Role: `fork_map`, `quiet_worker`.  May import only the standard library.
+Role: `fork_map`, `quiet_worker`, `sigterm_held`.  May import only the
+standard library.
 """
 from __future__ import annotations
 
@@ -18,7 +24,8 @@ import ctypes
 import multiprocessing
 import os
 import signal
-from typing import Callable
+from contextlib import contextmanager
+from typing import Callable, Iterator
 
 # prctl(2): the signal a process gets when its parent dies
 PR_SET_PDEATHSIG = 1
@@ -39,6 +46,19 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+@contextmanager
+def sigterm_held() -> Iterator[None]:
+    """SIGTERM blocked in this thread (and so in the processes it forks and
+    the threads it starts) for the block: a stop meanwhile is delivered
+    when it ends, here as before and in each worker once quiet_worker has
+    made SIGTERM end it."""
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 def quiet_worker(parent: int) -> None:
     """A pool worker's initializer (`parent`: the pid that makes the pool).
     SIGTERM ends it at once, without the handler a command installs (which
@@ -54,6 +74,7 @@ def quiet_worker(parent: int) -> None:
         pass                           # not Linux: the pool's own exit still ends it
     if os.getppid() != parent:         # the parent died before prctl took effect
         os._exit(128 + signal.SIGTERM)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})   # forked held (sigterm_held)
 
 
 def fork_map(fn: Callable[[int], object], count: int, jobs: int) -> list:
@@ -68,8 +89,10 @@ def fork_map(fn: Callable[[int], object], count: int, jobs: int) -> list:
     _FN = fn
     out: list = [None] * count
     try:
-        with multiprocessing.get_context("fork").Pool(jobs, initializer=quiet_worker,
-                                                     initargs=(os.getpid(),)) as pool:
+        with sigterm_held():
+            pool = multiprocessing.get_context("fork").Pool(jobs, initializer=quiet_worker,
+                                                            initargs=(os.getpid(),))
+        with pool:
             for i, v in pool.imap_unordered(_call, range(count), chunksize=1):
                 out[i] = v
     finally:
