@@ -22,6 +22,7 @@ standard library.
 """
 from __future__ import annotations
 
+import functools
 import struct
 from dataclasses import dataclass
 
@@ -47,6 +48,21 @@ def src_byte(i: int, seed: int) -> int:
 
 def fill_byte(i: int, seed: int) -> int:
     return (src_byte(i, seed) ^ 0x5a) | 1
+
+
+@functools.lru_cache(maxsize=None)
+def _row(seed: int, fill: bool) -> bytes:
+    """One period (256 bytes from offset 0) of the source or fill pattern:
+    both depend on i only through i mod 256."""
+    return bytes(fill_byte(i, seed) if fill else src_byte(i, seed) for i in range(256))
+
+
+def pattern(a: int, b: int, seed: int, fill: bool) -> bytes:
+    """src_byte (or fill_byte) of every i in [a, b), as one bytes object."""
+    if b <= a:
+        return b""
+    start = a % 256
+    return (_row(seed, fill) * ((start + b - a) // 256 + 1))[start:start + b - a]
 
 
 def seed_of(n: int, cut: int, where: str) -> int:
@@ -120,19 +136,19 @@ class Model:
         ulo, uhi = self.user_window(n, u)
         lo, hi = (-g, n + g) if res.routine == "copy_from_user" else (ulo, uhi)
         if res.routine == "copy_from_user":
-            self.m.write(k + lo, bytes(fill_byte(i, seed) for i in range(lo, hi)))
+            self.m.write(k + lo, pattern(lo, hi, seed, True))
             a, b = max(ulo, 0), min(uhi, n)
             if b > a:
-                self.m.write(u + a, bytes(src_byte(i, seed) for i in range(a, b)))
+                self.m.write(u + a, pattern(a, b, seed, False))
             ret = self.copy(ENTRY[res.routine], k, u, n)
             if 0 < ret <= n:
                 self.m.write(k + n - ret, bytes(ret))
             seen = self.m.read(k + lo, hi - lo)
         else:
             if n:
-                self.m.write(k, bytes(src_byte(i, seed) for i in range(n)))
+                self.m.write(k, pattern(0, n, seed, False))
             if hi > lo:
-                self.m.write(u + lo, bytes(fill_byte(i, seed) for i in range(lo, hi)))
+                self.m.write(u + lo, pattern(lo, hi, seed, True))
             ret = (self.m.call(ENTRY[res.routine], u, n).ret if res.routine == "clear_user"
                    else self.copy(ENTRY[res.routine], u, k, n))
             seen = self.m.read(u + lo, hi - lo) if hi > lo else b""
@@ -180,7 +196,21 @@ def judge(routine: str, n: int, where: str, cut: int, ret: int, seen: bytes, lo:
         return "returned the size although a byte could be copied"
     if n - ret > reach:
         return "counted bytes past the fault as copied"
-    for j, b in enumerate(seen):
-        if b != expected(routine, n, ret, lo + j, seed):
-            return f"wrong destination byte at dst{lo + j:+d}"
+    want = expected_bytes(routine, n, ret, lo, lo + len(seen), seed)
+    if seen != want:
+        j = next(j for j, (a, b) in enumerate(zip(seen, want)) if a != b)
+        return f"wrong destination byte at dst{lo + j:+d}"
     return None
+
+
+def expected_bytes(routine: str, n: int, ret: int, lo: int, hi: int, seed: int) -> bytes:
+    """expected() of every i in [lo, hi), as one bytes object."""
+    def part(a: int, b: int, kind: str) -> bytes:
+        a, b = max(a, lo), min(b, hi)
+        if b <= a:
+            return b""
+        return bytes(b - a) if kind == "zero" else pattern(a, b, seed, kind == "fill")
+    done = "zero" if routine == "clear_user" else "src"
+    rest = "zero" if routine == "copy_from_user" else "fill"
+    return (part(lo, 0, "fill") + part(0, n - ret, done) + part(n - ret, n, rest)
+            + part(n, hi, "fill"))
