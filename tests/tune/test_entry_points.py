@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -210,31 +209,3 @@ sweep s for lib.memcpy { words unroll [2] }
     elf = gen_build.build_cached(vec, tmp_path / "cache").elf
     assert run.entry_points(elf, "copy_user") == [("__asm_copy_to_user", "to"), (FROM, "from"),
                                                   ("__asm_vector_usercopy", "vector")]
-
-
-X60 = Path(__file__).resolve().parents[2] / "bench" / "tune" / "tune_x60fast.copy"
-
-
-@pytest.mark.slow
-def test_a_pipelined_x60_point_proved_one_way_only_is_not_crowned(tmp_path):
-    """The real case: on the X60 fast body, the second word loop pipelined
-    (a point that ties the best of the sweep): its copy_to_user proves, its
-    copy_from_user stays unknown (C1, C3, C4, C6, as `copygen verify`
-    finds).  tune proved the first alone and called the point proved; now
-    it is disqualified, saying which direction, and there is no winner."""
-    text = X60.read_text()
-    head = text[:text.index("\nsweep x60_fast_copy")]
-    src = tmp_path / "x60.copy"
-    src.write_text(head + """
-sweep one for x60_tune_copy {
-    words unroll [8] schedule [loads_first]
-    then words unroll [1] schedule [pipelined]
-}
-""")
-    _, ranking = tune_sweep(Request(str(src), db=str(tmp_path / "t.db"), top=1,
-                                    align_mix="all", build_cache=str(tmp_path / "cache"),
-                                    proof_cache=str(tmp_path / "proofs")))
-    (row,) = ranking.table
-    assert row["entry_points"] == {"__asm_copy_to_user": "proved", FROM: "unknown"}
-    assert row["proof"].startswith("DISQUALIFIED: copy_from_user C1, C3, C4 unknown")
-    assert ranking.winner is None
