@@ -175,9 +175,9 @@ class Vector:
 
 
 @dataclass(frozen=True)
-class CopyUser:
-    """uaccess.S: __asm_copy_to_user and __asm_copy_from_user (one body);
-    with `vector`, uaccess_vector.S too (__asm_vector_usercopy)."""
+class UserRoutine:
+    """A block of uaccess.S: its name, target, phases, where it was written,
+    and its vector phase if any."""
 
     name: str
     target: Target
@@ -187,15 +187,15 @@ class CopyUser:
 
 
 @dataclass(frozen=True)
-class ClearUser:
+class CopyUser(UserRoutine):
+    """uaccess.S: __asm_copy_to_user and __asm_copy_from_user (one body);
+    with `vector`, uaccess_vector.S too (__asm_vector_usercopy)."""
+
+
+@dataclass(frozen=True)
+class ClearUser(UserRoutine):
     """uaccess.S: __clear_user; with `vector`, uaccess_vector.S too
     (__asm_vector_clear_user)."""
-
-    name: str
-    target: Target
-    phases: Phases
-    loc: Loc
-    vector: Vector | None = None
 
 
 @dataclass(frozen=True)
