@@ -149,13 +149,14 @@ def words_pseudo(unroll: int, size: int, lookahead: int) -> tuple[str, ...]:
     """The C sketch of a word loop, with the bound block_loop gives it."""
     if not lookahead:
         return (f"while (end - dst >= {size}) {{",
-                f"\tcopy {unroll} words; dst += {size}; src += {size};", "}")
+                f"\tcopy {words(unroll)}; dst += {size}; src += {size};", "}")
     span = size * (1 + lookahead)
-    return (f"load {unroll} words; src += {size};",
+    them = "the word" if unroll == 1 else f"the {unroll} words"
+    return (f"load {words(unroll)}; src += {size};",
             f"while (end - dst >= {span}) {{",
-            f"\tstore the {unroll} words loaded, load the next {unroll};",
+            f"\tstore {them} loaded, load the next {'one' if unroll == 1 else unroll};",
             f"\tdst += {size}; src += {size};", "}",
-            f"store the {unroll} words loaded; dst += {size};")
+            f"store {them} loaded; dst += {size};")
 
 
 def word_phase(pfx: str, ph: Phases, exits: FaultExits, fast: bool,

@@ -104,7 +104,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * Both pointers are SZREG-aligned here.
 	 *
 	 *	while (end - dst >= 8) {
-	 *		copy 1 words; dst += 8; src += 8;
+	 *		copy 1 word; dst += 8; src += 8;
 	 *	}
 	 *
 	 * Register roles:

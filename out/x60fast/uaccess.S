@@ -172,7 +172,7 @@ SYM_FUNC_START(__asm_copy_to_user)
 	 * The source may be misaligned: this core handles that in hardware.
 	 *
 	 *	while (end - dst >= 8) {
-	 *		copy 1 words; dst += 8; src += 8;
+	 *		copy 1 word; dst += 8; src += 8;
 	 *	}
 	 *
 	 * Register roles:

@@ -42,7 +42,7 @@ def test_out_holds_what_these_tests_read():
 
 @pytest.mark.parametrize("path", SOURCES, ids=_id)
 def test_no_comment_says_word_s(path):
-    said = [c for c in _comments(path.read_text()) if re.search(r"\w\(s\)", c)]
+    said = [c for c in _comments(path.read_text()) if re.search(r"\w\(s\)|\b1 [a-z]+s\b", c)]
     assert not said, said[:3]
 
 
