@@ -47,6 +47,24 @@ def build_text(tmp_path_factory, text: str, name: str):
     return build_file(src, out)
 
 
+def assert_exact_under_qemu(exe, cases) -> None:
+    """Every case run by qemu-user through the harness `exe`: the exact
+    return, the bytes before it copied, the rest untouched, SUM clear."""
+    from copygen.mutate import oracle as qemu
+    results = qemu.run_cases(exe, cases)
+    assert len(results) == len(cases)
+    for case, r in zip(cases, results):
+        assert r.ret == case.exact_return() and r.prefix_ok and r.rest_untouched \
+            and not r.sum_at_exit, case
+
+
+def assert_proved(elf, symbol: str, kind: str) -> None:
+    """Every clause of `symbol` proved for every n."""
+    from copygen.verify.checks.prove import prove_routine
+    rep = prove_routine(str(elf), symbol, kind)
+    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+
+
 @pytest.fixture(scope="session")
 def built_examples(tmp_path_factory):
     """Every example built (emitted, assembled, compiled, linked) once."""

@@ -18,7 +18,7 @@ from copygen.cli import main
 from copygen.gen.emission.ir import Insn, Label, Phase, without_jumps_to_next
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
-from tests.conftest import build_text
+from tests.conftest import assert_exact_under_qemu, build_text
 
 CLEAR = """target c910 {{ xlen 64; misaligned fast; profile c910 }}
 clear_user k for c910 {{
@@ -160,8 +160,4 @@ def test_the_clears_are_exact_under_qemu(clears, key, tmp_path):
     cases = [qemu.Case("clear", d, 0, n, seed=n * 8 + d) for n in range(81) for d in range(8)]
     cases += [qemu.Case("clear", qemu.PAGE - k, 0, n, "dst", qemu.PAGE, seed=k * 100 + n)
               for k in (1, 3, 8, 13) for n in range(k + 1, k + 40)]
-    results = qemu.run_cases(exe, cases)
-    assert len(results) == len(cases)
-    for case, r in zip(cases, results):
-        assert r.ret == case.exact_return() and r.prefix_ok and r.rest_untouched \
-            and not r.sum_at_exit, case
+    assert_exact_under_qemu(exe, cases)

@@ -10,7 +10,7 @@ from copygen.errors import CopygenError
 from copygen.gen.front.validate import load_text
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
-from tests.conftest import build_text
+from tests.conftest import assert_exact_under_qemu, build_text
 
 COPY = """target c910 {{ xlen 64; misaligned {speed}; profile c910 }}
 copy_user k for c910 {{
@@ -72,11 +72,7 @@ def test_the_copies_are_exact_under_qemu(word, fn, tmp_path):
             for other in (0, 5):
                 d, s = (qemu.PAGE - k, other) if side == "dst" else (other, qemu.PAGE - k)
                 cases.append(qemu.Case(fn, d, s, n, side, qemu.PAGE, seed=k * 1000 + n))
-    results = qemu.run_cases(exe, cases)
-    assert len(results) == len(cases)
-    for case, r in zip(cases, results):
-        assert r.ret == case.exact_return() and r.prefix_ok and r.rest_untouched \
-            and not r.sum_at_exit, case
+    assert_exact_under_qemu(exe, cases)
 
 
 def test_a_misaligned_copy_costs_less_on_c910(word, byte):

@@ -11,7 +11,7 @@ import pytest
 
 from copygen.measure.bench import Bench, Case
 from copygen.mutate import oracle as qemu
-from tests.conftest import build_text
+from tests.conftest import assert_exact_under_qemu, assert_proved, build_text
 
 COPY = """target x60 {{ xlen 64; misaligned fast; profile x60 }}
 copy_user k for x60 {{
@@ -94,17 +94,11 @@ def test_the_copies_are_exact_under_qemu(out, fn, tmp_path):
         for n in range(k + 1, k + 30, 4):
             d, s = (qemu.PAGE - k, 5) if side == "dst" else (5, qemu.PAGE - k)
             cases.append(qemu.Case(fn, d, s, n, side, qemu.PAGE, seed=k * 1000 + n))
-    results = qemu.run_cases(exe, cases)
-    assert len(results) == len(cases)
-    for case, r in zip(cases, results):
-        assert r.ret == case.exact_return() and r.prefix_ok and r.rest_untouched \
-            and not r.sum_at_exit, case
+    assert_exact_under_qemu(exe, cases)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("symbol, kind", [("__asm_copy_to_user", "to"),
                                           ("__asm_copy_from_user", "from")])
 def test_the_out_of_line_last_word_is_proved_for_every_n(out, symbol, kind):
-    from copygen.verify.checks.prove import prove_routine
-    rep = prove_routine(str(out.elf), symbol, kind)
-    assert all(st == "proved" for st in rep.status.values()), rep.as_dict()
+    assert_proved(out.elf, symbol, kind)
