@@ -44,6 +44,23 @@ def boots(doc: dict) -> list[dict]:
     return out
 
 
+def forced_boots(tree: str, rev: str, saved: Path | None,
+                 keep: Path | None = None) -> tuple[list[str], dict, int | None]:
+    """(the command, its JSON, its exit status) of `copygen kunit REV
+    --force-misaligned both --json`, run here or read from `saved` (status
+    None); `keep`: where to leave the run's output for a later --from."""
+    command = ["copygen", "kunit", "--kernel-tree", tree, rev, "--force-misaligned", "both", "--json"]
+    if saved:
+        return command, json.loads(saved.read_text()), None
+    proc = subprocess.run([sys.executable, "-m", "copygen", *command[1:]], cwd=ROOT,
+                          capture_output=True, text=True)
+    sys.stderr.write(proc.stderr[-3000:])
+    if keep:
+        keep.write_text(proc.stdout)
+        print(f"copygen kunit's output: {keep}", file=sys.stderr)
+    return command, json.loads(proc.stdout), proc.returncode
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", required=True)
@@ -51,16 +68,8 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="saved", type=Path, default=None,
                     help="a saved `copygen kunit ... --json` output")
     args = ap.parse_args(argv)
-    command = ["copygen", "kunit", "--kernel-tree", args.tree, args.rev, "--force-misaligned", "both",
-               "--json"]
     t0 = time.monotonic()
-    if args.saved:
-        doc, code = json.loads(args.saved.read_text()), None
-    else:
-        proc = subprocess.run([sys.executable, "-m", "copygen", *command[1:]], cwd=ROOT,
-                              capture_output=True, text=True)
-        sys.stderr.write(proc.stderr[-3000:])
-        doc, code = json.loads(proc.stdout), proc.returncode
+    command, doc, code = forced_boots(args.tree, args.rev, args.saved)
     rev = subprocess.run(["git", "-C", args.tree, "rev-parse", args.rev], capture_output=True,
                          text=True).stdout.strip()
     from copygen.kernel import kunit

@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench.kernel.speeds_boot import forced_boots
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 OUT = ROOT / "bench" / "kernel" / "results" / "speeds_string_boot.json"
 ROUTINES = ("memcpy", "memmove")
@@ -92,19 +94,9 @@ def main(argv=None) -> int:
     ap.add_argument("--from", dest="saved", type=Path, default=None,
                     help="a saved `copygen kunit ... --json` output")
     args = ap.parse_args(argv)
-    command = ["copygen", "kunit", "--kernel-tree", args.tree, args.rev, "--force-misaligned", "both",
-               "--json"]
     t0 = time.monotonic()
-    if args.saved:
-        doc, code = json.loads(args.saved.read_text()), None
-    else:
-        proc = subprocess.run([sys.executable, "-m", "copygen", *command[1:]], cwd=ROOT,
-                              capture_output=True, text=True)
-        sys.stderr.write(proc.stderr[-3000:])
-        kept = Path(tempfile.gettempdir()) / f"speeds_string_boot.{args.label}.kunit.json"
-        kept.write_text(proc.stdout)      # for --from, should the record need remaking
-        print(f"copygen kunit's output: {kept}", file=sys.stderr)
-        doc, code = json.loads(proc.stdout), proc.returncode
+    command, doc, code = forced_boots(args.tree, args.rev, args.saved, Path(tempfile.gettempdir())
+                                      / f"speeds_string_boot.{args.label}.kunit.json")
     git = ["git", "-C", args.tree]
     rev = subprocess.run([*git, "rev-parse", args.rev], capture_output=True, text=True).stdout.strip()
     subject = subprocess.run([*git, "log", "-1", "--format=%s", args.rev], capture_output=True,
